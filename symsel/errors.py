@@ -1,0 +1,49 @@
+"""Errors raised by symsel.
+
+Every user mistake surfaces as a :class:`SymselError`; the ones about a value are also
+``ValueError`` subclasses, so ``except ValueError`` keeps working for callers that expect it.
+The command line prints ``str(error)`` as a single line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SymselError(Exception):
+    """Base class of every error symsel raises on purpose."""
+
+
+class ParameterError(SymselError, ValueError):
+    """A parameter is outside its allowed range.
+
+    The message names the parameter, the offending value and the allowed range, e.g.
+    ``tnb: parameter eta=-2 is out of range; allowed: eta > -1``.
+    """
+
+    def __init__(self, name: str, value: Any, allowed: str, where: str | None = None):
+        self.name = name
+        self.value = value
+        self.allowed = allowed
+        self.where = where
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}parameter {name}={value!r} is out of range; allowed: {allowed}")
+
+
+class SpecError(SymselError, ValueError):
+    """A spec string could not be parsed or names something unknown.
+
+    ``column`` (1-based) points at the offending token of ``spec`` when it is known.
+    """
+
+    def __init__(self, message: str, spec: str | None = None, column: int | None = None):
+        self.spec = spec
+        self.column = column
+        where = ""
+        if spec is not None:
+            where = f" in spec {spec!r}" + (f" at column {column}" if column else "")
+        super().__init__(f"{message}{where}")
+
+
+class NotApplicableError(SymselError, ValueError):
+    """A method does not apply to the given inputs (e.g. a paper closed form for a new law)."""

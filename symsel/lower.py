@@ -1,0 +1,508 @@
+"""Certified lower bounds on the worst-case privacy of private selection.
+
+Any post-processing of a base mechanism's dominating pair -- here a discretization of a continuous
+pair into bins, or a Markov kernel applied to a finite pair -- ordered by *any* score order, is a
+valid base mechanism with (at most) that privacy profile. Its selection law is exact
+(:mod:`symsel.exact`), so the exact ``eps(delta)`` of the selection on it is a certified lower
+bound on the worst case over all base mechanisms with that profile (MATH.md Section 8; Xiang,
+Wang & Wang, Example 1 and Section 5; Papernot & Steinke, Appendix D).
+
+:func:`lower_bound` searches bins, kernels and score orders: structured seeds (the monotone
+threshold; "zigzag" orders that put the middle of the output space lowest and then alternate
+between the two tails, which generalize Xiang et al.'s Example 1), Nelder-Mead polishing of the
+cut points or kernel weights, then simulated annealing over cuts, kernels and orders. The search
+uses the float64 fast path; the winner is re-evaluated exactly with mpmath, and that number is
+reported, rounded down.
+
+Monotone orders are not always worst: for geometric ``K`` with mean 30, a Gaussian base with
+``sigma = 4`` and ``delta = 1e-6`` the monotone order gives ``eps ~ 1.236`` while a zigzag order on
+three bins gives ``eps ~ 1.781`` (1.7866 with the default budget, 1.7881 on eleven bins).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import mpmath
+import numpy as np
+from scipy.optimize import minimize
+
+from symsel.continuous import GaussianPair, LaplacePair, LocationPair, discretize
+from symsel.errors import ParameterError
+from symsel.exact import (
+    FinitePair,
+    _check_delta,
+    _check_dps,
+    _check_masses,
+    _masses_mp,
+    epsilon_for_delta_float,
+    selection_epsilon,
+    selection_law_float,
+)
+
+
+# --------------------------------------------------------------------- base mechanisms as data
+@dataclass(frozen=True)
+class GaussianBase:
+    """Gaussian mechanism with ``mu = sensitivity / sigma``: dominating pair ``N(mu,1)`` vs ``N(0,1)``."""
+
+    mu: float
+
+    def __post_init__(self) -> None:
+        if isinstance(self.mu, bool) or not isinstance(self.mu, int | float) or not (0 < self.mu < math.inf):
+            raise ParameterError("mu", self.mu, "a finite mu > 0", "GaussianBase")
+
+    def pair(self) -> GaussianPair:
+        return GaussianPair(float(self.mu))
+
+
+@dataclass(frozen=True)
+class LaplaceBase:
+    """Laplace mechanism ``Lap(f(X), scale)`` with L1 sensitivity: pair ``Lap(sensitivity, scale)``
+    vs ``Lap(0, scale)`` (pure ``sensitivity/scale``-DP)."""
+
+    scale: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("scale", "sensitivity"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not (0 < v < math.inf):
+                raise ParameterError(name, v, f"a finite {name} > 0", "LaplaceBase")
+
+    def pair(self) -> LaplacePair:
+        return LaplacePair(float(self.sensitivity), float(self.scale))
+
+
+@dataclass(frozen=True, init=False)
+class FiniteBase:
+    """A base mechanism given by a finite dominating pair ``(P, P')``."""
+
+    p: tuple[Any, ...]
+    q: tuple[Any, ...]
+
+    def __init__(self, p: Sequence[Any], q: Sequence[Any]):
+        pv = _check_masses(p, "p", "FiniteBase")
+        qv = _check_masses(q, "q", "FiniteBase")
+        if len(pv) != len(qv):
+            raise ParameterError("q", f"length {len(qv)}", f"the same length as p ({len(pv)})", "FiniteBase")
+        object.__setattr__(self, "p", pv)
+        object.__setattr__(self, "q", qv)
+
+    def pair(self) -> FinitePair:
+        return FinitePair(self.p, self.q)
+
+    @classmethod
+    def randomized_response(cls, eps: float) -> FiniteBase:
+        """``P = (e^eps, 1)/(1+e^eps)``, ``P'`` reversed: dominating pair of pure ``eps``-DP."""
+        e = mpmath.mpf(eps) if not isinstance(eps, float) else mpmath.mpf(repr(eps))
+        with mpmath.workdps(120):
+            hi, lo = mpmath.exp(e) / (1 + mpmath.exp(e)), 1 / (1 + mpmath.exp(e))
+        return cls([hi, lo], [lo, hi])
+
+    @classmethod
+    def approx_dp(cls, eps: float, delta: float) -> FiniteBase:
+        """The four-point pair ``P = (delta, (1-delta) e^eps/(1+e^eps), (1-delta)/(1+e^eps), 0)``,
+        ``P'`` reversed: dominating pair of ``(eps, delta)``-DP."""
+        _check_delta(delta, "FiniteBase.approx_dp")
+        with mpmath.workdps(120):
+            e = mpmath.mpf(repr(float(eps)))
+            d = mpmath.mpf(repr(float(delta)))
+            hi, lo = (1 - d) * mpmath.exp(e) / (1 + mpmath.exp(e)), (1 - d) / (1 + mpmath.exp(e))
+            return cls([d, hi, lo, mpmath.mpf(0)], [mpmath.mpf(0), lo, hi, d])
+
+
+Base = GaussianBase | LaplaceBase | FiniteBase
+
+
+def base_from_profile(profile: Any) -> Base:
+    """Duck-type a profile object into a base: ``mu`` (class name with "Gaussian") ->
+    :class:`GaussianBase`; ``scale`` and ``sensitivity`` (class name with "Laplace") ->
+    :class:`LaplaceBase`; a ``finite_pair()`` method returning ``(P, P')`` -> :class:`FiniteBase`."""
+    name = type(profile).__name__
+    if "Gaussian" in name and hasattr(profile, "mu"):
+        return GaussianBase(float(profile.mu))
+    if "Laplace" in name and hasattr(profile, "scale") and hasattr(profile, "sensitivity"):
+        return LaplaceBase(float(profile.scale), float(profile.sensitivity))
+    if callable(getattr(profile, "finite_pair", None)):
+        p, q = profile.finite_pair()
+        return FiniteBase(list(p), list(q))
+    raise ParameterError("profile", repr(profile), "a Gaussian, Laplace or finite-pair profile", "base_from_profile")
+
+
+# --------------------------------------------------------------------- result
+@dataclass(frozen=True)
+class LowerBoundResult:
+    """A certified lower bound: the exact ``eps(delta)`` of the selection on ``pair`` (a valid
+    post-processing of the base's dominating pair) with score ``order``.
+
+    Attributes:
+        epsilon: the exact value rounded down to a float (``inf`` when the selection is not
+            ``(eps, delta)``-DP for any finite ``eps``).
+        epsilon_mp: the exact value at ``dps`` digits.
+        pair: the finite base mechanism found (bins of the continuous pair, or the kernel image).
+        order: its score order (lowest first).
+        evaluations: number of float64 exact-formula evaluations spent by the search.
+        monotone_epsilon: exact value of the monotone order (natural bin order for continuous
+            pairs, likelihood-ratio order for finite ones) on the same bins.
+        search_epsilon: the float64 value that the search saw for the winner.
+        cuts: cut points of the bins (continuous bases), else ``None``.
+        kernel: the row-stochastic kernel (finite bases), else ``None``.
+        seconds: wall time.
+    """
+
+    epsilon: float
+    epsilon_mp: Any
+    pair: FinitePair
+    order: tuple[int, ...]
+    evaluations: int
+    monotone_epsilon: float
+    delta: float
+    search_epsilon: float
+    cuts: tuple[float, ...] | None = None
+    kernel: tuple[tuple[float, ...], ...] | None = None
+    seconds: float = 0.0
+    base: Any = field(default=None, repr=False)
+
+    @property
+    def improvement(self) -> float:
+        """``epsilon - monotone_epsilon``."""
+        return self.epsilon - self.monotone_epsilon
+
+
+def _round_down(x: mpmath.mpf) -> float:
+    if x == mpmath.inf:
+        return math.inf
+    f = float(x)
+    return math.nextafter(f, -math.inf) if mpmath.mpf(f) > x else f
+
+
+# --------------------------------------------------------------------- float objective
+class _Objective:
+    """Counts evaluations; returns the float64 two-sided ``eps(delta)`` of the selection."""
+
+    def __init__(self, dist: Any, delta: float, budget: int):
+        self.dist, self.delta, self.budget = dist, float(delta), int(budget)
+        self.calls = 0
+        self.best = -math.inf
+        self.best_state: Any = None
+
+    @property
+    def left(self) -> int:
+        return self.budget - self.calls
+
+    def __call__(self, p: np.ndarray, q: np.ndarray, order: Sequence[int], state: Any) -> float:
+        if self.calls >= self.budget:  # hard stop: optimizers may ask for one more point
+            return -math.inf
+        self.calls += 1
+        try:
+            a = selection_law_float(p, order, self.dist, check=False)
+            b = selection_law_float(q, order, self.dist, check=False)
+            value = epsilon_for_delta_float(a / a.sum(), b / b.sum(), self.delta)
+        except (ValueError, ZeroDivisionError, FloatingPointError):
+            value = -math.inf
+        if not value == value:  # NaN
+            value = -math.inf
+        if value > self.best:
+            self.best, self.best_state = value, state
+        return value
+
+
+def zigzag_order(k_low: int, k_high: int, high_first: bool = True) -> tuple[int, ...]:
+    """Score order over ``k_low + 1 + k_high`` bins laid out as ``k_low`` lower-tail bins (outermost
+    first), the middle bin, ``k_high`` upper-tail bins (innermost first): the middle scores lowest,
+    then the tails alternate outward (Xiang et al., Example 1, is ``k_low = k_high = 1``)."""
+    mid = k_low
+    highs = [mid + 1 + i for i in range(k_high)]
+    lows = [mid - 1 - i for i in range(k_low)]
+    first, second = (highs, lows) if high_first else (lows, highs)
+    order = [mid]
+    for i in range(max(k_low, k_high)):
+        if i < len(first):
+            order.append(first[i])
+        if i < len(second):
+            order.append(second[i])
+    return tuple(order)
+
+
+# --------------------------------------------------------------------- continuous search
+class _ContinuousSearch:
+    def __init__(self, pair: LocationPair, obj: _Objective, rng: np.random.Generator, max_bins: int):
+        self.pair, self.obj, self.rng, self.max_bins = pair, obj, rng, max_bins
+
+    def value(self, cuts: Sequence[float], order: Sequence[int]) -> float:
+        c = np.sort(np.asarray(cuts, dtype=float))
+        if len(c) > 1 and np.any(np.diff(c) <= 0):
+            return -math.inf
+        p, q = self.pair.bin_masses_float(c)
+        return self.obj(p, q, order, (tuple(c), tuple(order)))
+
+    def quantile(self, u: float, side: int = 1) -> float:
+        return float(self.pair.isf_float(u, side))
+
+    def polish(self, cuts: Sequence[float], order: Sequence[int], maxfev: int) -> tuple[np.ndarray, float]:
+        if maxfev < 4 or len(cuts) == 0:
+            return np.asarray(cuts, dtype=float), -math.inf
+        x0 = np.asarray(cuts, dtype=float)
+        step = 0.25 * self.pair.scale
+        simplex = np.vstack([x0] + [x0 + step * np.eye(len(x0))[i] for i in range(len(x0))])
+        res = minimize(lambda c: -self.value(c, order), x0, method="Nelder-Mead",
+                       options={"maxfev": maxfev, "initial_simplex": simplex, "xatol": 1e-6, "fatol": 1e-10})
+        return np.sort(res.x), -float(res.fun)
+
+    def run(self) -> tuple[tuple[float, ...], tuple[int, ...]]:
+        obj = self.obj
+        # 1. monotone threshold: scan upper-tail quantiles of P', refine
+        us = np.exp(np.linspace(math.log(1e-12), math.log(0.5), 14))
+        scan = [(self.value([self.quantile(u)], (0, 1)), self.quantile(u)) for u in us if obj.left > 0]
+        t_best = max(scan)[1]
+        (t_best,), _ = self.polish([t_best], (0, 1), min(12, obj.left // 10))
+        # 2. zigzag on three bins (both orientations): scan the lower cut, polish both cuts
+        candidates = []
+        lows = [self.quantile(1 - u) for u in np.exp(np.linspace(math.log(1e-8), math.log(0.45), 10))]
+        for high_first in (True, False):
+            order = zigzag_order(1, 1, high_first)
+            scored = [(self.value([c, t_best], order), c) for c in lows if c < t_best and obj.left > 0]
+            if scored:
+                v, c = max(scored)
+                candidates.append((v, [c, t_best], order))
+        candidates.sort(key=lambda t: -t[0])
+        zig3 = []
+        for _, cuts, order in candidates[:2]:
+            c, v = self.polish(cuts, order, min(60, obj.left // 4))
+            zig3.append((v, list(c), order))
+        # 3. deeper zigzags (5, 7, ... bins): split the outermost tail bins, polish all cuts
+        if zig3:
+            _, cuts, order3 = max(zig3, key=lambda t: t[0])
+            high_first = order3 == zigzag_order(1, 1, True)
+            w = 0.2 * self.pair.scale
+            k = 1
+            while 2 * (k + 1) + 1 <= self.max_bins and obj.left > 16:
+                k += 1
+                cuts = [cuts[0] - w, *cuts, cuts[-1] + w]
+                cuts, _ = self.polish(cuts, zigzag_order(k, k, high_first), min(60 * k, obj.left // 2))
+                cuts = list(cuts)
+        # 4. simulated annealing from the best state
+        self.anneal()
+        return obj.best_state
+
+    def anneal(self) -> None:
+        obj, rng = self.obj, self.rng
+        if obj.best_state is None or obj.left <= 0:
+            return
+        cuts, order = list(obj.best_state[0]), list(obj.best_state[1])
+        current = obj.best
+        total = max(obj.left, 1)
+        temp0 = 0.02
+        while obj.left > 0:
+            frac = 1 - obj.left / total
+            temp = temp0 * (1 - frac) + 1e-6
+            new_cuts, new_order = list(cuts), list(order)
+            move = rng.integers(0, 4)
+            n = len(new_order)
+            if move == 0 and new_cuts:  # move a cut point
+                i = rng.integers(0, len(new_cuts))
+                new_cuts[i] += rng.normal(0, 0.3 * self.pair.scale) * (1 - 0.9 * frac)
+            elif move == 1 and n >= 2:  # swap two bins in the order
+                i, j = rng.choice(n, 2, replace=False)
+                new_order[i], new_order[j] = new_order[j], new_order[i]
+            elif move == 2 and n < self.max_bins and new_cuts:  # split a bin
+                i = rng.integers(0, n)
+                lo = new_cuts[i - 1] if i > 0 else new_cuts[0] - 3 * self.pair.scale
+                hi = new_cuts[i] if i < len(new_cuts) else new_cuts[-1] + 3 * self.pair.scale
+                c = float(rng.uniform(lo, hi))
+                new_cuts = sorted([*new_cuts, c])
+                pos = new_order.index(i)
+                new_order = [b + 1 if b > i else b for b in new_order]
+                new_order.insert(pos + int(rng.integers(0, 2)), i + 1)
+            elif n > 2:  # merge two adjacent bins
+                i = int(rng.integers(0, len(new_cuts)))
+                del new_cuts[i]
+                new_order = [b for b in new_order if b != i + 1]
+                new_order = [b - 1 if b > i + 1 else b for b in new_order]
+            value = self.value(new_cuts, new_order)
+            if value >= current or rng.random() < math.exp((value - current) / temp):
+                cuts, order, current = sorted(new_cuts), new_order, value
+
+
+# --------------------------------------------------------------------- finite search
+class _FiniteSearch:
+    """Kernels ``W`` (base outcomes x bins, rows summing to 1) and orders over the bins."""
+
+    def __init__(self, p: np.ndarray, q: np.ndarray, obj: _Objective, rng: np.random.Generator, max_bins: int):
+        self.p, self.q, self.obj, self.rng, self.max_bins = p, q, obj, rng, max_bins
+        self.n = len(p)
+
+    def value(self, w: np.ndarray, order: Sequence[int]) -> float:
+        w = np.clip(np.asarray(w, dtype=float), 0.0, None)
+        rows = w.sum(axis=1, keepdims=True)
+        if np.any(rows <= 0):
+            return -math.inf
+        w = w / rows
+        return self.obj(self.p @ w, self.q @ w, order, (w.copy(), tuple(order)))
+
+    def split_kernel(self, hi: int, lo: int, alpha: float, beta: float) -> np.ndarray:
+        """Bins ``[rest, alpha of outcome hi, beta of outcome lo]``."""
+        w = np.zeros((self.n, 3))
+        w[:, 0] = 1.0
+        w[hi, 0], w[hi, 1] = 1 - alpha, alpha
+        w[lo, 0], w[lo, 2] = 1 - beta, beta
+        return w
+
+    def run(self) -> tuple[np.ndarray, tuple[int, ...]]:
+        obj = self.obj
+        with np.errstate(divide="ignore"):
+            lr = np.log(self.p) - np.log(self.q)
+        # 1. the identity kernel in the likelihood-ratio order
+        ident = np.eye(self.n)
+        self.value(ident, tuple(int(i) for i in np.argsort(lr, kind="stable")))
+        # 2. Xiang-type splits: a piece of a high-ratio outcome above the rest, a piece of a
+        #    low-ratio outcome on top
+        highs = [i for i in range(self.n) if lr[i] > 0]
+        lows = [i for i in range(self.n) if lr[i] < 0]
+        grid = [1e-4, 1e-3, 1e-2, 1e-1, 0.5]
+        seeds = []
+        for hi, lo in itertools.product(highs, lows):
+            for order in ((0, 1, 2), (0, 2, 1)):
+                scored = [(self.value(self.split_kernel(hi, lo, a, b), order), a, b)
+                          for a, b in itertools.product(grid, grid) if obj.left > 0]
+                if scored:
+                    v, a, b = max(scored)
+                    seeds.append((v, hi, lo, a, b, order))
+        seeds.sort(key=lambda t: -t[0])
+        for _v, hi, lo, a, b, order in seeds[:2]:
+            if obj.left < 8:
+                break
+
+            def neg(x: np.ndarray, hi: int = hi, lo: int = lo, order: tuple = order) -> float:
+                a, b = 1 / (1 + np.exp(-np.clip(x, -700, 700)))
+                return -self.value(self.split_kernel(hi, lo, a, b), order)
+
+            x0 = np.log(np.array([a, b]) / (1 - np.array([a, b])))
+            minimize(neg, x0, method="Nelder-Mead", options={"maxfev": min(80, obj.left // 3), "xatol": 1e-8})
+        # 3. simulated annealing over kernels and orders
+        self.anneal()
+        w, order = self.obj.best_state
+        return w, order
+
+    def anneal(self) -> None:
+        obj, rng = self.obj, self.rng
+        if obj.best_state is None or obj.left <= 0:
+            return
+        w, order = obj.best_state[0].copy(), list(obj.best_state[1])
+        current = obj.best
+        total = max(obj.left, 1)
+        while obj.left > 0:
+            frac = 1 - obj.left / total
+            temp = 0.02 * (1 - frac) + 1e-6
+            nw, no = w.copy(), list(order)
+            move = rng.integers(0, 4)
+            nb = nw.shape[1]
+            if move == 0:  # rescale one weight on a log scale
+                i, j = rng.integers(0, self.n), rng.integers(0, nb)
+                nw[i, j] = (nw[i, j] if nw[i, j] > 0 else 1e-3 * nw[i].max()) * math.exp(rng.normal(0, 1.5))
+            elif move == 1 and nb >= 2:
+                i, j = rng.choice(nb, 2, replace=False)
+                no[i], no[j] = no[j], no[i]
+            elif move == 2 and nb < self.max_bins:  # new bin: a piece of one outcome
+                i = rng.integers(0, self.n)
+                col = np.zeros((self.n, 1))
+                col[i, 0] = nw[i].sum() * 10 ** rng.uniform(-4, 0)
+                nw = np.hstack([nw, col])
+                no.insert(int(rng.integers(0, nb + 1)), nb)
+            else:  # zero one weight
+                i, j = rng.integers(0, self.n), rng.integers(0, nb)
+                nw[i, j] = 0.0
+            value = self.value(nw, no)
+            if value >= current or rng.random() < math.exp((value - current) / temp):
+                rows = nw.sum(axis=1, keepdims=True)
+                w, order, current = nw / rows, no, value
+
+
+# --------------------------------------------------------------------- entry point
+def _as_base(base: Any) -> Base:
+    if isinstance(base, GaussianBase | LaplaceBase | FiniteBase):
+        return base
+    if isinstance(base, GaussianPair):
+        return GaussianBase(base.mu)
+    if isinstance(base, LaplacePair):
+        return LaplaceBase(base.scale, base.shift)
+    if isinstance(base, FinitePair):
+        return FiniteBase(base.p, base.q)
+    return base_from_profile(base)
+
+
+def lower_bound(base: Any, dist: Any, delta: float, budget: int = 200, seed: int = 0, dps: int = 30,
+                max_bins: int = 7) -> LowerBoundResult:
+    """Certified lower bound on the worst-case ``eps(delta)`` of private selection with ``K ~ dist``
+    over all base mechanisms dominated by ``base``.
+
+    Args:
+        base: :class:`GaussianBase`, :class:`LaplaceBase`, :class:`FiniteBase` (or a pair, or a
+            profile understood by :func:`base_from_profile`).
+        dist: the :class:`~symsel.distributions.Distribution` of ``K``.
+        delta: target ``delta`` in [0, 1].
+        budget: number of float64 evaluations of the exact selection formula for the search.
+        seed: seed of the search's random moves.
+        dps: digits of the final exact (mpmath) evaluation of the winner.
+        max_bins: largest number of bins the search may use.
+    """
+    where = "lower_bound"
+    _check_delta(delta, where)
+    dps = _check_dps(dps, where)
+    if isinstance(budget, bool) or not isinstance(budget, int | np.integer) or budget < 1:
+        raise ParameterError("budget", budget, "an integer budget >= 1", where)
+    if isinstance(max_bins, bool) or not isinstance(max_bins, int) or max_bins < 2:
+        raise ParameterError("max_bins", max_bins, "an integer max_bins >= 2", where)
+    b = _as_base(base)
+    start = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    obj = _Objective(dist, float(delta), int(budget))
+    cuts = kernel = None
+    if isinstance(b, FiniteBase):
+        p = np.asarray(FinitePair(b.p, b.q).p_float)
+        q = np.asarray(FinitePair(b.p, b.q).q_float)
+        w, order = _FiniteSearch(p, q, obj, rng, max_bins).run()
+        pair = _kernel_pair(b, w, order, dps + 30)
+        kernel = tuple(tuple(float(x) for x in row) for row in w)
+        mono_order = pair.monotone_order()
+    else:
+        search = _ContinuousSearch(b.pair(), obj, rng, max_bins)
+        cuts, order = search.run()
+        pair = discretize(b.pair(), cuts, order, dps=dps + 30)
+        mono_order = None
+    order = tuple(int(i) for i in pair.order)
+    exact = selection_epsilon(pair, dist, delta, dps)
+    mono = selection_epsilon(pair.with_order(mono_order), dist, delta, dps)
+    if mono > exact:  # ties of the likelihood ratio can make the "monotone" order the better one
+        pair, order, exact = pair.with_order(mono_order), pair.with_order(mono_order).order, mono
+    return LowerBoundResult(
+        epsilon=_round_down(exact), epsilon_mp=exact, pair=pair, order=order, evaluations=obj.calls,
+        monotone_epsilon=_round_down(mono), delta=float(delta), search_epsilon=obj.best,
+        cuts=None if cuts is None else tuple(float(c) for c in cuts), kernel=kernel,
+        seconds=time.perf_counter() - start, base=b,
+    )
+
+
+def _kernel_pair(base: FiniteBase, w: np.ndarray, order: Sequence[int], dps: int) -> FinitePair:
+    """The exact image ``(P W, P' W)`` of the base pair under the (float) kernel ``W``, rows
+    renormalized at ``dps`` digits so that the kernel is exactly stochastic."""
+    with mpmath.workdps(dps):
+        p = _masses_mp(base.p, dps)
+        q = _masses_mp(base.q, dps)
+        rows = []
+        for row in w:
+            vals = [mpmath.mpf(float(x)) for x in row]
+            total = mpmath.fsum(vals)
+            rows.append([v / total for v in vals])
+        nb = len(rows[0])
+        pm = [mpmath.fsum(p[i] * rows[i][j] for i in range(len(p))) for j in range(nb)]
+        qm = [mpmath.fsum(q[i] * rows[i][j] for i in range(len(q))) for j in range(nb)]
+    return FinitePair(pm, qm, order, label=f"kernel image on {nb} bins")
+
+

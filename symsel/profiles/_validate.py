@@ -1,0 +1,78 @@
+"""Range checks for profile constructors: every bad parameter raises :class:`ParameterError`."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+from symsel.errors import ParameterError
+
+
+def real(
+    value: Any,
+    name: str,
+    where: str,
+    *,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    lo_open: bool = False,
+    hi_open: bool = False,
+    allowed: str | None = None,
+) -> float:
+    """``value`` as a float in the interval ``lo .. hi`` (open ends as flagged); NaN and booleans raise."""
+    text = allowed or _interval_text(lo, hi, lo_open, hi_open)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(name, value, text, where)
+    x = float(value)
+    if math.isnan(x):
+        raise ParameterError(name, value, text, where)
+    if x < lo or x > hi or (lo_open and x == lo) or (hi_open and x == hi):
+        raise ParameterError(name, value, text, where)
+    return x
+
+
+def positive(value: Any, name: str, where: str) -> float:
+    """A finite real number ``> 0``."""
+    return real(value, name, where, lo=0.0, hi=math.inf, lo_open=True, hi_open=True, allowed=f"a finite {name} > 0")
+
+
+def nonnegative(value: Any, name: str, where: str) -> float:
+    """A finite real number ``>= 0``."""
+    return real(value, name, where, lo=0.0, hi=math.inf, hi_open=True, allowed=f"a finite {name} >= 0")
+
+
+def probability(value: Any, name: str, where: str) -> float:
+    """A real number in ``[0, 1]``."""
+    return real(value, name, where, lo=0.0, hi=1.0)
+
+
+def integer(value: Any, name: str, where: str, *, lo: int = 1) -> int:
+    """An integer ``>= lo`` (an integral float such as ``1000.0`` is accepted)."""
+    text = f"an integer >= {lo}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(name, value, text, where)
+    x = float(value)
+    if not math.isfinite(x) or x != int(x) or int(x) < lo:
+        raise ParameterError(name, value, text, where)
+    return int(x)
+
+
+def choice(value: Any, name: str, where: str, options: tuple[str, ...]) -> str:
+    """One of ``options``."""
+    if not isinstance(value, str) or value not in options:
+        raise ParameterError(name, value, "one of " + ", ".join(repr(o) for o in options), where)
+    return value
+
+
+def dps(value: Any, where: str) -> int:
+    """A number of decimal digits for mpmath."""
+    return integer(value, "dps", where, lo=1)
+
+
+def _interval_text(lo: float, hi: float, lo_open: bool, hi_open: bool) -> str:
+    if math.isinf(lo) and math.isinf(hi):
+        return "a real number (not NaN)"
+    left = "(" if lo_open or math.isinf(lo) else "["
+    right = ")" if hi_open or math.isinf(hi) else "]"
+    return f"a real number in {left}{lo}, {hi}{right}"

@@ -1,0 +1,191 @@
+"""Profiles computed by dp-accounting's privacy-loss-distribution (PLD) accountant.
+
+The PLD accountant (Koskela, Jälkö, Honkela, *Computing Tight Differential Privacy Guarantees Using
+FFT*, AISTATS 2020; Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, *Connect the Dots: Tighter Discrete
+Approximations of Privacy Loss Distributions*, PETS 2022) discretizes the privacy loss
+*pessimistically* (losses rounded up, truncated mass moved to ``+inf``), so its ``δ(ε)`` is an upper
+bound on the true profile for every real ``ε`` -- also for ``ε < 0``, where its
+``get_delta_for_epsilon`` still evaluates ``Σ_l [1 − e^(ε − l)]_+ p(l) + p(∞)``, an increasing
+function of each loss. ``ε(δ)`` comes from ``get_epsilon_for_delta`` on the same PLD.
+
+Building the PLD is the expensive step; it is done once per profile (lazily) and shared between equal
+profiles through a small module-level cache.
+
+Measured (2 cores, dp-accounting 0.6.0, ``value_discretization_interval = 1e-4``): building
+``dpsgd(q=0.01, sigma=1.1, steps=1000)`` takes about 0.6--0.8 s (PLD support ≈ 1.5e5 points);
+``δ`` on 16001 sorted ``ε`` values about 0.75 s (it walks the support once); ``ε(1e-5) = 1.5154``
+takes a few ms.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from dp_accounting import dp_event, privacy_accountant
+from dp_accounting.pld import pld_privacy_accountant
+
+from symsel.errors import NotApplicableError, ParameterError
+from symsel.profiles import _validate as v
+from symsel.profiles.base import Profile
+
+_RELATIONS = {
+    "add_remove": privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE,
+    "replace_one": privacy_accountant.NeighboringRelation.REPLACE_ONE,
+    "replace_special": privacy_accountant.NeighboringRelation.REPLACE_SPECIAL,
+}
+_CACHE: OrderedDict[tuple, tuple[pld_privacy_accountant.PLDAccountant, float]] = OrderedDict()
+_CACHE_SIZE = 8
+
+
+def _build(
+    event: dp_event.DpEvent, relation: str, interval: float
+) -> tuple[pld_privacy_accountant.PLDAccountant, float]:
+    key = (repr(event), relation, interval)
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    start = time.perf_counter()
+    accountant = pld_privacy_accountant.PLDAccountant(
+        neighboring_relation=_RELATIONS[relation], value_discretization_interval=interval
+    )
+    accountant.compose(event)
+    result = (accountant, time.perf_counter() - start)
+    _CACHE[key] = result
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return result
+
+
+class PldProfile(Profile):
+    """The (pessimistic) profile of any ``DpEvent`` the dp-accounting PLD accountant accepts.
+
+    Args:
+        event: a ``dp_accounting.DpEvent``.
+        neighbouring: ``"add_remove"`` (default), ``"replace_one"`` or ``"replace_special"``.
+        value_discretization_interval: the PLD's loss grid (smaller: tighter and slower).
+    """
+
+    family = "pld"
+
+    def __init__(
+        self, event: dp_event.DpEvent, neighbouring: str = "add_remove", value_discretization_interval: float = 1e-4
+    ):
+        where = self.family
+        if not isinstance(event, dp_event.DpEvent):
+            raise ParameterError("event", event, "a dp_accounting DpEvent", where)
+        self.neighbouring = v.choice(neighbouring, "neighbouring", where, tuple(_RELATIONS))
+        self.value_discretization_interval = v.real(
+            value_discretization_interval, "value_discretization_interval", where, lo=0.0, hi=1.0, lo_open=True
+        )
+        probe = pld_privacy_accountant.PLDAccountant(neighboring_relation=_RELATIONS[self.neighbouring])
+        if not probe.supports(event):
+            raise NotApplicableError(f"{where}: the PLD accountant does not support the event {event!r}")
+        self.event = event
+
+    @staticmethod
+    def from_event(
+        event: dp_event.DpEvent, value_discretization_interval: float = 1e-4, neighbouring: str = "add_remove"
+    ) -> PldProfile:
+        """The profile of any ``event`` the PLD accountant accepts (also reachable as ``DpsgdProfile.from_event``)."""
+        return PldProfile(event, neighbouring=neighbouring, value_discretization_interval=value_discretization_interval)
+
+    @property
+    def spec(self) -> str:
+        """Descriptive only: a general event has no spec family (``dpsgd`` has one)."""
+        return f"pld(event={self.event!r}, neighbouring={self.neighbouring!r})"
+
+    # ------------------------------------------------------------------ the PLD
+    @cached_property
+    def accountant(self) -> pld_privacy_accountant.PLDAccountant:
+        """The composed PLD accountant (built on first use, cached)."""
+        accountant, seconds = _build(self.event, self.neighbouring, self.value_discretization_interval)
+        self.build_seconds = seconds
+        return accountant
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        flat = eps.ravel()
+        order = np.argsort(flat, kind="stable")
+        values = np.broadcast_to(np.asarray(self.accountant.get_delta(flat[order]), dtype=float), flat.shape)
+        out = np.empty_like(flat)
+        out[order] = values
+        return np.clip(out.reshape(eps.shape), 0.0, 1.0)
+
+    @cached_property
+    def _delta_infinity(self) -> float:
+        return float(np.clip(self.accountant.get_delta(math.inf), 0.0, 1.0))
+
+    @property
+    def delta_at_infinity(self) -> float:
+        """The PLD's mass at ``+inf`` (truncation moved there pessimistically)."""
+        return self._delta_infinity
+
+    def epsilon(self, delta: float) -> float:
+        """``get_epsilon_for_delta`` of the pessimistic PLD (``inf`` below ``δ(∞)``)."""
+        d = self._check_delta(delta)
+        if self.delta(0.0) <= d:
+            return 0.0
+        return max(0.0, float(self.accountant.get_epsilon(d)))
+
+
+class DpsgdProfile(PldProfile):
+    """DP-SGD: Poisson-subsampled Gaussian (rate ``q``, noise multiplier ``σ``) composed ``steps`` times.
+
+    The event is ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), steps)``, accounted by
+    the PLD accountant (Abadi et al., *Deep Learning with Differential Privacy*, CCS 2016, for the
+    mechanism; the references of this module for the accounting). ``rdp(λ)`` is dp-accounting's RDP of
+    the subsampled Gaussian (Mironov, Talwar, Zhang, *Rényi Differential Privacy of the Sampled Gaussian
+    Mechanism*, 2019) times ``steps``, for ``add_remove`` only.
+
+    Build time of ``q=0.01, σ=1.1, steps=1000``: about 0.5--0.8 s (see the module docstring).
+
+    The generic region boundary (base class) uses 16001 uniform ``ε1`` on ``[0, ε(δ(∞))]`` (about 0.7 s
+    of PLD evaluations, once per profile). Measured for this example against a 64001-point grid: the
+    loss is 3.0e-8 absolute in ``q'`` (4.9e-7 with 4001 points, 6.6e-6 with 1001: it falls like 1/N²);
+    see ``tests/test_profiles_dpaccounting.py``.
+    """
+
+    family = "dpsgd"
+
+    def __init__(
+        self,
+        q: float,
+        sigma: float,
+        steps: int,
+        neighbouring: str = "add_remove",
+        value_discretization_interval: float = 1e-4,
+    ):
+        where = self.family
+        self.q = v.real(q, "q", where, lo=0.0, hi=1.0, lo_open=True)
+        self.sigma = v.positive(sigma, "sigma", where)
+        self.steps = v.integer(steps, "steps", where, lo=1)
+        event = dp_event.SelfComposedDpEvent(
+            dp_event.PoissonSampledDpEvent(self.q, dp_event.GaussianDpEvent(self.sigma)), self.steps
+        )
+        super().__init__(event, neighbouring=neighbouring, value_discretization_interval=value_discretization_interval)
+
+    @property
+    def spec(self) -> str:
+        extra = "" if self.neighbouring == "add_remove" else f", neighbouring={self.neighbouring!r}"
+        if self.value_discretization_interval != 1e-4:
+            extra += f", value_discretization_interval={self.value_discretization_interval!r}"
+        return f"dpsgd(q={self.q!r}, sigma={self.sigma!r}, steps={self.steps!r}{extra})"
+
+    def rdp(self, order: float) -> float | None:
+        """``steps ×`` the RDP of the Poisson-subsampled Gaussian (dp-accounting), add/remove only."""
+        lam = self._check_order(order)
+        if self.neighbouring != "add_remove":
+            return None
+        return self.steps * rdp_poisson_subsampled_gaussian(self.q, self.sigma, [lam])[0]
+
+
+def rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: Any) -> np.ndarray:
+    """RDP of one Poisson-subsampled Gaussian step at ``orders`` (dp-accounting's computation)."""
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    values = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, np.atleast_1d(orders))
+    return np.asarray(values, dtype=float)

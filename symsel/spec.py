@@ -1,0 +1,224 @@
+"""Spec strings: one small, safe syntax shared by the command line and the Python API.
+
+A spec is a call ``name(arg=value, ...)``, e.g. ``"tnb(eta=0.5, gamma=0.01)"``,
+``"geometric(mean=30)"``, ``"pgf(expr='exp(mu*(z-1))', mu=10)"``, ``"gaussian(sigma=4)"``,
+``"pointwise(points=[(1, 1e-6), (2, 1e-8)])"``,
+``"truncated(dist=geometric(mean=30), k_max=200)"``.
+
+The text is parsed with Python's :mod:`ast` into a syntax tree and *interpreted* node by node:
+nothing is ever passed to ``eval``. Argument values may be numbers (with unary minus), strings,
+``true``/``false``, lists or tuples of values, and nested specs. Formula strings (``expr=`` of
+``pgf``/``pmf``) are converted to SymPy by the same interpreter with a whitelist of functions
+and symbols; ``^`` is read as ``**``. Errors name the offending token, its column and the known
+names.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import sympy
+
+from symsel.errors import SpecError, SymselError
+
+_FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
+    "exp": sympy.exp,
+    "log": sympy.log,
+    "sqrt": sympy.sqrt,
+    "sin": sympy.sin,
+    "cos": sympy.cos,
+    "tan": sympy.tan,
+    "sinh": sympy.sinh,
+    "cosh": sympy.cosh,
+    "tanh": sympy.tanh,
+    "atan": sympy.atan,
+    "asin": sympy.asin,
+    "acos": sympy.acos,
+    "gamma": sympy.gamma,
+    "factorial": sympy.factorial,
+    "binomial": sympy.binomial,
+    "beta": sympy.beta,
+    "rf": sympy.rf,
+    "ff": sympy.ff,
+    "abs": sympy.Abs,
+    "lambertw": sympy.LambertW,
+    "erf": sympy.erf,
+    "erfc": sympy.erfc,
+}
+_CONSTANTS: dict[str, sympy.Expr] = {"pi": sympy.pi, "E": sympy.E}
+_BINARY = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+_MAX_SPEC_LENGTH = 20_000
+
+
+def _parse(text: str, what: str) -> ast.expr:
+    if not isinstance(text, str) or not text.strip():
+        raise SpecError(f"empty {what} spec", text)
+    if len(text) > _MAX_SPEC_LENGTH:
+        raise SpecError(f"{what} spec longer than {_MAX_SPEC_LENGTH} characters", text[:40] + "...")
+    try:
+        return ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise SpecError(f"syntax error ({exc.msg})", text, exc.offset) from None
+
+
+def parse_expression(text: str, symbols: tuple[str, ...] = ("z",), params: tuple[str, ...] = ()) -> sympy.Expr:
+    """Convert a formula string to SymPy. Allowed names: ``symbols``, ``params``, the whitelisted
+    functions and ``pi``, ``E``. Anything else is a :class:`SpecError` naming the token."""
+    # ``^`` means power in formulas; rewriting it before parsing keeps Python's precedence of ``**``.
+    tree = _parse(text.replace("^", "**"), "expression")
+    allowed = set(symbols) | set(params)
+
+    def convert(node: ast.AST) -> sympy.Expr:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+            value = node.value
+            return sympy.Integer(value) if isinstance(value, int) else sympy.Rational(repr(value))
+        if isinstance(node, ast.Name):
+            if node.id in allowed:
+                return sympy.Symbol(node.id)
+            if node.id in _CONSTANTS:
+                return _CONSTANTS[node.id]
+            raise SpecError(
+                f"unknown name {node.id!r} (known: {', '.join(sorted(allowed | set(_CONSTANTS)))}; "
+                f"give a parameter's value as name=value)",
+                text,
+                node.col_offset + 1,
+            )
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return _BINARY[type(node.op)](convert(node.left), convert(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            inner = convert(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            if node.func.id not in _FUNCTIONS:
+                raise SpecError(
+                    f"unknown function {node.func.id!r} (known: {', '.join(sorted(_FUNCTIONS))})",
+                    text,
+                    node.col_offset + 1,
+                )
+            return _FUNCTIONS[node.func.id](*[convert(a) for a in node.args])
+        raise SpecError(f"unsupported syntax {ast.unparse(node)!r}", text, getattr(node, "col_offset", 0) + 1)
+
+    return convert(tree)
+
+
+def _value(node: ast.AST, text: str, families: Mapping[str, Callable[..., Any]]) -> Any:
+    """Interpret an argument value: number, string, bool, list/tuple, or a nested spec call."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float | str | bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = _value(node.operand, text, families)
+        if isinstance(inner, int | float):
+            return -inner if isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.Name) and node.id in {"true", "false", "True", "False"}:
+        return node.id.lower() == "true"
+    if isinstance(node, ast.Name) and node.id in {"inf", "infinity"}:
+        return float("inf")
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [_value(e, text, families) for e in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.Call):
+        return _call(node, text, families)
+    raise SpecError(
+        f"unsupported value {ast.unparse(node)!r} (numbers, strings, lists and nested specs only)",
+        text,
+        getattr(node, "col_offset", 0) + 1,
+    )
+
+
+def _call(node: ast.Call, text: str, families: Mapping[str, Callable[..., Any]]) -> Any:
+    if not isinstance(node.func, ast.Name):
+        raise SpecError(f"expected a name before '(' but found {ast.unparse(node.func)!r}", text, node.col_offset + 1)
+    name = node.func.id
+    if name not in families:
+        raise SpecError(f"unknown name {name!r} (known: {', '.join(sorted(families))})", text, node.col_offset + 1)
+    constructor = families[name]
+    args = [_value(a, text, families) for a in node.args]
+    kwargs = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise SpecError("'**' is not allowed", text, kw.value.col_offset + 1)
+        kwargs[kw.arg] = _value(kw.value, text, families)
+    _check_signature(constructor, name, args, kwargs, node, text)
+    try:
+        return constructor(*args, **kwargs)
+    except SymselError:
+        raise
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError) as exc:
+        raise SpecError(f"{name}: {exc}", text, node.col_offset + 1) from None
+
+
+def _check_signature(constructor: Callable, name: str, args: list, kwargs: dict, node: ast.Call, text: str) -> None:
+    signature = inspect.signature(constructor)
+    accepted = [p for p in signature.parameters if not p.startswith("_")]
+    for kw in node.keywords:
+        if kw.arg not in signature.parameters and not any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()
+        ):
+            raise SpecError(
+                f"{name}() has no parameter {kw.arg!r} (parameters: {', '.join(accepted)})",
+                text,
+                kw.value.col_offset + 1 - len(kw.arg) - 1,
+            )
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise SpecError(f"{name}(): {exc} (parameters: {', '.join(accepted)})", text, node.col_offset + 1) from None
+
+
+def _user_pgf(expr: str, **params: Any) -> Any:
+    from symsel.distributions import from_pgf
+
+    parsed = parse_expression(expr, ("z",), tuple(params))
+    label = "pgf(" + ", ".join([f"expr={expr!r}", *(f"{n}={v!r}" for n, v in params.items())]) + ")"
+    return from_pgf(parsed, params, label=label)
+
+
+def _user_pmf(expr: str, k_min: int = 0, k_max: int | None = None, **params: Any) -> Any:
+    from symsel.distributions import from_pmf
+
+    parsed = parse_expression(expr, ("k",), tuple(params))
+    parts = [f"expr={expr!r}", f"k_min={k_min}"] + ([f"k_max={k_max}"] if k_max is not None else [])
+    label = "pmf(" + ", ".join(parts + [f"{n}={v!r}" for n, v in params.items()]) + ")"
+    return from_pmf(parsed, params, k_min=k_min, k_max=k_max, label=label)
+
+
+def _parse_call(text: str, families: Mapping[str, Callable[..., Any]], what: str) -> Any:
+    tree = _parse(text, what)
+    if not isinstance(tree, ast.Call):
+        raise SpecError(
+            f"expected a {what} spec like name(param=value, ...); known names: {', '.join(sorted(families))}", text, 1
+        )
+    return _call(tree, text, families)
+
+
+def distribution_families() -> dict[str, Callable[..., Any]]:
+    """Spec names of the distributions of K."""
+    from symsel.distributions import FAMILIES
+
+    return {**FAMILIES, "pgf": _user_pgf, "pmf": _user_pmf}
+
+
+def parse_distribution(text: str) -> Any:
+    """Build a :class:`~symsel.distributions.Distribution` from a spec string."""
+    return _parse_call(text, distribution_families(), "distribution")
+
+
+def profile_families() -> dict[str, Callable[..., Any]]:
+    """Spec names of base-mechanism privacy profiles."""
+    from symsel.profiles import FAMILIES
+
+    return dict(FAMILIES)
+
+
+def parse_profile(text: str) -> Any:
+    """Build a base-mechanism :class:`~symsel.profiles.Profile` from a spec string."""
+    return _parse_call(text, profile_families(), "profile")

@@ -1,0 +1,312 @@
+"""Distributions of K: closed forms against brute-force sums of independently written pmfs.
+
+Every reference pmf below is written here from its textbook definition with mpmath (not taken from
+symsel), and moments are brute-force sums at 40 digits with the tail beyond the cut-off bounded.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symsel import (
+    ParameterError,
+    beta_binomial,
+    binomial,
+    compound,
+    geometric,
+    logarithmic,
+    mixture,
+    negative_binomial,
+    point,
+    poisson,
+    tnb,
+    truncated,
+    two_point,
+)
+
+DPS = 40
+
+
+def tnb_pmf(eta, gamma):
+    """P&S Definition 1: prod_{l<k} (l+eta)/(l+1) * (1-gamma)^k / (gamma^-eta - 1), k >= 1."""
+
+    def pmf(kk):
+        eta_, gamma_ = mpmath.mpf(eta), mpmath.mpf(gamma)  # at the caller's precision
+        return _tnb_term(eta_, gamma_, kk)
+
+    return pmf
+
+
+def _tnb_term(eta, gamma, kk):
+    if kk < 1:
+        return mpmath.mpf(0)
+    if eta == 0:
+        return (1 - gamma) ** kk / (kk * mpmath.log(1 / gamma))
+    prod = mpmath.fprod((ell + eta) / (ell + 1) for ell in range(kk))
+    return prod * (1 - gamma) ** kk / mpmath.expm1(-eta * mpmath.log(gamma))
+
+
+def brute_moments(pmf, n_terms):
+    """Mass, mean, variance, P[K=0] and E[K/(K+1)] from the first n_terms of a pmf."""
+    ps = [pmf(i) for i in range(n_terms)]
+    mass = mpmath.fsum(ps)
+    mean = mpmath.fsum(i * p for i, p in enumerate(ps))
+    second = mpmath.fsum(i * i * p for i, p in enumerate(ps))
+    quantile = mpmath.fsum(mpmath.mpf(i) / (i + 1) * p for i, p in enumerate(ps))
+    return mass, mean, second - mean**2, ps[0], quantile
+
+
+CASES = [
+    (lambda: point(7), lambda kk: mpmath.mpf(kk == 7), 10),
+    (lambda: poisson(3.5), lambda kk: mpmath.exp(-mpmath.mpf(3.5)) * mpmath.mpf(3.5) ** kk / mpmath.factorial(kk), 150),
+    (
+        lambda: binomial(12, 0.3),
+        lambda kk: (
+            mpmath.binomial(12, kk) * mpmath.mpf("0.3") ** kk * mpmath.mpf("0.7") ** (12 - kk)
+            if kk <= 12
+            else mpmath.mpf(0)
+        ),
+        13,
+    ),
+    (lambda: tnb(1, gamma=0.2), tnb_pmf(1, "0.2"), 700),
+    (lambda: tnb(0.5, gamma=0.3), tnb_pmf("0.5", "0.3"), 500),
+    (lambda: tnb(-0.5, gamma=0.4), tnb_pmf("-0.5", "0.4"), 400),
+    (lambda: logarithmic(gamma=0.25), tnb_pmf(0, "0.25"), 500),
+    (lambda: tnb(3, gamma=0.5), tnb_pmf(3, "0.5"), 400),
+    (
+        lambda: negative_binomial(2.5, gamma=0.4),
+        lambda kk: (
+            mpmath.binomial(kk + mpmath.mpf(1.5), kk) * mpmath.mpf("0.6") ** kk * mpmath.mpf("0.4") ** mpmath.mpf(2.5)
+        ),
+        500,
+    ),
+    (
+        lambda: beta_binomial(9, 2, 3),
+        lambda kk: (
+            mpmath.binomial(9, kk) * mpmath.beta(kk + 2, 9 - kk + 3) / mpmath.beta(2, 3) if kk <= 9 else mpmath.mpf(0)
+        ),
+        10,
+    ),
+    (lambda: two_point(6, 0.25), lambda kk: mpmath.mpf("0.25") * (kk == 1) + mpmath.mpf("0.75") * (kk == 6), 7),
+]
+
+
+@pytest.mark.parametrize(("make", "ref_pmf", "n_terms"), CASES)
+def test_closed_forms_match_brute_force_sums(make, ref_pmf, n_terms):
+    """mean = phi'(1), variance = phi''(1) + phi'(1) - phi'(1)^2, P[K=0] = phi(0) and
+    1 - int phi = E[K/(K+1)] agree with sums of the pmf to 25 digits."""
+    dist = make()
+    with mpmath.workdps(DPS):
+        mass, mean, var, p0, quantile = brute_moments(ref_pmf, n_terms)
+        assert abs(mass - 1) < mpmath.mpf(10) ** -30, "reference sum not converged"
+        assert abs(dist.mean_mp(DPS) - mean) < 1e-25 * max(1, mean)
+        assert abs(dist.variance_mp(DPS) - var) < 1e-24 * max(1, var)
+        assert abs(dist.phi_mp(0, DPS) - p0) < 1e-30
+        assert abs(dist.expected_quantile_mp(DPS) - quantile) < 1e-25
+        for kk in range(min(n_terms, 12)):
+            assert abs(dist.pmf_mp(kk, DPS) - ref_pmf(kk)) < 1e-30
+
+
+@pytest.mark.parametrize(("make", "ref_pmf", "n_terms"), CASES)
+def test_float64_and_mpmath_evaluators_agree(make, ref_pmf, n_terms):
+    dist = make()
+    xs = np.linspace(0, 1, 41)
+    phi64, dphi64 = dist.phi(xs), dist.dphi(xs)
+    assert phi64.shape == xs.shape
+    for x, a, b in zip(xs, phi64, dphi64, strict=True):
+        assert a == pytest.approx(float(dist.phi_mp(x, 30)), rel=1e-12, abs=1e-300)
+        assert b == pytest.approx(float(dist.dphi_mp(x, 30)), rel=1e-12, abs=1e-300)
+    assert float(dist.phi(1.0)) == pytest.approx(1.0, rel=1e-13)
+    assert np.all(np.diff(dphi64) >= -1e-12 * np.abs(dphi64[1:])), "phi' is non-decreasing on [0, 1]"
+
+
+def test_mpmath_precision_does_not_leak():
+    before = mpmath.mp.dps
+    dist = tnb(0.5, gamma=0.01)
+    dist.phi_mp(0.5, 80)
+    assert mpmath.mp.dps == before
+    with mpmath.workdps(80):
+        ref = ((1 - mpmath.mpf("0.99") * mpmath.mpf("0.5")) ** mpmath.mpf("-0.5") - 1) / (
+            mpmath.mpf("0.01") ** mpmath.mpf("-0.5") - 1
+        )
+        assert abs(dist.phi_mp(0.5, 80) - ref) < mpmath.mpf(10) ** -75
+
+
+@pytest.mark.parametrize("eta", [-0.5, 0, 0.5, 1, 2])
+def test_constructed_from_mean(eta):
+    dist = tnb(eta, mean=30)
+    assert dist.mean_mp(50) == pytest.approx(30, rel=1e-45)
+
+
+def test_spec_examples_of_the_issue():
+    assert tnb(1, gamma=0.001).mean == pytest.approx(1000, rel=1e-14)
+    assert geometric(mean=30).parameters["gamma"] == pytest.approx(1 / 30, rel=1e-15)
+
+
+def test_tnb_tends_to_poisson_at_fixed_mean():
+    """P&S Appendix A.2: as eta -> infinity at a fixed mean the (truncated) negative binomial
+    tends to Poisson; the truncation matters less and less since P[NB = 0] -> e^-mean."""
+    mean = 5
+    target = poisson(mean)
+    gaps = []
+    for eta in (10, 100, 1000):
+        nb = negative_binomial(eta, mean=mean)
+        gaps.append(max(abs(float(nb.phi_mp(x) - target.phi_mp(x))) for x in np.linspace(0, 1, 11)))
+    assert gaps[0] > gaps[1] > gaps[2]
+    assert gaps[2] < 5e-3
+    t = tnb(1000, mean=mean / (1 - math.exp(-mean)))  # same law as NB conditioned on K >= 1
+    cond_poisson = lambda x: (math.exp(mean * (x - 1)) - math.exp(-mean)) / (1 - math.exp(-mean))  # noqa: E731
+    assert max(abs(float(t.phi_mp(x)) - cond_poisson(x)) for x in np.linspace(0, 1, 11)) < 5e-3
+
+
+def test_binomial_tends_to_poisson():
+    mean = 4
+    target = poisson(mean)
+    gaps = [
+        max(abs(float(binomial(n, mean / n).phi_mp(x) - target.phi_mp(x))) for x in np.linspace(0, 1, 11))
+        for n in (10, 100, 1000)
+    ]
+    assert gaps[0] > gaps[1] > gaps[2]
+    assert gaps[2] < 2e-3
+
+
+def test_compound_poisson_logarithmic_is_negative_binomial():
+    """P&S Appendix A.2: Poisson(mu) compounded with logarithmic(gamma) is negative binomial with
+    eta = mu / log(1/gamma)."""
+    mu, gamma = 3, 0.2
+    comp = compound(poisson(mu), logarithmic(gamma=gamma))
+    with mpmath.workdps(40):
+        eta = mpmath.mpf(mu) / mpmath.log(1 / mpmath.mpf("0.2"))
+        for x in np.linspace(0, 1, 9):
+            ref = (mpmath.mpf("0.2") / (1 - mpmath.mpf("0.8") * mpmath.mpf(x))) ** eta
+            assert abs(comp.phi_mp(x, 40) - ref) < 1e-30
+        assert abs(comp.mean_mp(40) - eta * mpmath.mpf("0.8") / mpmath.mpf("0.2")) < 1e-30
+
+
+def test_truncation_conditions_on_k_max():
+    base = geometric(gamma=0.1)
+    trunc = truncated(base, 20)
+    with mpmath.workdps(40):
+        norm = mpmath.fsum(base.pmf_mp(i, 40) for i in range(21))
+        for i in (1, 5, 20):
+            assert abs(trunc.pmf_mp(i, 40) - base.pmf_mp(i, 40) / norm) < 1e-35
+        assert trunc.pmf_mp(21, 40) == 0
+        ref_mean = mpmath.fsum(i * base.pmf_mp(i, 40) for i in range(21)) / norm
+        assert abs(trunc.mean_mp(40) - ref_mean) < 1e-30
+
+
+def test_mixture_is_the_weighted_pgf():
+    mix = mixture([(0.25, poisson(2)), (0.75, point(3))])
+    assert mix.mean == pytest.approx(0.25 * 2 + 0.75 * 3, rel=1e-14)
+    assert mix.p0 == pytest.approx(0.25 * math.exp(-2), rel=1e-14)
+    with pytest.raises(ParameterError, match="weights"):
+        mixture([(0.5, poisson(2)), (0.4, point(3))])
+
+
+def test_cdf_success_probability_and_tail_bound():
+    dist = geometric(gamma=0.1)
+    assert dist.cdf(3) == pytest.approx(1 - 0.9**3, rel=1e-13)
+    # One good candidate among c: found unless all K draws miss it: 1 - E[(1 - 1/c)^K].
+    ref = 1 - sum(0.1 * 0.9 ** (j - 1) * 0.8**j for j in range(1, 2000))
+    assert dist.success_probability(5) == pytest.approx(ref, rel=1e-12)
+    for kk in (5, 20, 60):
+        true_tail = 0.9 ** (kk - 1)
+        bound = dist.tail_bound(kk)
+        assert true_tail <= bound <= 1
+    assert dist.tail_bound(60) < 0.05  # the bound is informative, not the trivial 1
+    pois = poisson(10)
+    tail = 1 - float(pois.cdf_mp(29))
+    assert tail <= pois.tail_bound(30) < 10 * tail + 1e-3
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: poisson(6),
+        lambda: tnb(0.5, gamma=0.1),
+        lambda: tnb(-0.5, gamma=0.2),
+        lambda: logarithmic(gamma=0.1),
+        lambda: binomial(30, 0.2),
+        lambda: beta_binomial(10, 1, 2),
+        lambda: two_point(10, 0.3),
+        lambda: truncated(geometric(gamma=0.05), 40),
+        lambda: tnb(2, gamma=0.3),
+    ],
+)
+def test_sampler_moments(make):
+    dist = make()
+    draws = dist.rvs(100_000, rng=np.random.default_rng(7))
+    assert draws.dtype == np.int64
+    se = math.sqrt(dist.variance / draws.size)
+    assert abs(draws.mean() - dist.mean) < 5 * se + 1e-12
+    assert abs(np.mean(draws == 0) - dist.p0) < 5 * math.sqrt(max(dist.p0, 1e-6) / draws.size) + 1e-12
+    assert np.array_equal(dist.rvs(10, rng=3), dist.rvs(10, rng=3))
+
+
+@settings(max_examples=25, deadline=None)
+@given(eta=st.floats(-0.95, 4), gamma=st.floats(0.05, 0.95))
+def test_tnb_properties_over_random_parameters(eta, gamma):
+    dist = tnb(eta, gamma=gamma)
+    ref = tnb_pmf(repr(eta), repr(gamma))
+    with mpmath.workdps(30):
+        assert abs(dist.phi_mp(1, 30) - 1) < 1e-25
+        assert dist.phi_mp(0, 30) == 0
+        n = int(80 / gamma) + 50
+        mass, mean, _, _, _ = brute_moments(ref, n)
+        assert abs(mass - 1) < 1e-12
+        assert abs(dist.mean_mp(30) - mean) < 1e-9 * mean
+    d = dist.dphi(np.linspace(0, 1, 50))
+    assert np.all(np.diff(d) >= 0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 60), p=st.floats(0.01, 1.0))
+def test_binomial_properties_over_random_parameters(n, p):
+    dist = binomial(n, p)
+    assert dist.mean == pytest.approx(n * p, rel=1e-12)
+    assert dist.variance == pytest.approx(n * p * (1 - p), rel=1e-9, abs=1e-12)
+    assert dist.p0 == pytest.approx((1 - p) ** n, rel=1e-10, abs=1e-300)
+
+
+BAD = [
+    (lambda: tnb(-2, gamma=0.5), "eta"),
+    (lambda: tnb(1, gamma=1.5), "gamma"),
+    (lambda: tnb(1, gamma=0), "gamma"),
+    (lambda: tnb(1), "gamma"),
+    (lambda: tnb(0.5, mean=0.5), "mean"),
+    (lambda: geometric(mean=float("nan")), "mean"),
+    (lambda: poisson(-1), "mean"),
+    (lambda: poisson(0), "mean"),
+    (lambda: binomial(0, 0.5), "n"),
+    (lambda: binomial(3.5, 0.5), "n"),
+    (lambda: binomial(5, 1.5), "p"),
+    (lambda: point(0), "k"),
+    (lambda: point(True), "k"),
+    (lambda: negative_binomial(0, gamma=0.5), "eta"),
+    (lambda: beta_binomial(5, -1, 2), "a"),
+    (lambda: beta_binomial(5, 1, 0), "b"),
+    (lambda: two_point(1, 0.5), "L"),
+    (lambda: two_point(5, 1), "s"),
+    (lambda: truncated(poisson(3), 0), "k_max"),
+    (lambda: truncated(point(5), 3), "k_max"),
+    (lambda: mixture([]), "components"),
+    (lambda: geometric(gamma=0.5).success_probability(0.5), "candidates"),
+    (lambda: geometric(gamma=0.5).pmf_mp(-1), "k"),
+    (lambda: geometric(gamma=0.5).tail_bound(-1), "k"),
+]
+
+
+@pytest.mark.parametrize(("call", "name"), BAD)
+def test_bad_parameters_name_the_parameter_and_range(call, name):
+    with pytest.raises(ParameterError) as info:
+        call()
+    message = str(info.value)
+    assert f"parameter {name}=" in message
+    assert "allowed:" in message
+    assert isinstance(info.value, ValueError)

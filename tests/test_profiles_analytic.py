@@ -1,0 +1,190 @@
+"""Gaussian and Laplace profiles against quadrature of the densities and against dp-accounting."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as pld
+from scipy import stats
+
+from symsel.profiles import FAMILIES, GaussianProfile, LaplaceProfile, gdp
+
+# --------------------------------------------------------------------------- references (independent)
+
+
+def gaussian_hockey_stick_quad(mu: float, eps: float, dps: int = 40) -> mpmath.mpf:
+    """∫ [φ(x − μ) − e^ε φ(x)]_+ dx by quadrature; the integrand is positive right of the crossing
+    point x* where the log-likelihood ratio μx − μ²/2 equals ε (found by root finding)."""
+    with mpmath.workdps(dps):
+        mu_, e = mpmath.mpf(mu), mpmath.mpf(eps)
+
+        def f(x: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.npdf(x - mu_) - mpmath.exp(e) * mpmath.npdf(x)
+
+        xstar = mpmath.findroot(lambda x: mu_ * x - mu_**2 / 2 - e, 0)
+        scale = max(1, abs(xstar))  # the tail decays on the scale 1/|x*|
+        pts = [xstar + mpmath.mpf(2) ** k / scale for k in range(-4, 8)]
+        with mpmath.workdps(dps + 20):  # headroom for the cancellation inside the integrand
+            return mpmath.quad(f, [xstar, *pts, mpmath.inf], method="gauss-legendre")
+
+
+def laplace_hockey_stick_quad(b: float, sens: float, eps: float, dps: int = 30) -> mpmath.mpf:
+    """∫ [p(x) − e^ε p'(x)]_+ dx for p = Lap(0, b), p' = Lap(Δ, b), splitting at the kinks 0, Δ and at
+    the crossing found numerically."""
+    with mpmath.workdps(dps):
+        b_, d_, e = mpmath.mpf(b), mpmath.mpf(sens), mpmath.mpf(eps)
+
+        def f(x: mpmath.mpf) -> mpmath.mpf:
+            val = mpmath.exp(-abs(x) / b_) / (2 * b_) - mpmath.exp(e) * mpmath.exp(-abs(x - d_) / b_) / (2 * b_)
+            return max(mpmath.mpf(0), val)
+
+        def loss(x: mpmath.mpf) -> mpmath.mpf:
+            return (abs(x - d_) - abs(x)) / b_ - e
+
+        pts = [-mpmath.inf, mpmath.mpf(0), d_, mpmath.inf]
+        if loss(mpmath.mpf(0)) * loss(d_) < 0:
+            pts.insert(2, mpmath.findroot(loss, (mpmath.mpf(0), d_), solver="bisect"))
+        return mpmath.quad(f, pts)
+
+
+# --------------------------------------------------------------------------- Gaussian
+
+
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 4.0])
+def test_gaussian_matches_quadrature(sigma: float) -> None:
+    g = GaussianProfile(sigma)
+    for eps in (-2.0, -0.2, 0.0, 0.3, 1.0, 3.0):
+        ref = gaussian_hockey_stick_quad(1 / sigma, eps)
+        assert g.delta(eps) == pytest.approx(float(ref), rel=1e-12, abs=1e-300)
+        with mpmath.workdps(40):
+            assert abs(g.delta_mp(eps, 35) - ref) <= mpmath.mpf(10) ** -30 * ref
+
+
+@pytest.mark.parametrize("sigma", [0.7, 2.0])
+def test_gaussian_vs_dp_accounting_pld(sigma: float) -> None:
+    """dp-accounting's pessimistic PLD is an upper bound, within its discretization of the exact value."""
+    g = GaussianProfile(sigma, sensitivity=1.0)
+    ref = pld.from_gaussian_mechanism(sigma, sensitivity=1.0, value_discretization_interval=1e-4)
+    eps = np.linspace(0.0, 4.0, 41)
+    ours = g.delta(eps)
+    theirs = np.asarray(ref.get_delta_for_epsilon(eps))
+    big = theirs > 1e-12
+    assert np.all(ours[big] <= theirs[big] * (1 + 1e-9))
+    assert np.allclose(ours[big], theirs[big], rtol=2e-3)
+    for d in (1e-3, 1e-6, 1e-9):
+        assert g.epsilon(d) == pytest.approx(ref.get_epsilon_for_delta(d), abs=2e-3)
+        assert g.epsilon(d) <= ref.get_epsilon_for_delta(d) + 1e-9
+
+
+def test_gaussian_tiny_delta_no_underflow() -> None:
+    """σ = 1: the ε with δ = 1e-30 is found and δ there agrees with mpmath (50 digits) to 1e-8."""
+    g = GaussianProfile(1.0)
+    eps = g.epsilon(1e-30)
+    assert math.isfinite(eps) and eps > 0
+    val = g.delta(eps)
+    ref = g.delta_mp(eps, 50)
+    assert val == pytest.approx(float(ref), rel=1e-8)
+    assert float(gaussian_hockey_stick_quad(1.0, eps, 50)) == pytest.approx(float(ref), rel=1e-20)
+    assert val <= 1e-30 * (1 + 1e-9)
+    # far below the float range: log δ still finite and right
+    for e in (40.0, 80.0, 300.0):
+        ld = g.log_delta(e)
+        assert math.isfinite(ld)
+        assert ld == pytest.approx(float(mpmath.log(g.delta_mp(e, 60))), rel=1e-10)
+
+
+def test_gaussian_far_tail_mp_series_and_extreme_sigma() -> None:
+    """a < −1000 uses the Mills-ratio series in mpmath; it agrees with Φ(a) − e^ε Φ(b) at 80 digits."""
+    g = GaussianProfile(1.0)
+    for eps in (1005.0, 3000.0):
+        with mpmath.workdps(80):
+            e = mpmath.mpf(eps)
+            ref = mpmath.ncdf(-e + 0.5) - mpmath.exp(e) * mpmath.ncdf(-e - 0.5)
+        assert abs(g.delta_mp(eps, 30) / ref - 1) < mpmath.mpf(10) ** -25
+        assert g.log_delta(eps) == pytest.approx(float(mpmath.log(ref)), rel=1e-12)
+    for sigma in (1e-300, 1e300):  # no NaN, no crash at absurd parameters
+        d = GaussianProfile(sigma).delta(np.array([-1.0, 0.0, 1.0, 1e6]))
+        assert np.all(np.isfinite(d)) and np.all(np.diff(d) <= 0)
+
+
+def test_gaussian_small_mu_accuracy() -> None:
+    """Large σ: the log-space formula keeps its digits (falls back to mpmath on cancellation)."""
+    g = GaussianProfile(2000.0)
+    for eps in (0.0, 1e-4, 2e-3):
+        assert g.delta(eps) == pytest.approx(float(g.delta_mp(eps, 40)), rel=1e-9)
+
+
+def test_gaussian_region_and_rdp_and_compose() -> None:
+    g = GaussianProfile(2.0, sensitivity=1.5)
+    mu = 0.75
+    assert g.mu == pytest.approx(mu)
+    t = np.linspace(-6, 6, 121)
+    assert np.allclose(g.region_lower(stats.norm.sf(t - mu)), stats.norm.sf(t), rtol=1e-9, atol=1e-15)
+    assert float(g.region_lower_mp(0.3, 30)) == pytest.approx(g.region_lower(0.3), rel=1e-12)
+    # RDP λμ²/2 against the Rényi integral ∫ p^λ p'^(1−λ)
+    lam = 2.5
+    with mpmath.workdps(30):
+        integral = mpmath.quad(
+            lambda x: mpmath.npdf(x - mu) ** lam * mpmath.npdf(x) ** (1 - lam), [-mpmath.inf, mpmath.inf]
+        )
+        assert g.rdp(lam) == pytest.approx(float(mpmath.log(integral) / (lam - 1)), rel=1e-12)
+    assert g.rdp(math.inf) == math.inf
+    composed = g.compose(4)
+    assert composed.spec.startswith("gdp(") and composed.mu == pytest.approx(2 * mu)
+    same = GaussianProfile(1.0, sensitivity=1.5)  # four Gaussians at σ compose to one at σ/2
+    assert np.allclose(composed.delta(np.linspace(-1, 5, 13)), same.delta(np.linspace(-1, 5, 13)), rtol=1e-12)
+    assert gdp(0.75).delta(0.5) == pytest.approx(g.delta(0.5), rel=1e-14)
+    assert g.epsilon(0.0) == math.inf
+
+
+def test_gaussian_family_spec() -> None:
+    g = FAMILIES["gaussian"](sigma=4)
+    assert g.spec == "gaussian(sigma=4.0, sensitivity=1.0)"
+    assert FAMILIES["gdp"](mu=0.5).spec == "gdp(mu=0.5)"
+
+
+# --------------------------------------------------------------------------- Laplace
+
+
+@pytest.mark.parametrize(("b", "sens"), [(1.0, 1.0), (0.5, 2.0), (3.0, 1.0)])
+def test_laplace_matches_quadrature(b: float, sens: float) -> None:
+    lp = LaplaceProfile(b, sensitivity=sens)
+    a = sens / b
+    for eps in (-3 * a, -a - 0.1, -a / 2, -1e-3, 0.0, a / 3, a - 1e-3, a, 2 * a):
+        ref = laplace_hockey_stick_quad(b, sens, eps)
+        assert lp.delta(eps) == pytest.approx(float(ref), rel=1e-10, abs=1e-14)
+        assert float(lp.delta_mp(eps, 30)) == pytest.approx(float(ref), rel=1e-12, abs=1e-20)
+    assert lp.epsilon(0.0) == pytest.approx(a)
+
+
+def test_laplace_vs_dp_accounting_pld() -> None:
+    lp = LaplaceProfile(1.3, sensitivity=1.0)
+    ref = pld.from_laplace_mechanism(1.3, sensitivity=1.0, value_discretization_interval=1e-4)
+    eps = np.linspace(0.0, 1.0, 21)
+    theirs = np.asarray(ref.get_delta_for_epsilon(eps))
+    ours = lp.delta(eps)
+    assert np.all(ours <= theirs + 1e-12)
+    assert np.allclose(ours, theirs, atol=2e-4)
+
+
+def test_laplace_region_and_rdp() -> None:
+    b, sens = 0.8, 1.0
+    lp = LaplaceProfile(b, sensitivity=sens)
+    t = np.linspace(-8, 8, 161)
+    q, qp = stats.laplace.cdf(t, scale=b), stats.laplace.cdf(t - sens, scale=b)
+    assert np.allclose(lp.region_lower(q), qp, rtol=1e-10, atol=1e-16)
+    assert float(lp.region_lower_mp(0.2, 30)) == pytest.approx(lp.region_lower(0.2), rel=1e-12)
+    for lam in (1.5, 2.0, 7.0):
+        with mpmath.workdps(30):
+
+            def integrand(x: mpmath.mpf, lam: float = lam) -> mpmath.mpf:
+                p = mpmath.exp(-abs(x) / b) / (2 * b)
+                pp = mpmath.exp(-abs(x - sens) / b) / (2 * b)
+                return p**lam * pp ** (1 - lam)
+
+            integral = mpmath.quad(integrand, [-mpmath.inf, 0, sens, mpmath.inf])
+            assert lp.rdp(lam) == pytest.approx(float(mpmath.log(integral) / (lam - 1)), rel=1e-10)
+    assert lp.rdp(math.inf) == pytest.approx(sens / b)

@@ -1,0 +1,239 @@
+"""Privacy-region helpers: polygon, envelopes, Neyman--Pearson boundaries, location families."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from symsel.errors import ParameterError
+from symsel.region import (
+    finite_pair_hockey_stick,
+    finite_pair_hockey_stick_mp,
+    finite_pair_renyi,
+    gaussian_lower,
+    gaussian_lower_mp,
+    hockey_stick_from_vertices,
+    laplace_lower,
+    laplace_lower_mp,
+    neyman_pearson_vertices,
+    pair_from_vertices,
+    polygon_lower,
+    polygon_lower_mp,
+    polygon_vertices,
+    polyline_lower,
+    profile_envelope,
+    upper_envelope,
+)
+
+Q = np.linspace(0.0, 1.0, 2001)
+
+
+def four_point_pair(eps: float, delta: float) -> tuple[list[float], list[float]]:
+    """The worst (ε, δ) pair, written out independently of the code under test."""
+    e = math.exp(eps)
+    return (
+        [delta, (1 - delta) * e / (1 + e), (1 - delta) / (1 + e), 0.0],
+        [0.0, (1 - delta) / (1 + e), (1 - delta) * e / (1 + e), delta],
+    )
+
+
+def all_tests(P: list[float], Pp: list[float]) -> np.ndarray:
+    """(P(S), P'(S)) for every deterministic test S ⊆ outcomes."""
+    pts = []
+    n = len(P)
+    for mask in itertools.product([0, 1], repeat=n):
+        pts.append(
+            (sum(p for p, m in zip(P, mask, strict=True) if m), sum(p for p, m in zip(Pp, mask, strict=True) if m))
+        )
+    return np.array(pts)
+
+
+# --------------------------------------------------------------------------- polygon
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(0.0, 0.0), (1.0, 0.0), (1.0, 1e-3), (3.0, 0.2), (0.3, 0.9)])
+def test_polygon_vertices_lie_on_both_segments(eps: float, delta: float) -> None:
+    """V = ((e^ε+δ)/(1+e^ε), (1−δ)/(1+e^ε)) solves both S1 and S2 (MATH.md §2)."""
+    a, vtx, b = polygon_vertices(eps, delta)
+    assert a == (delta, 0.0) and b == (1.0, 1.0 - delta)
+    x, y = vtx
+    assert y == pytest.approx(math.exp(-eps) * (x - delta), abs=1e-15)
+    assert y == pytest.approx(1 - delta - math.exp(eps) * (1 - x), abs=1e-14)
+    assert polygon_lower(x, eps, delta) == pytest.approx(y, abs=1e-15 * (1 + math.exp(eps)))
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(0.5, 0.0), (1.0, 1e-3), (2.0, 0.1)])
+def test_polygon_is_neyman_pearson_boundary_of_four_point_pair(eps: float, delta: float) -> None:
+    """Every deterministic test of the worst pair lies above the polygon and its vertices are attained."""
+    P, Pp = four_point_pair(eps, delta)
+    pts = all_tests(P, Pp)
+    lower = polygon_lower(pts[:, 0], eps, delta)
+    assert np.all(pts[:, 1] >= lower - 1e-15)
+    for vx, vy in polygon_vertices(eps, delta):
+        hit = np.isclose(pts[:, 0], vx, atol=1e-15) & np.isclose(pts[:, 1], vy, atol=1e-15)
+        assert hit.any()
+
+
+def test_polygon_lower_mp_matches_float() -> None:
+    for q in (0.0, 1e-4, 0.3, 0.6, 0.999, 1.0):
+        assert float(polygon_lower_mp(q, 1.2, 1e-5, 40)) == pytest.approx(polygon_lower(q, 1.2, 1e-5), abs=1e-15)
+
+
+def test_polygon_huge_eps_no_nan() -> None:
+    out = polygon_lower(np.array([0.0, 0.5, 1.0]), 800.0, 0.1)
+    assert np.all(np.isfinite(out))
+    assert out[-1] == pytest.approx(0.9)
+
+
+# --------------------------------------------------------------------------- Gaussian / Laplace
+
+
+def test_gaussian_lower_is_attained_by_threshold_tests() -> None:
+    """N(μ,1) vs N(0,1): the tests {x > t} give (Φ(μ − t), Φ(−t)) exactly on the boundary."""
+    mu = 1.3
+    t = np.linspace(-8, 8, 401)
+    q, qp = stats.norm.sf(t - mu), stats.norm.sf(t)
+    assert np.allclose(gaussian_lower(q, mu), qp, rtol=1e-9, atol=1e-15)
+
+
+def test_gaussian_lower_two_sided_tests_lie_above() -> None:
+    mu = 0.8
+    rng = np.random.default_rng(1)
+    a, b = np.sort(rng.uniform(-5, 6, size=(2, 500)), axis=0)
+    q = stats.norm.cdf(b - mu) - stats.norm.cdf(a - mu)
+    qp = stats.norm.cdf(b) - stats.norm.cdf(a)
+    assert np.all(qp >= gaussian_lower(q, mu) - 1e-14)
+
+
+@pytest.mark.parametrize("q", [1e-30, 1e-8, 0.25, 0.5, 0.75, 1 - 1e-9])
+def test_gaussian_lower_mp_matches_float_and_erfinv(q: float) -> None:
+    ref = gaussian_lower_mp(q, 2.0, 40)
+    assert float(ref) == pytest.approx(gaussian_lower(q, 2.0), rel=1e-9)
+    with mpmath.workdps(120):  # independent: Φ⁻¹(q) = √2 erfinv(2q − 1) at generous precision
+        x = mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(q) - 1)
+        independent = mpmath.ncdf(x - 2)
+        assert abs(independent - ref) <= mpmath.mpf(10) ** -35 * independent
+
+
+def test_laplace_lower_is_attained_by_threshold_tests() -> None:
+    """Lap(0,1) vs Lap(a,1): the tests {x < t} are the Neyman--Pearson tests."""
+    a = 0.7
+    t = np.linspace(-10, 10, 501)
+    q, qp = stats.laplace.cdf(t), stats.laplace.cdf(t - a)
+    assert np.allclose(laplace_lower(q, a), qp, rtol=1e-10, atol=1e-16)
+    for qq in (1e-6, 0.3, 0.5, 0.8):
+        assert float(laplace_lower_mp(qq, a, 30)) == pytest.approx(laplace_lower(qq, a), rel=1e-12)
+
+
+def test_laplace_lower_interval_tests_lie_above() -> None:
+    a = 1.5
+    rng = np.random.default_rng(2)
+    lo, hi = np.sort(rng.uniform(-6, 8, size=(2, 400)), axis=0)
+    q = stats.laplace.cdf(hi) - stats.laplace.cdf(lo)
+    qp = stats.laplace.cdf(hi - a) - stats.laplace.cdf(lo - a)
+    assert np.all(qp >= laplace_lower(q, a) - 1e-14)
+
+
+# --------------------------------------------------------------------------- finite pairs
+
+
+def test_finite_pair_hockey_stick_direct_sum() -> None:
+    P, Pp = [0.5, 0.3, 0.2, 0.0], [0.1, 0.3, 0.4, 0.2]
+    for eps in (-2.0, -0.3, 0.0, 0.4, 1.6, 5.0):
+        ref = sum(max(0.0, p - math.exp(eps) * pp) for p, pp in zip(P, Pp, strict=True))
+        assert finite_pair_hockey_stick(eps, P, Pp) == pytest.approx(ref, abs=1e-15)
+        assert float(finite_pair_hockey_stick_mp(eps, P, Pp, 30)) == pytest.approx(ref, abs=1e-15)
+    assert finite_pair_hockey_stick(math.inf, Pp, P) == pytest.approx(0.2)
+    assert finite_pair_hockey_stick(-math.inf, P, Pp) == pytest.approx(1.0)
+
+
+def test_finite_pair_renyi_direct() -> None:
+    P, Pp = [0.6, 0.4], [0.3, 0.7]
+    lam = 2.5
+    ref = math.log(sum(p**lam * pp ** (1 - lam) for p, pp in zip(P, Pp, strict=True))) / (lam - 1)
+    assert finite_pair_renyi(lam, P, Pp) == pytest.approx(ref, rel=1e-13)
+    assert finite_pair_renyi(math.inf, P, Pp) == pytest.approx(math.log(2))
+    assert finite_pair_renyi(3.0, [0.5, 0.5], [1.0, 0.0]) == math.inf
+
+
+def test_neyman_pearson_vertices_bound_all_tests() -> None:
+    """Every test (deterministic subsets) lies on or above the NP polyline; the polyline is attained."""
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        P = rng.dirichlet(np.ones(5))
+        Pp = rng.dirichlet(np.ones(5))
+        xs, ys = neyman_pearson_vertices(P, Pp)
+        pts = all_tests(list(P), list(Pp))
+        # q'_min is non-decreasing: shifting q by 1e-13 absorbs the rounding of the subset sums on steep pieces
+        assert np.all(pts[:, 1] >= polyline_lower(np.clip(pts[:, 0] - 1e-13, 0, 1), xs, ys) - 1e-14)
+        for x, y in zip(xs, ys, strict=True):  # each vertex is a deterministic test
+            assert np.min(np.abs(pts[:, 0] - x) + np.abs(pts[:, 1] - y)) < 1e-12
+
+
+def test_randomized_tests_lie_above_np_polyline() -> None:
+    rng = np.random.default_rng(4)
+    P, Pp = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
+    xs, ys = neyman_pearson_vertices(P, Pp)
+    g = rng.uniform(size=(2000, 6))
+    q, qp = g @ P, g @ Pp
+    assert np.all(qp >= polyline_lower(np.clip(q - 1e-13, 0, 1), xs, ys) - 1e-14)
+
+
+def test_pair_from_vertices_round_trip() -> None:
+    P, Pp = [0.5, 0.3, 0.2, 0.0], [0.1, 0.3, 0.4, 0.2]
+    xs, ys = neyman_pearson_vertices(P, Pp)
+    P2, Pp2 = pair_from_vertices(xs, ys)
+    assert sum(P2) == pytest.approx(1) and sum(Pp2) == pytest.approx(1)
+    for eps in (-1.0, 0.0, 0.5, 2.0):
+        assert finite_pair_hockey_stick(eps, P2, Pp2) == pytest.approx(finite_pair_hockey_stick(eps, P, Pp), abs=1e-15)
+        assert hockey_stick_from_vertices(eps, xs, ys) == pytest.approx(finite_pair_hockey_stick(eps, P, Pp), abs=1e-15)
+
+
+# --------------------------------------------------------------------------- envelopes
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.01, 50.0), st.floats(-2.0, 2.0), st.floats(-1.0, 1.0)), min_size=1, max_size=12))
+def test_upper_envelope_equals_brute_force_max(lines: list[tuple[float, float, float]]) -> None:
+    slopes, x0, y0 = zip(*lines, strict=True)
+    env = upper_envelope(list(slopes), list(x0), list(y0))
+    a, x, y = (np.array(t)[:, None] for t in (slopes, x0, y0))
+    brute = np.clip(np.maximum(0.0, np.max(y + a * (Q[None, :] - x), axis=0)), 0.0, 1.0)
+    assert np.allclose(env(Q), brute, atol=1e-12)
+
+
+def test_profile_envelope_is_max_of_polygons() -> None:
+    pts = [(0.5, 0.1), (1.0, 1e-3), (2.0, 1e-6), (4.0, 1e-9)]
+    env = profile_envelope([e for e, _ in pts], [d for _, d in pts])
+    brute = np.max([polygon_lower(Q, e, d) for e, d in pts], axis=0)
+    assert np.allclose(env(Q), brute, atol=1e-15)
+    xs, ys = env.vertices()
+    assert np.allclose(polyline_lower(Q, xs, ys), brute, atol=1e-14)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: polygon_lower(0.5, -1.0, 0.1), "eps1"),
+        (lambda: polygon_lower(0.5, 1.0, 1.5), "delta1"),
+        (lambda: polygon_lower(1.5, 1.0, 0.1), "q"),
+        (lambda: polygon_lower(float("nan"), 1.0, 0.1), "q"),
+        (lambda: gaussian_lower([0.2, float("nan")], 1.0), "q"),
+        (lambda: gaussian_lower(0.2, -1.0), "mu"),
+        (lambda: finite_pair_hockey_stick(0.0, [0.5, 0.6], [0.5, 0.5]), "P"),
+        (lambda: finite_pair_renyi(1.0, [0.5, 0.5], [0.5, 0.5]), "order"),
+    ],
+)
+def test_bad_parameters_raise_parameter_error(call, name: str) -> None:
+    with pytest.raises(ParameterError, match=name):
+        call()
