@@ -54,7 +54,24 @@ def user_errors(fn: Callable) -> Callable:
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OneLineErrors(click.Group):
+    """A group whose usage errors are one line on stderr with exit status 2 (no usage dump)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"symsel: error: {exc.format_message()}", err=True)
+            sys.exit(2)
+        except click.Abort:
+            click.echo("symsel: aborted", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="symsel")
 def main() -> None:
     """symsel: privacy profiles of private selection (best of K runs of a DP mechanism)."""
@@ -86,3 +103,71 @@ def report_command(as_json: bool) -> None:
 
 def _run() -> None:  # pragma: no cover - console entry for `python -m symsel`
     main()
+
+
+def _one_of(delta: float | None, epsilon: float | None) -> None:
+    if (delta is None) == (epsilon is None):
+        raise click.UsageError("give exactly one of --delta or --epsilon")
+
+
+@main.command("profile")
+@click.argument("spec")
+@click.option("--delta", type=float, default=None, help="Report the smallest epsilon with delta(epsilon) <= DELTA.")
+@click.option("--epsilon", type=float, default=None, help="Report delta(EPSILON).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@user_errors
+def profile_command(spec: str, delta: float | None, epsilon: float | None, as_json: bool) -> None:
+    """Privacy profile of a base mechanism SPEC, e.g. "gaussian(sigma=4)" or "dpsgd(q=0.01, sigma=1.1, steps=1000)"."""
+    from symsel.profiles._validate import probability, real
+    from symsel.spec import parse_profile
+
+    _one_of(delta, epsilon)
+    profile = parse_profile(spec)
+    if delta is not None:
+        delta = probability(delta, "delta", "profile")
+        payload = {"spec": profile.spec, "delta": delta, "epsilon": float(profile.epsilon(delta))}
+    else:
+        epsilon = real(epsilon, "epsilon", "profile")
+        payload = {"spec": profile.spec, "epsilon": epsilon, "delta": float(profile.delta(epsilon))}
+    emit(payload, as_json, lambda p: f"{p['spec']}: epsilon = {p['epsilon']:.10g}, delta = {p['delta']:.6g}")
+
+
+@main.command("bound")
+@click.option("--dist", "dist_spec", required=True, help='Law of K, e.g. "geometric(mean=30)".')
+@click.option("--base", "base_spec", required=True, help='Base mechanism, e.g. "gaussian(sigma=4)".')
+@click.option("--delta", type=float, default=None, help="Report epsilon at this delta.")
+@click.option("--epsilon", type=float, default=None, help="Report delta at this epsilon (>= 0).")
+@click.option("--method", default="fdp", show_default=True, help="paper | polygon | fdp | rdp | all")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@user_errors
+def bound_command(dist_spec: str, base_spec: str, delta: float | None, epsilon: float | None, method: str,
+                  as_json: bool) -> None:
+    """Certified privacy of the best of K runs of a base mechanism."""
+    from symsel.bounds import METHODS, bound_summary
+    from symsel.errors import ParameterError
+    from symsel.spec import parse_distribution, parse_profile
+
+    _one_of(delta, epsilon)
+    if method != "all" and method not in METHODS:
+        raise ParameterError("method", method, " | ".join(METHODS) + " | all", "bound")
+    dist, base = parse_distribution(dist_spec), parse_profile(base_spec)
+    methods = METHODS if method == "all" else (method,)
+    results = [bound_summary(dist, base, m, delta=delta, epsilon=epsilon) for m in methods]
+    payload: dict[str, Any] = (
+        {"dist": dist.spec, "base": base.spec, "results": results} if method == "all" else results[0]
+    )
+    emit(payload, as_json, _format_bounds)
+
+
+def _format_bounds(payload: dict[str, Any]) -> str:
+    rows = payload.get("results", [payload])
+    lines = [f"{'method':<8} {'epsilon':>12} {'delta':>12} {'eps1':>10} {'log R':>10}  note"]
+    for r in rows:
+        if r.get("reason"):
+            lines.append(f"{r['method']:<8} {'n/a':>12} {'':>12} {'':>10} {'':>10}  {r['reason']}")
+            continue
+        eps1 = "" if r["eps1"] is None else f"{r['eps1']:.4f}"
+        log_r = "" if r["log_ratio"] is None else f"{r['log_ratio']:.6f}"
+        lines.append(f"{r['method']:<8} {r['epsilon']:>12.6g} {r['delta']:>12.4g} {eps1:>10} {log_r:>10}  "
+                     f"{r.get('theorem') or ''}")
+    return "\n".join(lines)

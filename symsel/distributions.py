@@ -244,6 +244,18 @@ class Distribution:
         """``phi'(x)`` in float64, vectorized over ``x``."""
         return _broadcast(lambda a: self._dphi_np(a, *self._args_float()), x)
 
+    def log_dphi(self, x: Any) -> np.ndarray:
+        """``log phi'(x)`` in float64, vectorized; where float64 underflows (``phi' < 1e-280``) the
+        value is recomputed with mpmath, so it is ``-inf`` only where ``phi'(x) = 0`` exactly."""
+        arr = np.atleast_1d(np.asarray(x, dtype=float))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.log(self.dphi(arr))
+        redo = ~np.isfinite(out) | (out < -645)
+        for i in np.nonzero(redo)[0]:
+            value = self.dphi_mp(arr[i], DEFAULT_DPS)
+            out[i] = float(mpmath.log(value)) if value > 0 else -math.inf
+        return out if np.ndim(x) else out[0]
+
     def phi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
         """``phi(x)`` in mpmath at ``dps`` decimal digits (``x`` is converted at that precision)."""
         with mpmath.workdps(dps):

@@ -1,0 +1,250 @@
+"""Hockey-stick bounds on the privacy profile of private selection, for any law of K.
+
+Koskela, Redberg & Wang (ICML 2024), Theorem 4.1, applied with ``f(x) = [x - e^eps]_+`` (MATH.md §3,
+§4): if ``R >= sup_{(q, q') in region} phi'(q) / phi'(q')`` over the privacy region of the base
+mechanism, then for every real ``eps``
+
+    H_{e^eps}(A || A') <= m * delta_Q(eps - log R) + P[K = 0] * [1 - e^eps]_+ ,   m = E[K],
+
+(the ``K = 0`` atom is the same symbol for both inputs and only counts for ``eps < 0``).
+
+Three regions give three values of ``R``:
+
+* ``paper``: the closed forms of Theorem 5.2 (truncated negative binomial, including geometric and
+  logarithmic), Theorem 5.7 (binomial, with its validity condition) and Corollary 5.8 (Poisson),
+  minimized over ``eps1 >= 0``;
+* ``polygon``: the certified supremum over the exact ``(eps1, delta(eps1))`` polygon, minimized over
+  ``eps1 >= 0``;
+* ``fdp``: the certified supremum over the whole privacy region of the base (its f-DP boundary).
+
+The regions shrink from top to bottom, so ``fdp <= polygon <= paper``. Every ``eps1`` yields a valid
+bound, so the minimization over ``eps1`` may be approximate without harming soundness; the ``eps1``
+used is reported. The supremum is computed by :func:`symsel.bounds.ratio.certified_log_sup`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from symsel.bounds.ratio import SupCertificate, certified_log_sup
+from symsel.distributions import Distribution
+from symsel.errors import NotApplicableError, ParameterError
+from symsel.profiles import Profile
+from symsel.region import polygon_lower
+
+HOCKEY_STICK_METHODS = ("paper", "polygon", "fdp")
+#: number of ``eps1`` points scanned before the local refinement.
+EPS1_SCAN_POINTS = 49
+
+
+@dataclass(frozen=True)
+class RatioBound:
+    """``log R`` with how it was obtained."""
+
+    log_ratio: float
+    eps1: float | None = None
+    certificate: SupCertificate | None = None
+    theorem: str = ""
+
+
+class SelectionProfile(Profile):
+    """The certified privacy profile of the selection ``A`` built from a base :class:`Profile`:
+    ``delta_A(eps) = min(1, m delta_Q(eps - log R) + p0 [1 - e^eps]_+)`` (module docstring)."""
+
+    family = "selection"
+
+    def __init__(self, dist: Distribution, base: Profile, method: str, ratio: RatioBound):
+        self.dist = dist
+        self.base = base
+        self.method = method
+        self.ratio = ratio
+        self.mean = float(dist.mean)
+        self.p0 = float(dist.p0)
+
+    @property
+    def log_ratio(self) -> float:
+        return self.ratio.log_ratio
+
+    @property
+    def vacuous(self) -> bool:
+        return not math.isfinite(self.log_ratio)
+
+    @property
+    def spec(self) -> str:
+        return f"selection(dist={self.dist.spec}, base={self.base.spec}, method={self.method!r})"
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        if self.vacuous:
+            return np.ones_like(eps)
+        shifted = np.asarray(self.base.delta(eps - self.log_ratio), dtype=float)
+        atom = self.p0 * np.maximum(0.0, -np.expm1(eps))
+        return np.minimum(1.0, self.mean * shifted + atom)
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        if self.vacuous:
+            return np.zeros_like(eps)
+        log_main = math.log(self.mean) + np.asarray(self.base.log_delta(eps - self.log_ratio), dtype=float)
+        with np.errstate(divide="ignore"):
+            log_atom = np.log(self.p0 * np.maximum(0.0, -np.expm1(eps))) if self.p0 > 0 else np.full_like(eps, -np.inf)
+        return np.minimum(0.0, np.logaddexp(log_main, log_atom))
+
+    @property
+    def delta_at_infinity(self) -> float:
+        return 1.0 if self.vacuous else min(1.0, self.mean * self.base.delta_at_infinity)
+
+    @property
+    def max_privacy_loss(self) -> float | None:
+        if self.vacuous:
+            return math.inf
+        base_loss = self.base.max_privacy_loss
+        return None if base_loss is None else base_loss + self.log_ratio
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest ``eps >= 0`` with the bound ``<= delta``: ``log R + eps_Q(delta / m)`` (exact for
+        this profile when that is ``>= 0``; otherwise the generic search)."""
+        d = self._check_delta(delta)
+        if self.vacuous:
+            return 0.0 if d >= 1.0 else math.inf
+        candidate = self.log_ratio + self.base.epsilon(min(1.0, d / self.mean))
+        if candidate > 0 or not math.isfinite(candidate):
+            return candidate
+        return super().epsilon(d)
+
+
+# ---------------------------------------------------------------------------------- the sup
+def corner_slope(base: Profile) -> float | None:
+    """``c`` with ``q'_min(q) >= c q``: ``e^{-eps_max}`` when the base's privacy loss is bounded."""
+    loss = base.max_privacy_loss
+    if loss is None or not math.isfinite(loss):
+        return None
+    return math.exp(-loss)
+
+
+def fdp_ratio(dist: Distribution, base: Profile, tol: float | None = None) -> RatioBound:
+    """``log R`` over the whole privacy region of the base (its f-DP lower boundary)."""
+    kwargs = {} if tol is None else {"tol": tol}
+    cert = certified_log_sup(dist.log_dphi, base.region_lower, corner_slope=corner_slope(base), **kwargs)
+    return RatioBound(cert.upper, None, cert, "Koskela et al. Thm 4.1 over the f-DP region")
+
+
+def polygon_ratio_at(dist: Distribution, base: Profile, eps1: float, tol: float | None = None) -> RatioBound:
+    """``log R`` over the single ``(eps1, delta(eps1))`` polygon."""
+    delta1 = float(base.delta(eps1))
+    kwargs = {} if tol is None else {"tol": tol}
+    slope = math.exp(-eps1) if delta1 == 0.0 else None
+    cert = certified_log_sup(dist.log_dphi, lambda q: polygon_lower(q, eps1, delta1), corner_slope=slope, **kwargs)
+    return RatioBound(cert.upper, eps1, cert, "Koskela et al. Thm 4.1 over the (eps1, delta(eps1)) polygon")
+
+
+def polygon_ratio(dist: Distribution, base: Profile) -> RatioBound:
+    """``log R`` over the best polygon found by a scan over ``eps1`` and a local refinement."""
+    return _minimize_over_eps1(lambda e1: polygon_ratio_at(dist, base, e1), base)
+
+
+def _eps1_range(base: Profile) -> float:
+    """Upper end of the ``eps1`` scan: where ``delta`` reaches 1e-40 (or the maximal loss)."""
+    loss = base.max_privacy_loss
+    if loss is not None and math.isfinite(loss):
+        return max(loss, 1e-9)
+    top = base.epsilon(max(1e-40, base.delta_at_infinity * (1 + 1e-9)) if base.delta_at_infinity < 1 else 1.0)
+    return min(top, 200.0) if math.isfinite(top) else 200.0
+
+
+def _minimize_over_eps1(evaluate: Any, base: Profile) -> RatioBound:
+    top = _eps1_range(base)
+    grid = np.unique(np.concatenate([np.linspace(0.0, top, EPS1_SCAN_POINTS), [top]]))
+    results = [evaluate(float(e)) for e in grid]
+    values = np.array([r.log_ratio for r in results])
+    best = int(np.argmin(values))
+    if not math.isfinite(values[best]):
+        return results[best]
+    lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
+    if hi > lo:
+        cache: dict[float, RatioBound] = {}
+
+        def objective(e1: float) -> float:
+            cache[e1] = evaluate(e1)
+            return cache[e1].log_ratio
+
+        res = minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-7 * max(1, hi)})
+        if res.x in cache and cache[res.x].log_ratio < values[best]:
+            return cache[res.x]
+        refined = min(cache.values(), key=lambda r: r.log_ratio, default=results[best])
+        if refined.log_ratio < values[best]:
+            return refined
+    return results[best]
+
+
+# ---------------------------------------------------------------------------------- paper
+def paper_log_ratio_at(dist: Distribution, eps1: float, delta1: float) -> float:
+    """``log R_paper(eps1)``: Koskela et al. Thm 5.2 (truncated negative binomial), Thm 5.7
+    (binomial; ``inf`` where its validity condition ``eps1 >= log(1 + p delta1/(1-p))`` fails) and
+    Cor 5.8 (Poisson). Raises :class:`NotApplicableError` for other laws."""
+    family, params = dist.name, dist.parameters
+    if family in ("tnb", "geometric", "logarithmic"):
+        eta = float(params.get("eta", 0.0))
+        gamma = float(params["gamma"])
+        return (eta + 1) * math.log(math.exp(eps1) + (1 - gamma) / gamma * delta1)
+    if family == "binomial":
+        n, p = int(params["n"]), float(params["p"])
+        if p < 1 and eps1 < math.log1p(p * delta1 / (1 - p)):
+            return math.inf
+        return (n - 1) * math.log1p(p * math.expm1(eps1) + p * delta1)
+    if family == "poisson":
+        mu = float(params["mu"])
+        return mu * math.expm1(eps1) + mu * delta1
+    raise NotApplicableError(
+        f"method 'paper' has closed forms only for truncated negative binomial (tnb, geometric, logarithmic), "
+        f"binomial and poisson laws of K (Koskela et al. Thm 5.2, 5.7, Cor 5.8); got {dist.spec}: "
+        f"use method 'polygon' or 'fdp'"
+    )
+
+
+_PAPER_THEOREM = {
+    "tnb": "Koskela et al. Thm 5.2",
+    "geometric": "Koskela et al. Thm 5.2",
+    "logarithmic": "Koskela et al. Thm 5.2",
+    "binomial": "Koskela et al. Thm 5.7",
+    "poisson": "Koskela et al. Cor 5.8",
+}
+
+
+def paper_ratio(dist: Distribution, base: Profile) -> RatioBound:
+    """``min_{eps1 >= 0} log R_paper(eps1)`` (scan and local refinement; any ``eps1`` is valid)."""
+    paper_log_ratio_at(dist, 0.0, 1.0)  # raises NotApplicableError early for other laws
+    theorem = _PAPER_THEOREM[dist.name]
+
+    def evaluate(e1: float) -> RatioBound:
+        return RatioBound(paper_log_ratio_at(dist, e1, float(base.delta(e1))), e1, None, theorem)
+
+    return _minimize_over_eps1(evaluate, base)
+
+
+# ---------------------------------------------------------------------------------- public
+@dataclass(frozen=True)
+class BoundRequest:
+    """What to bound (kept for reporting)."""
+
+    dist: Distribution
+    base: Profile
+    method: str
+    options: dict = field(default_factory=dict)
+
+
+def hockey_stick_bound(dist: Distribution, base: Profile, method: str = "fdp") -> SelectionProfile:
+    """Certified privacy profile of the selection (Koskela, Redberg & Wang, Theorem 4.1 with the
+    hockey-stick divergence; MATH.md §4), by ``method`` in ``paper``, ``polygon``, ``fdp``."""
+    if method not in HOCKEY_STICK_METHODS:
+        raise ParameterError("method", method, " | ".join(HOCKEY_STICK_METHODS), "hockey_stick_bound")
+    if method == "paper":
+        ratio = paper_ratio(dist, base)
+    elif method == "polygon":
+        ratio = polygon_ratio(dist, base)
+    else:
+        ratio = fdp_ratio(dist, base)
+    return SelectionProfile(dist, base, method, ratio)
