@@ -46,7 +46,7 @@ RELATIVE_MARGIN = 1e-12
 #: arguments are moved by this relative amount in the conservative direction before evaluation.
 ARGUMENT_NUDGE = 1e-13
 DEFAULT_TOL = 1e-7
-DEFAULT_MAX_CELLS = 400_000
+DEFAULT_MAX_CELLS = 200_000
 
 LogDphi = Callable[[np.ndarray], np.ndarray]
 Boundary = Callable[[np.ndarray], np.ndarray]

@@ -1,0 +1,216 @@
+"""Theorem 4.1 hockey-stick bounds: closed-form corollaries, ordering of the methods, limits, and
+soundness against exact high-precision evaluation of the selection on finite pairs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symsel import binomial, geometric, logarithmic, point, poisson, tnb, two_point
+from symsel.bounds.hockey_stick import HOCKEY_STICK_METHODS, hockey_stick_bound, paper_log_ratio_at
+from symsel.errors import NotApplicableError, ParameterError
+from symsel.exact import FinitePair, selection_epsilon
+from symsel.profiles import GaussianProfile, Profile, pure
+from symsel.spec import parse_distribution
+
+
+@pytest.mark.parametrize("eta", [-0.5, 0, 0.5, 1, 2])
+@pytest.mark.parametrize("eps", [0.5, 1.0])
+def test_cor_5_3_pure_base_gives_eta_plus_two_eps(eta, eps):
+    """Koskela et al. Cor 5.3: an eps-DP base and truncated negative binomial K give (eta+2) eps."""
+    selection = hockey_stick_bound(tnb(eta, gamma=0.001), pure(eps), "paper")
+    assert selection.epsilon(0.0) == pytest.approx((eta + 2) * eps, abs=1e-9)
+    assert selection.epsilon(0.0) >= (eta + 2) * eps - 1e-12
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+@pytest.mark.parametrize("method", ["polygon", "fdp"])
+def test_fixed_k_runs_of_pure_base_give_k_eps(k, method):
+    """P&S Prop 17: k fixed runs of an eps-DP base are exactly k eps-DP (and no better)."""
+    selection = hockey_stick_bound(point(k), pure(1.0), method)
+    assert selection.epsilon(0.0) == pytest.approx(k * 1.0, abs=1e-8)
+    assert selection.epsilon(0.0) >= k - 1e-12
+
+
+def test_issue_example_geometric_gaussian():
+    """MATH.md worked example: geometric K, m = 30, Gaussian sigma = 4, delta = 1e-6: paper form
+    about 2.29, polygon and f-DP about 1.89."""
+    dist, base = geometric(mean=30), GaussianProfile(4.0)
+    eps = {m: hockey_stick_bound(dist, base, m).epsilon(1e-6) for m in HOCKEY_STICK_METHODS}
+    assert eps["paper"] == pytest.approx(2.29, abs=0.01)
+    assert eps["polygon"] == pytest.approx(1.89, abs=0.01)
+    assert eps["fdp"] == pytest.approx(1.89, abs=0.01)
+    assert eps["fdp"] <= eps["polygon"] + 1e-9 <= eps["paper"] + 2e-9
+
+
+GRID = [
+    ("geometric(mean=30)", 4.0),
+    ("logarithmic(mean=10)", 2.0),
+    ("tnb(eta=0.5, mean=20)", 8.0),
+    ("poisson(mean=10)", 4.0),
+    ("binomial(n=20, p=0.5)", 4.0),
+]
+
+
+@pytest.mark.parametrize(("spec", "sigma"), GRID)
+@pytest.mark.parametrize("delta", [1e-4, 1e-8])
+def test_methods_are_ordered_fdp_polygon_paper(spec, sigma, delta):
+    """The regions shrink from paper to polygon to f-DP, so must the bounds."""
+    dist, base = parse_distribution(spec), GaussianProfile(sigma)
+    fdp, poly, paper = (hockey_stick_bound(dist, base, m).epsilon(delta) for m in ("fdp", "polygon", "paper"))
+    assert fdp <= poly + 1e-6
+    assert poly <= paper + 1e-6
+
+
+def test_poisson_fdp_ratio_is_mean_times_total_variation():
+    """For Poisson K, log phi'(q) - log phi'(q') = m (q - q'): the f-DP supremum is m sup(q - q') =
+    m delta(0) (MATH.md §4)."""
+    base = GaussianProfile(4.0)
+    for m in (5, 30):
+        selection = hockey_stick_bound(poisson(m), base, "fdp")
+        exact = m * float(base.delta(0.0))
+        assert exact - 1e-9 <= selection.log_ratio <= exact + 1e-5
+
+
+def test_binomial_bounds_converge_to_poisson():
+    """Bin(n, m/n) -> Poisson(m); the paper forms of Thm 5.7 tend to Cor 5.8 (Koskela et al. C.5)."""
+    base, m, delta = GaussianProfile(4.0), 10, 1e-6
+    target = {meth: hockey_stick_bound(poisson(m), base, meth).epsilon(delta) for meth in ("paper", "fdp")}
+    for meth in ("paper", "fdp"):
+        gaps = [abs(hockey_stick_bound(binomial(n, m / n), base, meth).epsilon(delta) - target[meth])
+                for n in (20, 200, 2000)]
+        assert gaps[0] > gaps[1] > gaps[2]
+        assert gaps[2] < 0.01
+
+
+def test_binomial_validity_condition():
+    """Thm 5.7 only holds for eps1 >= log(1 + p delta(eps1)/(1-p)); below it the form is not used."""
+    dist = binomial(10, 0.5)
+    assert paper_log_ratio_at(dist, 0.0, 0.1) == math.inf
+    assert math.isfinite(paper_log_ratio_at(dist, 0.2, 0.1))
+
+
+def test_paper_method_is_not_defined_for_other_laws():
+    with pytest.raises(NotApplicableError, match="polygon"):
+        hockey_stick_bound(two_point(10, 0.5), GaussianProfile(4.0), "paper")
+
+
+def test_vacuous_bound_is_reported_not_raised():
+    """Fixed k >= 2 runs of a Gaussian base: phi'(0) = 0 and the Gaussian boundary has no linear lower
+    bound at 0, so the ratio is unbounded; the bound is vacuous (delta = 1), not an error."""
+    selection = hockey_stick_bound(point(3), GaussianProfile(4.0), "fdp")
+    assert selection.vacuous
+    assert selection.epsilon(1e-6) == math.inf
+    assert selection.delta(5.0) == 1.0
+
+
+def test_unknown_method_is_a_parameter_error():
+    with pytest.raises(ParameterError, match="parameter method='exact'"):
+        hockey_stick_bound(geometric(mean=10), GaussianProfile(1.0), "exact")
+
+
+def test_selection_profile_is_a_profile():
+    selection = hockey_stick_bound(geometric(mean=30), GaussianProfile(4.0), "fdp")
+    eps = np.linspace(-2, 6, 33)
+    d = selection.delta(eps)
+    assert np.all(np.diff(d) <= 1e-15), "non-increasing in eps"
+    assert np.all(d >= -np.expm1(eps) - 1e-12), "delta(eps) >= 1 - e^eps"
+    for target in (1e-3, 1e-6, 1e-12, 1e-30):
+        e = selection.epsilon(target)
+        assert selection.delta(e) <= target * (1 + 1e-9)
+        assert selection.delta(e - 1e-3) > target
+    assert selection.region_lower(0.5) <= 0.5
+
+
+# ----------------------------------------------------------------------- soundness vs exact values
+class ExactPairProfile(Profile):
+    """The exact two-sided profile max(H(P||P'), H(P'||P)) of a finite pair, written independently
+    of the code under test (plain numpy sums)."""
+
+    family = "exact_pair"
+
+    def __init__(self, p, r):
+        self.p, self.r = np.asarray(p, float), np.asarray(r, float)
+
+    @property
+    def spec(self) -> str:
+        return "exact_pair"
+
+    def _delta_finite(self, eps):
+        e = np.exp(np.asarray(eps, float))[:, None]
+        one = np.maximum(self.p - e * self.r, 0).sum(axis=1)
+        two = np.maximum(self.r - e * self.p, 0).sum(axis=1)
+        return np.maximum(one, two)
+
+    @property
+    def max_privacy_loss(self):
+        with np.errstate(divide="ignore"):
+            ratios = np.concatenate([np.log(self.p) - np.log(self.r), np.log(self.r) - np.log(self.p)])
+        return float(np.max(ratios))
+
+
+def _pair(seed: int, n: int):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(n))
+    r = np.clip(p * np.exp(rng.normal(0, 0.6, n)), 1e-9, None)
+    return p, r / r.sum(), rng.permutation(n)
+
+
+DISTS = ["geometric(mean=8)", "poisson(mean=5)", "binomial(n=6, p=0.5)", "logarithmic(mean=6)",
+         "tnb(eta=0.5, mean=6)", "two_point(L=5, s=0.3)", "point(k=3)"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 5), which=st.integers(0, len(DISTS) - 1),
+       log_delta=st.floats(-9, -1))
+def test_every_method_is_above_the_exact_value(seed, n, which, log_delta):
+    """Random small pairs (Q, Q') with a random score order, base profile = the exact profile of the
+    pair: the exact eps(delta) of the selection (mpmath, 40 digits) never exceeds any bound."""
+    p, r, order = _pair(seed, n)
+    dist = parse_distribution(DISTS[which])
+    delta = 10.0**log_delta
+    base = ExactPairProfile(p, r)
+    pair = FinitePair([float(x) for x in p], [float(x) for x in r], order=[int(i) for i in order])
+    exact = float(selection_epsilon(pair, dist, delta, dps=40))
+    for method in HOCKEY_STICK_METHODS:
+        try:
+            bound = hockey_stick_bound(dist, base, method).epsilon(delta)
+        except NotApplicableError:
+            continue
+        assert bound >= exact - 1e-9, (method, bound, exact)
+
+
+def test_xiang_example_is_below_every_bound():
+    """Xiang et al. Example 1 (exact 2.9645 for a 1-DP base, geometric gamma = 1e-3): the bounds for
+    a pure 1-DP base must lie above it; Liu-Talwar's 3 is the paper form."""
+    from symsel.examples import get_example
+
+    example = get_example("xiang-example-1")
+    exact = float(example.exact_epsilon())
+    dist = geometric(gamma=0.001)
+    for method in HOCKEY_STICK_METHODS:
+        bound = hockey_stick_bound(dist, pure(1.0), method).epsilon(0.0)
+        assert bound >= exact
+    assert hockey_stick_bound(dist, pure(1.0), "paper").epsilon(0.0) == pytest.approx(3.0, abs=1e-9)
+
+
+def test_gaussian_lower_bound_is_below_fdp_bound():
+    """The certified lower bound (a discretized Gaussian pair with a searched score order) brackets
+    the truth with the f-DP upper bound (geometric mean 30, sigma = 4, delta = 1e-6)."""
+    from symsel.lower import GaussianBase, lower_bound
+
+    dist, base = geometric(mean=30), GaussianProfile(4.0)
+    lb = lower_bound(GaussianBase(base.mu), dist, 1e-6, budget=200, seed=0)
+    ub = hockey_stick_bound(dist, base, "fdp").epsilon(1e-6)
+    assert lb.monotone_epsilon < lb.epsilon <= ub
+    assert ub / lb.epsilon < 1.1
+
+
+def test_logarithmic_needs_no_paper_special_case():
+    """eta = 0 runs through the same closed form: (0 + 1) log(e^eps1 + ...)."""
+    selection = hockey_stick_bound(logarithmic(gamma=0.01), pure(1.0), "paper")
+    assert selection.epsilon(0.0) == pytest.approx(2.0, abs=1e-9)

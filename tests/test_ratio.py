@@ -1,0 +1,68 @@
+"""The certified supremum: never below a dense brute-force evaluation, and close to it."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from symsel import binomial, geometric, point, poisson, tnb, two_point
+from symsel.bounds.ratio import certified_log_sup
+from symsel.profiles import GaussianProfile, pure
+from symsel.region import polygon_lower
+
+
+def vertex(eps1, delta1):
+    """q of the polygon's vertex V = ((e^eps1 + delta1)/(1 + e^eps1), ...) (MATH.md §2)."""
+    return (math.exp(eps1) + delta1) / (1 + math.exp(eps1))
+
+
+def brute_force_sup(dist, boundary, weights, n=20001, extra=()):
+    """max over a dense grid (plus known kinks) of a log phi'(q) - b log phi'(L(q)), phi' at 30
+    digits (a lower bound on the true supremum)."""
+    a, b = weights
+    best = -math.inf
+    for q in np.concatenate([np.linspace(1e-9, 1, n), extra]):
+        lq = float(boundary(np.array([q]))[0])
+        num, den = dist.dphi_mp(q, 30), dist.dphi_mp(lq, 30)
+        if den == 0:
+            continue
+        best = max(best, float(a * mpmath.log(num) - b * mpmath.log(den)))
+    return best
+
+
+CASES = [
+    (geometric(mean=30), lambda: GaussianProfile(4.0).region_lower, (1, 1), ()),
+    (tnb(0.5, gamma=0.05), lambda: GaussianProfile(2.0).region_lower, (1, 1), ()),
+    (poisson(10), lambda: (lambda q: polygon_lower(q, 0.5, 1e-3)), (1, 1), (vertex(0.5, 1e-3),)),
+    (binomial(30, 0.3), lambda: (lambda q: polygon_lower(q, 0.3, 1e-2)), (1, 1), (vertex(0.3, 1e-2),)),
+    (two_point(20, 0.2), lambda: GaussianProfile(8.0).region_lower, (1, 1), ()),
+    (geometric(mean=30), lambda: GaussianProfile(4.0).region_lower, (4.0, 3.0), ()),
+    (poisson(5), lambda: (lambda q: polygon_lower(q, 1.0, 1e-4)), (2.5, 1.5), (vertex(1.0, 1e-4),)),
+]
+
+
+@pytest.mark.parametrize(("dist", "make_boundary", "weights", "kinks"), CASES)
+def test_certificate_brackets_the_dense_maximum(dist, make_boundary, weights, kinks):
+    boundary = make_boundary()
+    cert = certified_log_sup(dist.log_dphi, boundary, weights=weights)
+    dense = brute_force_sup(dist, boundary, weights, n=4001, extra=kinks)
+    assert cert.upper >= dense
+    assert cert.upper >= cert.lower
+    assert cert.upper - dense < 1e-4 * max(1, abs(dense))
+
+
+def test_pure_corner_uses_the_linear_lower_bound():
+    """point(k) with an eps-DP base: phi'(0) = 0 but L(q) >= e^-eps q gives exactly (k-1) eps."""
+    cert = certified_log_sup(point(4).log_dphi, pure(0.7).region_lower, corner_slope=math.exp(-0.7))
+    assert cert.upper == pytest.approx(3 * 0.7, abs=1e-9)
+    assert cert.upper >= 3 * 0.7
+    no_slope = certified_log_sup(point(4).log_dphi, pure(0.7).region_lower)
+    assert no_slope.vacuous
+
+
+def test_weights_must_be_ordered():
+    with pytest.raises(ValueError, match="weights"):
+        certified_log_sup(poisson(2).log_dphi, lambda q: q, weights=(1.0, 2.0))
