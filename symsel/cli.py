@@ -171,3 +171,96 @@ def _format_bounds(payload: dict[str, Any]) -> str:
         lines.append(f"{r['method']:<8} {r['epsilon']:>12.6g} {r['delta']:>12.4g} {eps1:>10} {log_r:>10}  "
                      f"{r.get('theorem') or ''}")
     return "\n".join(lines)
+
+
+@main.command("verify")
+@click.option("--example", "example", default=None, help="A registered worst case (see --list).")
+@click.option("--list", "list_examples", is_flag=True, help="List the registered examples.")
+@click.option("--dist", "dist_spec", default=None, help="Law of K (with --base and --delta).")
+@click.option("--base", "base_spec", default=None, help="Base mechanism with a known dominating pair.")
+@click.option("--delta", type=float, default=None, help="delta at which epsilon is compared.")
+@click.option("--budget", type=int, default=200, show_default=True, help="Exact evaluations for the search.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@user_errors
+def verify_command(example: str | None, list_examples: bool, dist_spec: str | None, base_spec: str | None,
+                   delta: float | None, budget: int, seed: int, as_json: bool) -> None:
+    """Exact values / certified lower bounds against every upper bound. Exit status 3 if a bound is
+    below an exact value (a soundness bug)."""
+    from symsel.errors import ParameterError
+    from symsel.examples import list_examples as names
+    from symsel.verify import verify_example, verify_selection
+
+    if list_examples:
+        emit({"examples": names()}, as_json, lambda p: "\n".join(p["examples"]))
+        return
+    if example is not None:
+        payload = verify_example(example)
+    else:
+        if dist_spec is None or base_spec is None or delta is None:
+            raise click.UsageError("give --example NAME, or --dist, --base and --delta")
+        from symsel.profiles._validate import probability
+        from symsel.spec import parse_distribution, parse_profile
+
+        if budget < 1:
+            raise ParameterError("budget", budget, "an integer budget >= 1", "verify")
+        payload = verify_selection(parse_distribution(dist_spec), parse_profile(base_spec),
+                                   probability(delta, "delta", "verify"), budget=budget, seed=seed)
+    payload.pop("details", None)
+    emit(payload, as_json, _format_verify)
+    if not payload["sound"]:
+        click.echo(f"symsel: SOUNDNESS VIOLATION: bounds below the exact value: {payload['violations']}", err=True)
+        sys.exit(3)
+
+
+def _format_verify(p: dict[str, Any]) -> str:
+    head = p.get("example") or f"{p['dist']} on {p['base']}"
+    lines = [f"{head} at delta = {p['delta']:g}"]
+    if "exact_epsilon" in p:
+        lines.append(f"  exact epsilon      {p['exact_epsilon']}")
+        if p.get("paper_exact") is not None:
+            lines.append(f"  paper's exact      {p['paper_exact']}")
+    else:
+        lines.append(f"  lower bound        {p['lower_bound']:.6f}  (monotone order {p['monotone_order_epsilon']:.6f})")
+    for method, value in p["bounds"].items():
+        lines.append(f"  {method:<18} {'n/a' if value is None else f'{value:.6f}'}")
+    if "ratio" in p:
+        lines.append(f"  tightest UB / LB   {p['ratio']:.4f}")
+    lines.append(f"  sound              {p['sound']}")
+    return "\n".join(lines)
+
+
+@main.command("audit")
+@click.option("--example", "example", default=None, help="Audit a registered example's pair.")
+@click.option("--dist", "dist_spec", default=None, help="Law of K (with --base).")
+@click.option("--base", "base_spec", default=None, help="Base mechanism: its dominating pair, monotone score.")
+@click.option("--delta", type=float, required=True)
+@click.option("--trials", type=int, default=1_000_000, show_default=True, help="Simulated games per side.")
+@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--progress", is_flag=True, help="Show a progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@user_errors
+def audit_command(example: str | None, dist_spec: str | None, base_spec: str | None, delta: float, trials: int,
+                  confidence: float, seed: int, progress: bool, as_json: bool) -> None:
+    """Monte Carlo audit (Xiang et al. Sec. 4.1): an empirical lower bound on epsilon with
+    Clopper-Pearson confidence."""
+    from dataclasses import asdict
+
+    from symsel.audit import audit
+
+    if example is not None:
+        from symsel.examples import get_example
+
+        ex = get_example(example)
+        dist, target = ex.dist, ex.pair
+    else:
+        if dist_spec is None or base_spec is None:
+            raise click.UsageError("give --example NAME, or --dist and --base")
+        from symsel.lower import base_from_profile
+        from symsel.spec import parse_distribution, parse_profile
+
+        dist, target = parse_distribution(dist_spec), base_from_profile(parse_profile(base_spec)).pair()
+    result = audit(dist, target, trials, delta, confidence=confidence, seed=seed, progress=progress)
+    payload = {k: v for k, v in asdict(result).items()}
+    emit(payload, as_json, lambda p: "\n".join(f"{k:>20}: {v}" for k, v in p.items()))

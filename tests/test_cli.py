@@ -72,3 +72,96 @@ def test_console_entry_point_runs_as_a_module():
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.count("\n") == 1 and "parameter mean=-2" in bad.stderr
+
+
+def test_bound_all_methods_are_ordered():
+    """Issue example: fdp <= polygon <= paper < rdp for geometric(mean=30) on gaussian(sigma=4)."""
+    result = run("bound", "--dist", "geometric(mean=30)", "--base", "gaussian(sigma=4)", "--delta", "1e-6",
+                 "--method", "all", "--json")
+    assert result.exit_code == 0, result.output
+    eps = {r["method"]: r["epsilon"] for r in json.loads(result.output)["results"]}
+    assert set(eps) == {"paper", "polygon", "fdp", "rdp"}
+    assert eps["fdp"] <= eps["polygon"] <= eps["paper"] < eps["rdp"]
+    for r in json.loads(result.output)["results"]:
+        assert {"method", "epsilon", "delta", "mean_K", "eps1", "log_ratio"} <= set(r)
+
+
+def test_bound_pure_tnb_paper_is_2_5():
+    result = run("bound", "--dist", "tnb(eta=0.5, gamma=0.01)", "--base", "pure(eps=1)", "--delta", "0",
+                 "--method", "paper", "--json")
+    record = json.loads(result.output)
+    assert record["epsilon"] == pytest.approx(2.5, abs=1e-12)
+    assert record["mean_K"] == pytest.approx(0.5 * 0.99 / (0.01 * (1 - 0.1)), rel=1e-12)
+
+
+def test_bound_reports_inapplicable_methods_with_a_reason():
+    result = run("bound", "--dist", "two_point(L=10, s=0.5)", "--base", "gaussian(sigma=4)", "--delta", "1e-6",
+                 "--method", "all", "--json")
+    records = {r["method"]: r for r in json.loads(result.output)["results"]}
+    assert records["paper"]["epsilon"] is None and "polygon" in records["paper"]["reason"]
+    assert records["fdp"]["epsilon"] > 0
+
+
+def test_profile_gaussian_matches_the_analytic_formula():
+    """delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), mu = 1/4, written here with math.erfc."""
+    result = run("profile", "gaussian(sigma=4)", "--epsilon", "1", "--json")
+    record = json.loads(result.output)
+    mu, eps = 0.25, 1.0
+    phi = lambda x: 0.5 * math.erfc(-x / math.sqrt(2))  # noqa: E731
+    assert record["delta"] == pytest.approx(phi(-eps / mu + mu / 2) - math.exp(eps) * phi(-eps / mu - mu / 2), rel=1e-12)
+
+
+def test_profile_dpsgd_matches_dp_accounting():
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    result = run("profile", "dpsgd(q=0.01, sigma=1.1, steps=1000)", "--delta", "1e-5", "--json")
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 1000)
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(event)
+    assert json.loads(result.output)["epsilon"] == pytest.approx(accountant.get_epsilon(1e-5), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["bound", "--dist", "geometric(mean=30)", "--base", "gaussian(sigma=4)", "--delta", "2"], "parameter delta=2"),
+        (["bound", "--dist", "geometric(mean=30)", "--base", "gaussian(sigma=4)", "--epsilon", "-1"], "epsilon=-1"),
+        (["bound", "--dist", "geometric(mean=30)", "--base", "gaussian(sigma=4)", "--delta", "1e-6", "--method", "x"],
+         "parameter method='x'"),
+        (["bound", "--dist", "geometric(mean=30)", "--base", "gaussian(sigma=-4)", "--delta", "1e-6"], "sigma"),
+        (["bound", "--dist", "geometric(mean=30)", "--base", "gaussian(sigma=4)"], "exactly one of --delta"),
+        (["bound", "--dist", "geometric(mean=30)"], "Missing option '--base'"),
+        (["profile", "gaussian(sigma=4)", "--delta", "-0.1"], "parameter delta=-0.1"),
+        (["verify", "--example", "nope"], "nope"),
+    ],
+)
+def test_more_bad_input_is_one_line(args, fragment):
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0], result.output
+
+
+def test_verify_xiang_example():
+    result = run("verify", "--example", "xiang-example-1", "--json")
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.output)
+    assert record["exact_epsilon"] == pytest.approx(2.96, abs=0.005)
+    assert record["bounds"]["paper"] == pytest.approx(3.0, abs=1e-9)
+    assert record["sound"] is True
+
+
+def test_verify_selection_brackets_the_truth():
+    result = run("verify", "--dist", "geometric(mean=30)", "--base", "gaussian(sigma=4)", "--delta", "1e-6", "--json")
+    record = json.loads(result.output)
+    assert record["monotone_order_epsilon"] < record["lower_bound"]
+    assert all(v >= record["lower_bound"] for v in record["bounds"].values())
+    assert record["sound"] is True and 1 <= record["ratio"] < 1.2
+
+
+def test_audit_is_below_the_exact_value():
+    result = run("audit", "--example", "xiang-example-1", "--delta", "0", "--trials", "200000", "--json")
+    record = json.loads(result.output)
+    assert 0 < record["epsilon_lower"] <= 2.9646

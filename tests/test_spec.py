@@ -44,7 +44,7 @@ def test_spec_round_trips_through_its_label():
 
 def test_decimal_numbers_are_exact():
     dist = parse_distribution("tnb(eta=0.5, gamma=0.01)")
-    gamma = [v for s, v in dist.values.items() if str(s) == "gamma"][0]
+    gamma = next(v for s, v in dist.values.items() if str(s) == "gamma")
     assert gamma == sympy.Rational(1, 100)
 
 
@@ -79,7 +79,7 @@ def test_bad_specs_point_at_the_token(spec, fragment, column):
 
 
 def test_unknown_names_list_the_known_ones():
-    with pytest.raises(SpecError, match="known: .*geometric.*poisson"):
+    with pytest.raises(SpecError, match=r"known: .*geometric.*poisson"):
         parse_distribution("poison(mean=3)")
 
 
@@ -92,7 +92,7 @@ def test_out_of_range_parameters_are_parameter_errors():
         parse_distribution("pgf(expr='2*z - z^2')")
     with pytest.raises(ParameterError, match="phi\\(1\\) = 1"):
         parse_distribution("pgf(expr='z/2')")
-    with pytest.raises(SpecError, match="unknown name 'mu'.*name=value"):
+    with pytest.raises(SpecError, match=r"unknown name 'mu'.*name=value"):
         parse_distribution("pgf(expr='exp(mu*(z-1))')")
 
 

@@ -15,6 +15,7 @@ from symsel.profiles.dpaccounting import DpsgdProfile, PldProfile
 from symsel.profiles.finite import (
     ApproxDPProfile,
     FinitePairProfile,
+    PairProfile,
     PointwiseProfile,
     RandomizedResponseProfile,
     pure,
@@ -38,6 +39,7 @@ FAMILIES: dict[str, Callable[..., Profile]] = {
     "pure": pure,
     "approx": ApproxDPProfile,
     "pointwise": PointwiseProfile,
+    "pair": PairProfile,
     "dpsgd": DpsgdProfile,
     "tabulated": TabulatedProfile,
     "zcdp": zcdp,
@@ -54,6 +56,7 @@ __all__ = [
     "FinitePairProfile",
     "GaussianProfile",
     "LaplaceProfile",
+    "PairProfile",
     "PldProfile",
     "PointwiseProfile",
     "Profile",

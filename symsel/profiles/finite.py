@@ -328,3 +328,43 @@ class PointwiseProfile(FinitePairProfile):
         env = profile_envelope_mp(eps, deltas, dps + 10)
         with mpmath.workdps(dps):
             return +env.evaluate_mp(q, dps + 10)
+
+
+class PairProfile(FinitePairProfile):
+    """The privacy profile of an arbitrary finite pair ``(P, P')`` of one mechanism on one pair of
+    neighbours, taken in both directions: ``δ(ε) = max(H_{e^ε}(P‖P'), H_{e^ε}(P'‖P))``.
+
+    The pair need not be symmetric, so the region is not the Neyman–Pearson polyline of one
+    direction: it is the generic (conservative) boundary implied by the two-sided profile
+    (:meth:`Profile.region_lower`), which contains both directions' tests.
+    """
+
+    family = "pair"
+
+    def __init__(self, p: list[float], q: list[float]):
+        where = "pair"
+        P = [v.probability(x, "p", where) for x in p]
+        Q = [v.probability(x, "q", where) for x in q]
+        if len(P) != len(Q) or len(P) < 1:
+            raise ParameterError("q", q, f"a list of the same length as p ({len(P)})", where)
+        for name, masses in (("p", P), ("q", Q)):
+            if abs(math.fsum(masses) - 1) > 1e-9:
+                raise ParameterError(name, masses, "probabilities summing to 1", where)
+        self._P, self._Q = P, Q
+
+    @property
+    def spec(self) -> str:
+        return f"pair(p={self._P!r}, q={self._Q!r})"
+
+    def _pair(self) -> tuple[list[float], list[float]]:
+        return list(self._P), list(self._Q)
+
+    def _pair_mp(self, dps: int) -> tuple[list, list]:
+        with mpmath.workdps(dps):
+            return [mpmath.mpf(repr(x)) for x in self._P], [mpmath.mpf(repr(x)) for x in self._Q]
+
+    def region_lower(self, q: ArrayLike) -> float | np.ndarray:
+        return Profile.region_lower(self, q)
+
+    def region_lower_mp(self, q: Any, dps: int) -> mpmath.mpf:
+        raise NotImplementedError("pair: the two-sided region has no mpmath form")
