@@ -575,12 +575,9 @@ def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) ->
             return out[:n]
         return dist._inverse_sample(rng, n)
 
-    if name == "logarithmic":
-        label = f"logarithmic(gamma={_plain(g)!r})"
-    elif name == "geometric":
-        label = f"geometric(gamma={_plain(g)!r})"
-    else:
-        label = f"tnb(eta={_plain(e)!r}, gamma={_plain(g)!r})"
+    # The label keeps what the user gave (gamma, or the mean gamma was solved from).
+    given = f"mean={_plain(exact_number(mean, 'mean', where))!r}" if mean is not None else f"gamma={_plain(g)!r}"
+    label = f"tnb(eta={_plain(e)!r}, {given})" if name == "tnb" else f"{name}({given})"
     dist = Distribution(
         name, pgf, values, pmf, support_min=1, sampler=None if ef < 0 else sample, label=label, stable_form=stable
     )

@@ -108,7 +108,8 @@ def test_profile_gaussian_matches_the_analytic_formula():
     record = json.loads(result.output)
     mu, eps = 0.25, 1.0
     phi = lambda x: 0.5 * math.erfc(-x / math.sqrt(2))  # noqa: E731
-    assert record["delta"] == pytest.approx(phi(-eps / mu + mu / 2) - math.exp(eps) * phi(-eps / mu - mu / 2), rel=1e-12)
+    expected = phi(-eps / mu + mu / 2) - math.exp(eps) * phi(-eps / mu - mu / 2)
+    assert record["delta"] == pytest.approx(expected, rel=1e-12)
 
 
 def test_profile_dpsgd_matches_dp_accounting():

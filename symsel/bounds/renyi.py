@@ -476,16 +476,21 @@ def lemma7_log_sup(
     boundary: Callable[[np.ndarray], np.ndarray],
     order: float,
     corner_slope: float | None = None,
-    tol: float = 1e-9,
+    tol: float = 1e-7,
 ) -> float:
     """Certified upper bound on ``log sup_{q} φ'(q)^λ φ'(q'_min(q))^(1−λ)`` (P&S Lemma 7) for a
-    non-decreasing boundary ``q'_min``; ``inf`` when no finite certificate exists."""
+    non-decreasing boundary ``q'_min``; ``inf`` when no finite certificate exists.
+
+    The refinement stops when the certificate is within ``tol · min(1, λ − 1)`` (relative) of the best
+    attained value, so that the gap stays below ``tol`` after the division by ``λ − 1``."""
     lam = check_order(order, "lemma7_log_sup")
     log_dphi = _log_dphi(dist)
     if math.isinf(lam):
         cert = certified_log_sup(log_dphi, boundary, weights=(1.0, 1.0), corner_slope=corner_slope, tol=tol)
     else:
-        cert = certified_log_sup(log_dphi, boundary, weights=(lam, lam - 1.0), corner_slope=corner_slope, tol=tol)
+        cert = certified_log_sup(
+            log_dphi, boundary, weights=(lam, lam - 1.0), corner_slope=corner_slope, tol=tol * min(1.0, lam - 1.0)
+        )
     return cert.upper
 
 
