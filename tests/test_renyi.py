@@ -1,0 +1,294 @@
+"""The Rényi route (Papernot & Steinke, ICLR 2022): closed forms against each other, Lemma 7 against the
+closed forms, and every bound against exact evaluation of the selection on finite pairs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting import dp_event
+
+from symsel.bounds.renyi import (
+    ApproximateRenyiProfile,
+    RenyiSelectionProfile,
+    approximate_dp_law,
+    base_rdp_curve,
+    corollary3_epsilon,
+    corollary4_rdp,
+    corollary21,
+    lemma22_curve,
+    renyi_bound,
+    renyi_selection_curve,
+    theorem2_constant,
+    truncation_terms,
+)
+from symsel.distributions import binomial, geometric, logarithmic, poisson, tnb, truncated
+from symsel.errors import NotApplicableError, ParameterError
+from symsel.exact import FinitePair, selection_epsilon, selection_renyi
+from symsel.profiles import (
+    ApproxDPProfile,
+    GaussianProfile,
+    PldProfile,
+    RandomizedResponseProfile,
+    pure,
+    zcdp,
+)
+
+FINE_ORDERS = np.unique(np.concatenate([np.geomspace(1.001, 1e5, 4000), np.arange(2.0, 200.0)]))
+
+
+def rr_pairs(eps: float) -> list[FinitePair]:
+    """Randomized response RR(eps) with both score orders (either outcome may be the 'best')."""
+    p, pp = RandomizedResponseProfile(eps).finite_pair()
+    return [FinitePair(p, pp, order=[0, 1]), FinitePair(p, pp, order=[1, 0])]
+
+
+# --------------------------------------------------------------------------- Corollary 3 (pure DP)
+
+
+@pytest.mark.parametrize("eta", [0.0, 0.5, 1.0, 2.0])
+def test_corollary3_pure_base_gives_2_plus_eta_eps(eta: float) -> None:
+    """Cor 3: an (ε, 0)-DP base and K ~ D_{η,γ} give an ((2+η)ε, 0)-DP selection: the bound's D_∞ and
+    ε(δ = 0) are exactly (2+η)ε, and the whole RDP curve stays below it."""
+    eps = 0.7
+    dist = tnb(eta, mean=20)
+    prof = renyi_bound(dist, pure(eps))
+    assert corollary3_epsilon(eps, eta) == pytest.approx((2 + eta) * eps, rel=1e-15)
+    assert prof.rdp(math.inf) == pytest.approx((2 + eta) * eps, rel=1e-15)
+    assert prof.epsilon(0.0) == pytest.approx((2 + eta) * eps, rel=1e-15)
+    assert np.all(prof.rdp_values <= (2 + eta) * eps + 1e-12)
+    assert "Corollary 3" in prof.theorem
+
+
+def test_corollary3_against_exact_liu_talwar_example() -> None:
+    """Liu-Talwar / P&S Cor 3 with η = 1: the worst case approaches 3ε; the exact D_∞ on the
+    Xiang et al. Example 1 pair (1-DP, geometric γ = 1e-3) is 2.96 ≤ 3 (and Lemma 7 is tighter than 3)."""
+    import sympy
+
+    e, b, d = sympy.E, sympy.Rational(1, 1000), 100
+    pair = FinitePair([1 - b * e - d * b, b * e, d * b], [1 - b - d * b * e, b, d * b * e], order=[0, 1, 2])
+    dist = geometric(gamma=sympy.Rational(1, 1000))
+    exact = float(selection_renyi(pair, dist, math.inf, dps=40))
+    assert 2.95 < exact < 2.97
+    closed = renyi_bound(dist, pure(1.0))
+    generic = renyi_bound(dist, pure(1.0), method="lemma7")
+    assert exact <= closed.rdp(math.inf) == pytest.approx(3.0)
+    assert exact <= generic.rdp(math.inf) < 3.0
+
+
+# --------------------------------------------------------------------------- Corollary 4 (zCDP)
+
+
+@pytest.mark.parametrize(("eta", "mean", "rho"), [(0.0, 10, 0.1), (1.0, 30, 0.05), (2.0, 100, 0.5), (-0.5, 20, 0.2)])
+def test_corollary4_closed_form_matches_numeric_theorem2(eta: float, mean: float, rho: float) -> None:
+    """Cor 4 is Thm 2 with ε(λ) = ρλ, λ̂ = sqrt(log(1/γ)/ρ) optimized in closed form and monotonicity
+    below the knee λ = 1 + sqrt(log E[K]/ρ). The numeric Thm 2 on a fine grid (λ̂ and the monotone
+    envelope both restricted to the grid) can only be larger, and is within 1e-4 relative."""
+    dist = tnb(eta, mean=mean)
+    _, gamma = float(dist.parameters.get("eta", 0.0)), float(dist.parameters["gamma"])
+    numeric = renyi_selection_curve(dist, zcdp(rho), orders=FINE_ORDERS)
+    lam = np.array([1.05, 1.5, 2.0, 3.0, 8.0, 30.0, 300.0])
+    closed = corollary4_rdp(lam, rho, eta, gamma, dist.mean)
+    num = numeric(lam)
+    assert np.all(num >= closed - 1e-9)
+    assert np.all(num <= closed * (1 + 1e-4))
+    via_method = renyi_selection_curve(dist, zcdp(rho), method="cor4", orders=FINE_ORDERS)
+    np.testing.assert_allclose(via_method(lam), closed, rtol=1e-13)
+    # the Gaussian base is ρ-zCDP with ρ = μ²/2
+    gauss = renyi_selection_curve(dist, GaussianProfile(1 / math.sqrt(2 * rho)), method="cor4", orders=FINE_ORDERS)
+    np.testing.assert_allclose(gauss(lam), closed, rtol=1e-12)
+
+
+def test_corollary4_constant_region_and_assumption() -> None:
+    """Below the knee the Cor 4 curve is constant; ρ > log(1/γ) violates its assumption."""
+    lam = np.array([1.01, 1.1, 1.5])
+    vals = corollary4_rdp(lam, 0.1, 0.0, 0.01, 10.0)
+    assert np.ptp(vals) == 0.0
+    with pytest.raises(NotApplicableError, match="rho <= log"):
+        corollary4_rdp(lam, 5.0, 0.0, 0.01, 10.0)
+    with pytest.raises(NotApplicableError, match="zCDP"):
+        renyi_selection_curve(geometric(mean=10), pure(1.0), method="cor4")
+
+
+def test_theorem2_constant_extended_never_larger() -> None:
+    """The proof's form (1+η)/λ̂ log(1 + (1/γ−1)e^{(λ̂−1)ε̂}) ≤ eq. (5)'s terms, equal at λ̂ = 1."""
+    lam_hat = np.geomspace(1.01, 1e3, 300)
+    for eps_hat in (lam_hat * 0.02, lam_hat * 0.5, np.full_like(lam_hat, 3.0)):
+        paper, _ = theorem2_constant(1.0, 0.01, lam_hat, eps_hat)
+        sharp, _ = theorem2_constant(1.0, 0.01, lam_hat, eps_hat, extended=True)
+        assert sharp <= paper + 1e-12
+    c, lh = theorem2_constant(0.5, 0.01, np.array([2.0]), np.array([np.inf]))
+    assert lh == 1.0 and c == pytest.approx(1.5 * math.log(100))
+
+
+# --------------------------------------------------------------------------- Lemma 7 vs closed forms
+
+
+@pytest.mark.parametrize("base", [GaussianProfile(4.0), GaussianProfile(1.0), pure(1.0)], ids=lambda b: b.spec)
+@pytest.mark.parametrize("dist", [geometric(mean=30), tnb(2, mean=10), logarithmic(mean=50), poisson(30)],
+                         ids=lambda d: d.name)
+def test_lemma7_generic_below_closed_forms(base, dist) -> None:
+    """The closed forms bound the Lemma 7 sup over the region (via RDP of the base at λ̂, or one (ε̂, δ̂)
+    constraint), and for these bases the profile region is exact; so the certified generic sup is at
+    most the closed form at every order. Thm 6 (Poisson) *equals* the exact sup -- sup over the region of
+    (λ−1)(1−q') − λ(1−q) is (λ−1) δ(ε̂) with e^ε̂ = λ/(λ−1) (hockey-stick duality) -- so there Lemma 7
+    matches it up to the certificate's tolerance (1e-7 relative)."""
+    generic = renyi_selection_curve(dist, base, method="lemma7")
+    grid = generic.grid
+    closed = renyi_selection_curve(dist, base, orders=grid)
+    g, c = generic.raw_values(grid), closed.raw_values(grid)
+    if dist.name == "poisson":
+        np.testing.assert_allclose(g, c, rtol=1e-6, atol=1e-6)
+    else:
+        assert np.all(g <= c + 1e-9)
+        assert np.max(g - c) < -0.1  # strictly better: the closed forms relax the region
+
+
+def test_lemma7_polygon_region_between_profile_region_and_closed_form() -> None:
+    """One (ε̂, δ(ε̂)) polygon is a larger region than the full profile's: its best bound over ε̂ is
+    between the profile-region bound and (for a geometric K) Thm 2."""
+    dist, base = geometric(mean=10), GaussianProfile(2.0)
+    orders = [1.5, 3.0, 10.0]
+    prof = renyi_selection_curve(dist, base, method="lemma7", orders=orders).raw_values(orders)
+    poly = renyi_selection_curve(dist, base, method="lemma7", orders=orders, region="polygon",
+                                 eps_hat_grid=np.linspace(0.0, 3.0, 13)).raw_values(orders)
+    closed = renyi_selection_curve(dist, base, orders=orders).raw_values(orders)
+    assert np.all(prof <= poly + 1e-9)
+    assert np.all(poly <= closed)
+
+
+# --------------------------------------------------------------------------- soundness: exact evaluation
+
+
+@pytest.mark.parametrize("dist", [geometric(mean=10), tnb(0.5, mean=20), logarithmic(mean=30), poisson(10),
+                                  truncated(geometric(mean=10), 25)], ids=lambda d: d.name)
+@pytest.mark.parametrize("method", ["closed", "lemma7"])
+def test_bounds_dominate_exact_renyi_on_randomized_response(dist, method: str) -> None:
+    """RR(ε) is the worst ε-DP pair; its exact RDP curve is the base's. The exact Rényi divergence of the
+    selection (both score orders, both directions) lies below the bound at every order, and the exact
+    ε(δ) below the converted bound."""
+    eps = 1.0
+    base = RandomizedResponseProfile(eps)
+    curve = renyi_selection_curve(dist, base, method=method)
+    prof = renyi_bound(dist, base, method=method)
+    for pair in rr_pairs(eps):
+        for lam in (1.5, 2.0, 4.0, 10.0, 50.0):
+            exact = float(selection_renyi(pair, dist, lam, dps=30))
+            assert exact <= float(curve(np.array([lam]))[0]) + 1e-12
+        for delta in (1e-3, 1e-6):
+            assert float(selection_epsilon(pair, dist, delta, dps=30)) <= prof.epsilon(delta) + 1e-12
+
+
+def test_lemma20_dominates_exact_on_approximate_dp_pair() -> None:
+    """Lemma 20 for an (ε0, δ0)-DP base: on the worst (ε0, δ0) pair (Kairouz et al. four points, both
+    score orders), the exact ε(δ) is below the bound, and the bound needs δ > δ_L = 1 − φ(1 − δ0)."""
+    eps0, delta0 = 0.5, 1e-4
+    base = ApproxDPProfile(eps0, delta0)
+    for dist in (geometric(mean=10), poisson(10)):
+        prof = renyi_bound(dist, base)
+        assert isinstance(prof, ApproximateRenyiProfile)
+        d_l = prof.delta_extra
+        assert d_l == pytest.approx(1 - float(dist.phi(1 - delta0)), rel=1e-10)
+        assert prof.epsilon(d_l * 0.5) == math.inf
+        p, pp = base.finite_pair()
+        for order in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 0, 2, 3]):
+            pair = FinitePair(p, pp, order=order)
+            for delta in (5e-3, 2e-3):
+                assert float(selection_epsilon(pair, dist, delta, dps=30)) <= prof.epsilon(delta)
+
+
+def test_lemma20_law_and_corollary21() -> None:
+    """K' of Lemma 20: TNB stays TNB with 1 − γ' = (1 − γ)(1 − δ0), Poisson(μ) becomes Poisson(μ(1 − δ0)),
+    and for the Poisson law Cor 21's ε' = ε0 + (e^ε0 − 1) log μ bounds Lemma 20 + Theorem 6 at its order."""
+    d0 = 0.01
+    geo = geometric(gamma=0.1)
+    k_prime = approximate_dp_law(geo, d0)
+    x = np.array([0.0, 0.3, 0.9])
+    np.testing.assert_allclose(k_prime.phi(x), geo.phi(x * (1 - d0)) / geo.phi(1 - d0), rtol=1e-13)
+    assert k_prime.parameters["gamma"] == pytest.approx(1 - 0.9 * 0.99)
+    assert approximate_dp_law(poisson(10), d0).mean == pytest.approx(9.9)
+    lam_max, eps_prime, delta_prime = corollary21(10, 0.5, 1e-6)
+    assert lam_max == pytest.approx(1 + 1 / math.expm1(0.5))
+    assert delta_prime == pytest.approx(-math.expm1(-1e-5))
+    prof = renyi_bound(poisson(10), ApproxDPProfile(0.5, 1e-6), orders=[lam_max])
+    assert prof.inner.rdp(lam_max) <= eps_prime
+
+
+def test_lemma22_truncation_terms_and_soundness() -> None:
+    """Lemma 22: the extra terms are log(1/P[K ≤ k])/(λ−1) + log(E[K]/E[K·1{K≤k}]); the truncated bound
+    (Thm 2 of the untruncated law + these terms) dominates the exact truncated selection."""
+    dist, k_max = geometric(gamma=0.1), 20
+    a, b = truncation_terms(dist, k_max)
+    head = sum(0.1 * 0.9 ** (j - 1) for j in range(1, k_max + 1))
+    head_mean = sum(j * 0.1 * 0.9 ** (j - 1) for j in range(1, k_max + 1))
+    assert a == pytest.approx(-math.log(head), rel=1e-12)
+    assert b == pytest.approx(math.log(10 / head_mean), rel=1e-12)
+    base = RandomizedResponseProfile(0.5)
+    curve = lemma22_curve(dist, k_max, base)
+    auto = renyi_selection_curve(truncated(dist, k_max), base)
+    lam = np.array([1.5, 3.0, 20.0])
+    np.testing.assert_allclose(curve(lam), auto(lam), rtol=1e-12)
+    assert "Lemma 22" in auto.theorem
+    for pair in rr_pairs(0.5):
+        for order in lam:
+            assert float(selection_renyi(pair, truncated(dist, k_max), order, dps=30)) <= curve(np.array([order]))[0]
+
+
+def test_extended_forms_are_sound_and_not_larger() -> None:
+    """The proofs' sharper forms of Thm 2 and Thm 6 (extended=True) are never larger than the printed
+    statements and still dominate the exact selection on RR."""
+    base = RandomizedResponseProfile(1.0)
+    for dist in (geometric(mean=10), poisson(10)):
+        plain = renyi_selection_curve(dist, base)
+        sharp = renyi_selection_curve(dist, base, extended=True)
+        grid = plain.grid
+        assert np.all(sharp(grid) <= plain(grid) + 1e-12)
+        for pair in rr_pairs(1.0):
+            for lam in (1.5, 4.0, 30.0):
+                assert float(selection_renyi(pair, dist, lam, dps=30)) <= sharp(np.array([lam]))[0]
+
+
+# --------------------------------------------------------------------------- the profile object, bad input
+
+
+def test_result_profile_records_theorem_and_parameters() -> None:
+    prof = renyi_bound(geometric(mean=30), GaussianProfile(4.0))
+    assert isinstance(prof, RenyiSelectionProfile)
+    assert prof.theorem == "Papernot-Steinke Theorem 2"
+    assert prof.details["lambda_hat"] > 1 and prof.details["eta"] == 1.0
+    assert prof.delta(prof.epsilon(1e-6)) <= 1e-6
+    assert renyi_bound(poisson(30), GaussianProfile(4.0)).theorem == "Papernot-Steinke Theorem 6"
+
+
+def test_bad_input_names_the_parameter() -> None:
+    dist, base = geometric(mean=10), GaussianProfile(2.0)
+    curve = renyi_selection_curve(dist, base)
+    with pytest.raises(ParameterError, match="order"):
+        curve(np.array([1.0]))
+    with pytest.raises(ParameterError, match="order"):
+        curve(np.array([0.5, 2.0]))
+    prof = renyi_bound(dist, base)
+    with pytest.raises(ParameterError, match="delta"):
+        prof.epsilon(1.5)
+    with pytest.raises(ParameterError, match="delta"):
+        prof.epsilon(-1e-9)
+    with pytest.raises(ParameterError, match="orders"):
+        renyi_bound(dist, base, orders=[0.9, 2.0])
+    with pytest.raises(ParameterError, match="method"):
+        renyi_bound(dist, base, method="magic")
+    with pytest.raises(ParameterError, match="region"):
+        renyi_bound(dist, base, method="lemma7", region="disk")
+    with pytest.raises(ParameterError, match="base"):
+        renyi_bound(dist, "gaussian(sigma=1)")
+    no_rdp = PldProfile(dp_event.GaussianDpEvent(1.0))
+    with pytest.raises(NotApplicableError, match="no RDP curve"):
+        renyi_bound(dist, no_rdp)
+    with pytest.raises(NotApplicableError, match="no RDP curve"):
+        base_rdp_curve(no_rdp, [2.0])
+    with pytest.raises(NotApplicableError, match="lemma7"):
+        renyi_bound(binomial(20, 0.5), base)
+    with pytest.raises(NotApplicableError, match="Lemma 20"):
+        renyi_selection_curve(dist, ApproxDPProfile(1.0, 1e-6))
+    with pytest.raises(ParameterError, match="delta0"):
+        approximate_dp_law(dist, 1.0)
