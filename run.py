@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
-EXTRAS = {"report": "", "symsel": "", "test": "[dev,notebooks]"}
+EXTRAS = {"report": "", "symsel": "", "test": "[dev]"}
 
 
 def ensure_environment(extras: str) -> None:

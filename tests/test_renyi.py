@@ -134,15 +134,15 @@ def test_lemma7_generic_below_closed_forms(base, dist) -> None:
     most the closed form at every order. Thm 6 (Poisson) *equals* the exact sup -- sup over the region of
     (λ−1)(1−q') − λ(1−q) is (λ−1) δ(ε̂) with e^ε̂ = λ/(λ−1) (hockey-stick duality) -- so there Lemma 7
     matches it up to the certificate's tolerance (1e-7 relative)."""
-    generic = renyi_selection_curve(dist, base, method="lemma7")
-    grid = generic.grid
+    grid = np.geomspace(1.02, 2000.0, 30)
+    generic = renyi_selection_curve(dist, base, method="lemma7", orders=grid)
     closed = renyi_selection_curve(dist, base, orders=grid)
     g, c = generic.raw_values(grid), closed.raw_values(grid)
     if dist.name == "poisson":
         np.testing.assert_allclose(g, c, rtol=1e-6, atol=1e-6)
     else:
         assert np.all(g <= c + 1e-9)
-        assert np.max(g - c) < -0.1  # strictly better: the closed forms relax the region
+        assert np.min(g - c) < -0.1  # strictly better somewhere: the closed forms relax the region
 
 
 def test_lemma7_polygon_region_between_profile_region_and_closed_form() -> None:
