@@ -137,7 +137,7 @@ def profile_command(spec: str, delta: float | None, epsilon: float | None, as_js
 @click.option("--base", "base_spec", required=True, help='Base mechanism, e.g. "gaussian(sigma=4)".')
 @click.option("--delta", type=float, default=None, help="Report epsilon at this delta.")
 @click.option("--epsilon", type=float, default=None, help="Report delta at this epsilon (>= 0).")
-@click.option("--method", default="fdp", show_default=True, help="paper | polygon | fdp | rdp | all")
+@click.option("--method", default="fdp", show_default=True, help="paper | polygon | fdp | rdp | rdp_lemma7 | all")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @user_errors
 def bound_command(dist_spec: str, base_spec: str, delta: float | None, epsilon: float | None, method: str,
@@ -161,14 +161,14 @@ def bound_command(dist_spec: str, base_spec: str, delta: float | None, epsilon: 
 
 def _format_bounds(payload: dict[str, Any]) -> str:
     rows = payload.get("results", [payload])
-    lines = [f"{'method':<8} {'epsilon':>12} {'delta':>12} {'eps1':>10} {'log R':>10}  note"]
+    lines = [f"{'method':<11} {'epsilon':>12} {'delta':>12} {'eps1':>10} {'log R':>10}  note"]
     for r in rows:
         if r.get("reason"):
-            lines.append(f"{r['method']:<8} {'n/a':>12} {'':>12} {'':>10} {'':>10}  {r['reason']}")
+            lines.append(f"{r['method']:<11} {'n/a':>12} {'':>12} {'':>10} {'':>10}  {r['reason']}")
             continue
         eps1 = "" if r["eps1"] is None else f"{r['eps1']:.4f}"
         log_r = "" if r["log_ratio"] is None else f"{r['log_ratio']:.6f}"
-        lines.append(f"{r['method']:<8} {r['epsilon']:>12.6g} {r['delta']:>12.4g} {eps1:>10} {log_r:>10}  "
+        lines.append(f"{r['method']:<11} {r['epsilon']:>12.6g} {r['delta']:>12.4g} {eps1:>10} {log_r:>10}  "
                      f"{r.get('theorem') or ''}")
     return "\n".join(lines)
 
@@ -264,3 +264,46 @@ def audit_command(example: str | None, dist_spec: str | None, base_spec: str | N
     result = audit(dist, target, trials, delta, confidence=confidence, seed=seed, progress=progress)
     payload = {k: v for k, v in asdict(result).items()}
     emit(payload, as_json, lambda p: "\n".join(f"{k:>20}: {v}" for k, v in p.items()))
+
+
+@main.command("rnm")
+@click.option("--m", "m", type=int, required=True, help="Number of queries.")
+@click.option("--base", "base_spec", required=True, help='Noise of one query at sensitivity 1, e.g. "gaussian(sigma=4)".')
+@click.option("--delta", type=float, default=None, help="Report epsilon at this delta.")
+@click.option("--epsilon", type=float, default=None, help="Report delta at this epsilon (>= 0).")
+@click.option("--rounds", type=int, default=1, show_default=True, help="Adaptive rounds (Thm 3.3).")
+@click.option("--monotone", is_flag=True, help="Queries move monotonically (sensitivity 1 instead of 2).")
+@click.option("--method", default="all", show_default=True, help="profile | rdp | gaussian_tail | all")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@user_errors
+def rnm_command(m: int, base_spec: str, delta: float | None, epsilon: float | None, rounds: int, monotone: bool,
+                method: str, as_json: bool) -> None:
+    """Report Noisy Max over M queries (Koskela et al. Sec. 3: Thm 3.2/3.3, Cor 3.4; Zhu-Wang RDP)."""
+    from symsel.bounds.rnm import report_noisy_max_bound
+    from symsel.errors import NotApplicableError, ParameterError
+    from symsel.profiles._validate import probability, real
+    from symsel.spec import parse_profile
+
+    _one_of(delta, epsilon)
+    methods = ("profile", "rdp", "gaussian_tail")
+    if method != "all" and method not in methods:
+        raise ParameterError("method", method, " | ".join(methods) + " | all", "rnm")
+    base = parse_profile(base_spec)
+    results = []
+    for name in methods if method == "all" else (method,):
+        try:
+            bound = report_noisy_max_bound(m, base, rounds=rounds, monotone=monotone, method=name)
+        except NotApplicableError as exc:
+            results.append({"method": name, "epsilon": None, "delta": None, "reason": str(exc)})
+            continue
+        if delta is not None:
+            d = probability(delta, "delta", "rnm")
+            results.append({"method": name, "epsilon": float(bound.epsilon(d)), "delta": d})
+        else:
+            e = real(epsilon, "epsilon", "rnm", lo=0.0, allowed="epsilon >= 0")
+            results.append({"method": name, "epsilon": e, "delta": float(bound.delta(e))})
+    payload: dict[str, Any] = {"m": m, "base": base.spec, "rounds": rounds, "monotone": monotone}
+    payload.update({"results": results} if method == "all" else results[0])
+    emit(payload, as_json, lambda p: "\n".join(
+        f"{r['method']:<14} " + (f"epsilon = {r['epsilon']:.6g}, delta = {r['delta']:.4g}" if r.get("epsilon")
+                                 is not None else f"n/a: {r.get('reason')}") for r in p.get("results", [p])))

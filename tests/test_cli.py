@@ -166,3 +166,26 @@ def test_audit_is_below_the_exact_value():
     result = run("audit", "--example", "xiang-example-1", "--delta", "0", "--trials", "200000", "--json")
     record = json.loads(result.output)
     assert 0 < record["epsilon_lower"] <= 2.9646
+
+
+def test_rnm_profile_bound_is_m_times_delta_at_sensitivity_two():
+    """Koskela et al. Thm 3.2: m delta(eps) with the Gaussian profile at sensitivity 2 (mu = 2/sigma),
+    written here with math.erfc."""
+    result = run("rnm", "--m", "100", "--base", "gaussian(sigma=4)", "--epsilon", "2", "--method", "profile",
+                 "--json")
+    record = json.loads(result.output)
+    mu, eps = 0.5, 2.0
+    phi = lambda x: 0.5 * math.erfc(-x / math.sqrt(2))  # noqa: E731
+    expected = 100 * (phi(-eps / mu + mu / 2) - math.exp(eps) * phi(-eps / mu - mu / 2))
+    assert record["delta"] == pytest.approx(expected, rel=1e-10)
+
+
+def test_rnm_figure_1_ordering():
+    result = run("rnm", "--m", "1000", "--base", "gaussian(sigma=4)", "--delta", "1e-6", "--json")
+    eps = {r["method"]: r["epsilon"] for r in json.loads(result.output)["results"]}
+    assert eps["profile"] < eps["rdp"] < eps["gaussian_tail"]
+
+
+def test_rnm_bad_m_is_one_line():
+    result = CliRunner().invoke(main, ["rnm", "--m", "0", "--base", "gaussian(sigma=4)", "--delta", "1e-6"])
+    assert result.exit_code == 2 and "parameter m=0" in result.output

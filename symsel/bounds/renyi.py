@@ -57,6 +57,8 @@ from symsel.region import polygon_lower
 #: orders of the generic Lemma 7 curve (each needs a certified sup, about 10 ms): 160 log-spaced
 #: orders on [1.01, 1e4] and the integers 2..32.
 LEMMA7_ORDERS = np.unique(np.concatenate([np.geomspace(1.01, 1e4, 160), np.arange(2.0, 33.0)]))
+#: at most this many orders of a base's own grid are used by Lemma 7.
+LEMMA7_MAX_ORDERS = 200
 #: offsets ``ε̂ − log(1 + 1/(λ−1))`` tried by the extended Theorem 6.
 _THM6_OFFSETS = np.concatenate([[0.0], np.geomspace(1e-5, 30.0, 240)])
 _TNB_NAMES = ("tnb", "geometric", "logarithmic")
@@ -189,7 +191,8 @@ class ApproximateRenyiProfile(Profile):
 
     @property
     def max_privacy_loss(self) -> float:
-        return math.inf if self.delta_extra > 0 else (self.inner.max_privacy_loss or math.inf)
+        inner = self.inner.max_privacy_loss
+        return math.inf if self.delta_extra > 0 or inner is None else inner
 
     def epsilon(self, delta: float) -> float:
         """``inner.epsilon((δ − δ_L)/(1 − δ_L))``; ``inf`` for ``δ ≤ δ_L`` (unless ``δ_L = 0``)."""
@@ -231,14 +234,18 @@ def base_rdp_curve(base: Profile, orders: Any) -> np.ndarray:
 
 def default_orders(base: Profile, method: str = "closed") -> np.ndarray:
     """The order grid used when none is given: the base's own grid for RDP-curve bases, the
-    subsampled-Gaussian grid for DP-SGD, :data:`LEMMA7_ORDERS` for Lemma 7, else ``DEFAULT_ORDERS``."""
-    if method == "lemma7":
-        return LEMMA7_ORDERS
+    subsampled-Gaussian grid for DP-SGD (dp-accounting's RDP is unreliable at large fractional orders),
+    else ``DEFAULT_ORDERS``. Lemma 7 (a certified sup per order) uses :data:`LEMMA7_ORDERS`, or at most
+    :data:`LEMMA7_MAX_ORDERS` evenly picked orders of the base's own grid."""
     if isinstance(base, RdpProfile):
-        return base.orders
-    if isinstance(base, DpsgdProfile):
-        return SUBSAMPLED_ORDERS
-    return DEFAULT_ORDERS
+        grid = np.asarray(base.orders, dtype=float)
+    elif isinstance(base, DpsgdProfile):
+        grid = SUBSAMPLED_ORDERS
+    else:
+        return LEMMA7_ORDERS if method == "lemma7" else DEFAULT_ORDERS
+    if method == "lemma7" and grid.size > LEMMA7_MAX_ORDERS:
+        grid = grid[np.unique(np.linspace(0, grid.size - 1, LEMMA7_MAX_ORDERS).round().astype(int))]
+    return grid
 
 
 def _orders(orders: Any, base: Profile, method: str) -> np.ndarray:
@@ -432,6 +439,7 @@ def theorem6_delta_term(lam: np.ndarray, base: Profile, extended: bool) -> tuple
     d_hat = np.asarray(base.delta(e_hat.ravel()), dtype=float).reshape(e_hat.shape)
     ratio = (lam / (lam - 1.0))[:, None]
     term = np.maximum(d_hat, 1.0 - ratio * (1.0 - d_hat) * np.exp(-e_hat))
+    term[:, 0] = d_hat[:, 0]  # ε̂ = ε̂*: the paper's term exactly (the max above only adds rounding there)
     best = np.argmin(term, axis=1)
     rows = np.arange(lam.size)
     return term[rows, best], e_hat[rows, best]

@@ -10,20 +10,29 @@ from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
 from symsel.profiles._validate import probability, real
 
-METHODS = ("paper", "polygon", "fdp", "rdp")
+METHODS = ("paper", "polygon", "fdp", "rdp", "rdp_lemma7")
 
 
 def selection_bound(dist: Distribution, base: Profile, method: str = "fdp") -> Profile:
     """A certified upper bound on the privacy profile of the best of ``K ~ dist`` runs of ``base``.
 
-    ``paper``/``polygon``/``fdp``: :func:`symsel.bounds.hockey_stick.hockey_stick_bound`;
-    ``rdp``: :func:`symsel.bounds.renyi.renyi_bound` (Papernot & Steinke)."""
+    ``paper``/``polygon``/``fdp``: :func:`symsel.bounds.hockey_stick.hockey_stick_bound`
+    (Koskela et al. Thm 4.1); ``rdp``: the Rényi route as production tools run it — Papernot &
+    Steinke's closed forms (Thm 2 / Cor 3, Thm 6, Lemma 20, Lemma 22; what dp-accounting's
+    ``RepeatAndSelectDpEvent`` implements), or their generic Lemma 7 where no closed form exists;
+    ``rdp_lemma7``: Lemma 7 over the whole privacy region of the base, for any law of K."""
     if method not in METHODS:
         raise ParameterError("method", method, " | ".join(METHODS) + " | all", "bound")
-    if method == "rdp":
+    if method in ("rdp", "rdp_lemma7"):
         from symsel.bounds.renyi import renyi_bound
 
-        return renyi_bound(dist, base)
+        if method == "rdp":
+            try:
+                return renyi_bound(dist, base, "closed")
+            except NotApplicableError:
+                if base.rdp(2.0) is None:  # no Rényi curve of the base: Lemma 7 cannot help either
+                    raise
+        return renyi_bound(dist, base, "lemma7")
     from symsel.bounds.hockey_stick import hockey_stick_bound
 
     return hockey_stick_bound(dist, base, method)
