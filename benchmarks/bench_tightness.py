@@ -12,7 +12,9 @@ The extracted text of Section 6 does not state the ``delta`` of Figures 6 and 7;
 Laws of ``K``: Poisson, geometric (TNB ``eta = 1``), logarithmic (``eta = 0``) and TNB ``eta = 0.5``, at
 means 10, 30, 100. For each: ``epsilon(delta)`` from symsel's ``paper`` (Thm 5.2 / Cor 5.8), ``polygon``
 and ``fdp`` (Thm 4.1) methods, from symsel's ``rdp`` method (Papernot & Steinke; when present), and from
-dp-accounting's ``RdpAccountant`` on ``RepeatAndSelectDpEvent`` (the production baseline).
+dp-accounting's ``RdpAccountant`` on ``RepeatAndSelectDpEvent`` (the production baseline); also from
+Papernot & Steinke's Lemma 7 evaluated over the base's whole privacy region (``renyi_bound(..., "lemma7")``,
+any PGF; slow, so only in the table, ``--no-lemma7`` skips it).
 
 Candidates at equal privacy: the budget ``epsilon_B`` is dp-accounting's epsilon at mean 10; for each
 method the largest mean with ``epsilon(mean) <= epsilon_B`` is found by a bracketing search in
@@ -78,7 +80,13 @@ MEAN_LOW, MEAN_HIGH = 1.01, 1e7
 
 
 def symsel_methods() -> tuple[str, ...]:
+    """Methods of the candidates search: the hockey-stick ones and symsel's ``rdp`` (closed forms)."""
     return HS_METHODS + (("rdp",) if symsel_rdp_available() else ())
+
+
+def table_methods(lemma7: bool) -> tuple[str, ...]:
+    """Methods of the epsilon table: also P&S Lemma 7 over the base's privacy region (any PGF; ~12 s each)."""
+    return symsel_methods() + (("lemma7",) if lemma7 and symsel_rdp_available() else ())
 
 
 @cache
@@ -104,8 +112,18 @@ def family_of(label: str) -> tuple[str, float | None]:
 def epsilon_symsel(setting: str, family: str, mean: float, method: str, delta: float) -> float:
     spec, _ = family_of(family)
     dist = parse_distribution(spec.format(m=repr(float(mean))))
+    return epsilon_of(dist, base_profile(setting), method, delta)
+
+
+def epsilon_of(dist: Any, base: Any, method: str, delta: float) -> float:
+    """``epsilon(delta)`` of a symsel method (``lemma7``: :func:`symsel.bounds.renyi.renyi_bound`); NaN if the
+    method does not apply to this law of K."""
     try:
-        return float(selection_bound(dist, base_profile(setting), method).epsilon(delta))
+        if method == "lemma7":
+            from symsel.bounds.renyi import renyi_bound
+
+            return float(renyi_bound(dist, base, "lemma7").epsilon(delta))
+        return float(selection_bound(dist, base, method).epsilon(delta))
     except NotApplicableError:
         return math.nan
 
@@ -161,15 +179,15 @@ def largest_mean(eps_of_mean: Callable[[float], float], budget: float) -> dict[s
     return {"mean": math.exp(lo), "bracket": [math.exp(lo), math.exp(hi)], "calls": calls, "capped": False}
 
 
-def run_task(task: tuple[str, str, float]) -> dict[str, Any]:
+def run_task(task: tuple[str, str, float, bool]) -> dict[str, Any]:
     """One (setting, law of K): the epsilon table over MEANS and the candidates at equal privacy."""
-    setting, family, delta = task
+    setting, family, delta, lemma7 = task
     start = time.perf_counter()
     base = base_profile(setting)
     out: dict[str, Any] = {"setting": setting, "family": family, "delta": delta, "rows": [], "candidates": {}}
     for mean in MEANS:
         row: dict[str, Any] = {"mean": mean, "dpaccounting_rdp": epsilon_dpaccounting(setting, family, mean, delta)}
-        for method in symsel_methods():
+        for method in table_methods(lemma7):
             t0 = time.perf_counter()
             row[method] = epsilon_symsel(setting, family, mean, method, delta)
             row[f"{method}_seconds"] = time.perf_counter() - t0
@@ -191,7 +209,7 @@ def run_task(task: tuple[str, str, float]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- soundness bracket
-def soundness_bracket() -> list[dict[str, Any]]:
+def soundness_bracket(methods: tuple[str, ...]) -> list[dict[str, Any]]:
     """Exact values / certified lower bounds vs every bound; ``sound`` is False if a bound is below."""
     from symsel.examples import get_example
     from symsel.lower import GaussianBase, lower_bound
@@ -201,19 +219,17 @@ def soundness_bracket() -> list[dict[str, Any]]:
     for name in ("xiang-example-1", "xiang-example-1-approx", "liu-talwar", "ps-fixed-k"):
         example = get_example(name)
         cases.append((name, example.dist, pure(example.base["eps"]), example.delta, example.exact_epsilon()))
-    dist = parse_distribution("geometric(mean=30)")
-    lower = lower_bound(GaussianBase(0.25), dist, 1e-6, budget=200, seed=0)
-    cases.append(("gaussian(sigma=4) x geometric(mean=30), lower_bound search", dist, GaussianProfile(4.0), 1e-6,
-                  lower.epsilon))
+    for spec in ("geometric(mean=30)", "poisson(mean=30)", "pgf(expr='z*exp(mu*(z-1))', mu=29)"):
+        dist = parse_distribution(spec)
+        lower = lower_bound(GaussianBase(0.25), dist, 1e-6, budget=200, seed=0)
+        cases.append((f"gaussian(sigma=4) x {spec}: lower_bound", dist, GaussianProfile(4.0), 1e-6, lower.epsilon))
     rows = []
     for name, law, base, delta, exact in cases:
         record: dict[str, Any] = {"case": name, "delta": delta, "exact_or_lower": exact}
-        for method in symsel_methods():
-            try:
-                record[method] = float(selection_bound(law, base, method).epsilon(delta))
-            except NotApplicableError:
-                record[method] = None
-        bounds = [v for k, v in record.items() if k in symsel_methods() and v is not None]
+        for method in methods:
+            value = epsilon_of(law, base, method, delta)
+            record[method] = None if math.isnan(value) else value
+        bounds = [v for k, v in record.items() if k in methods and v is not None]
         record["sound"] = all(v >= exact - 1e-9 for v in bounds)
         rows.append(record)
     return rows
@@ -224,24 +240,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--no-lemma7", action="store_true", help="skip the (slow) Lemma 7 column")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    tasks = [(s, f[0], args.delta) for s in SETTINGS for f in FAMILIES]
+    tasks = [(s, f[0], args.delta, not args.no_lemma7) for s in SETTINGS for f in FAMILIES]
     if args.workers > 1:
         with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("fork")) as pool:
             results = list(pool.map(run_task, tasks))
     else:
         results = [run_task(t) for t in tasks]
     methods = symsel_methods()
+    columns = table_methods(not args.no_lemma7)
 
     rows = []
     for res in results:
         for row in res["rows"]:
             rdp = row["dpaccounting_rdp"]
-            rows.append([res["setting"], res["family"], row["mean"], rdp, *(row[m] for m in methods),
+            rows.append([res["setting"], res["family"], row["mean"], rdp, *(row[m] for m in columns),
                          row["fdp"] / rdp])
     print_table(f"epsilon at delta = {args.delta:g} (symsel methods vs dp-accounting RDP RepeatAndSelect)",
-                ["setting", "K", "mean", "dp-acc RDP", *methods, "fdp / RDP"], rows)
+                ["setting", "K", "mean", "dp-acc RDP", *columns, "fdp / RDP"], rows)
 
     rows = []
     for res in results:
@@ -255,10 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         rows,
     )
 
-    bracket = soundness_bracket()
+    bracket = soundness_bracket(columns)
     print_table("soundness bracket: every bound must be >= the exact value / certified lower bound",
-                ["case", "delta", "exact/lower", *methods, "sound"],
-                [[r["case"], r["delta"], r["exact_or_lower"], *(r[m] for m in methods), r["sound"]] for r in bracket])
+                ["case", "delta", "exact/lower", *columns, "sound"],
+                [[r["case"], r["delta"], r["exact_or_lower"], *(r[m] for m in columns), r["sound"]] for r in bracket])
     unsound = [r for r in bracket if not r["sound"]]
     if unsound:
         print("\n*** SOUNDNESS VIOLATION: a bound is below an exact value or certified lower bound ***")
@@ -269,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         "means": MEANS,
         "budget_mean": BUDGET_MEAN,
         "methods": methods,
+        "table_methods": columns,
         "results": results,
         "soundness": bracket,
         "unsound": bool(unsound),

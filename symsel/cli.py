@@ -268,7 +268,7 @@ def audit_command(example: str | None, dist_spec: str | None, base_spec: str | N
 
 @main.command("rnm")
 @click.option("--m", "m", type=int, required=True, help="Number of queries.")
-@click.option("--base", "base_spec", required=True, help='Noise of one query at sensitivity 1, e.g. "gaussian(sigma=4)".')
+@click.option("--base", "base_spec", required=True, help="Noise of one query at sensitivity 1, e.g. gaussian(sigma=4).")
 @click.option("--delta", type=float, default=None, help="Report epsilon at this delta.")
 @click.option("--epsilon", type=float, default=None, help="Report delta at this epsilon (>= 0).")
 @click.option("--rounds", type=int, default=1, show_default=True, help="Adaptive rounds (Thm 3.3).")
