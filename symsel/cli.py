@@ -118,8 +118,8 @@ def _one_of(delta: float | None, epsilon: float | None) -> None:
 @user_errors
 def profile_command(spec: str, delta: float | None, epsilon: float | None, as_json: bool) -> None:
     """Privacy profile of a base mechanism SPEC, e.g. "gaussian(sigma=4)" or "dpsgd(q=0.01, sigma=1.1, steps=1000)"."""
-    from symsel.profiles._validate import probability, real
     from symsel.spec import parse_profile
+    from symsel.validate import probability, real
 
     _one_of(delta, epsilon)
     profile = parse_profile(spec)
@@ -199,8 +199,8 @@ def verify_command(example: str | None, list_examples: bool, dist_spec: str | No
     else:
         if dist_spec is None or base_spec is None or delta is None:
             raise click.UsageError("give --example NAME, or --dist, --base and --delta")
-        from symsel.profiles._validate import probability
         from symsel.spec import parse_distribution, parse_profile
+        from symsel.validate import probability
 
         if budget < 1:
             raise ParameterError("budget", budget, "an integer budget >= 1", "verify")
@@ -281,8 +281,8 @@ def rnm_command(m: int, base_spec: str, delta: float | None, epsilon: float | No
     """Report Noisy Max over M queries (Koskela et al. Sec. 3: Thm 3.2/3.3, Cor 3.4; Zhu-Wang RDP)."""
     from symsel.bounds.rnm import report_noisy_max_bound
     from symsel.errors import NotApplicableError, ParameterError
-    from symsel.profiles._validate import probability, real
     from symsel.spec import parse_profile
+    from symsel.validate import probability, real
 
     _one_of(delta, epsilon)
     methods = ("profile", "rdp", "gaussian_tail")

@@ -26,6 +26,7 @@ SPECS = [
     "rdp_gaussian(sigma=2.0, sensitivity=1.0)",
     "rdp_pure(eps=1.0, exact=True)",
     "rdp_subsampled_gaussian(q=0.01, sigma=1.1, steps=100)",
+    "pair(p=[0.5, 0.3, 0.2], q=[0.2, 0.3, 0.5])",
 ]
 
 

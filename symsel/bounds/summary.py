@@ -8,7 +8,7 @@ from typing import Any
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
-from symsel.profiles._validate import probability, real
+from symsel.validate import probability, real
 
 METHODS = ("paper", "polygon", "fdp", "rdp", "rdp_lemma7")
 

@@ -26,8 +26,8 @@ import mpmath
 import numpy as np
 from scipy import special
 
+from symsel import validate as v
 from symsel.errors import ParameterError
-from symsel.profiles import _validate as v
 from symsel.profiles.base import Profile
 from symsel.region import (
     ArrayLike,

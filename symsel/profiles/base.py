@@ -29,7 +29,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from symsel.profiles import _validate as v
+from symsel import validate as v
 from symsel.region import ArrayLike, LinesEnvelope, as_float_array, profile_envelope, scalar_or_array
 
 #: number of ε1 points of the generic region grid (uniform on ``[0, ε(REGION_DELTA_FLOOR)]``).

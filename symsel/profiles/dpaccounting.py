@@ -29,8 +29,8 @@ import numpy as np
 from dp_accounting import dp_event, privacy_accountant
 from dp_accounting.pld import pld_privacy_accountant
 
+from symsel import validate as v
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.profiles import _validate as v
 from symsel.profiles.base import Profile
 
 _RELATIONS = {

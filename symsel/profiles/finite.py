@@ -17,8 +17,8 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from symsel import validate as v
 from symsel.errors import ParameterError
-from symsel.profiles import _validate as v
 from symsel.profiles.base import Profile, delta_by_symmetry
 from symsel.region import (
     ArrayLike,

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from symsel import validate as v
 from symsel.errors import ParameterError
-from symsel.profiles import _validate as v
 from symsel.profiles.base import Profile
 
 

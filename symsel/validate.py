@@ -1,4 +1,4 @@
-"""Range checks for profile constructors: every bad parameter raises :class:`ParameterError`."""
+"""Range checks shared by every constructor and command: a bad parameter raises :class:`ParameterError`."""
 
 from __future__ import annotations
 
