@@ -1,0 +1,66 @@
+"""Planning: how many candidates can a practitioner try within a privacy budget?
+
+With the base mechanism fixed (a DP-SGD run with its noise, sampling rate and steps) and a budget
+``(epsilon, delta)``, the largest mean number of runs ``E[K]`` of a family of laws of K whose
+certified selection bound stays within the budget (Koskela et al. Section 6; Papernot & Steinke
+Section 4). The family is a spec template with a ``{mean}`` placeholder, e.g.
+``"poisson(mean={mean})"`` or ``"tnb(eta=0.5, mean={mean})"``.
+
+The search is a bisection in ``log E[K]``; the answer is the lower end of the final bracket, whose
+bound has been checked to fit the budget (so the plan itself is certified, not only approximate).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from symsel.bounds import selection_bound
+from symsel.errors import NotApplicableError, ParameterError
+from symsel.profiles import Profile
+from symsel.spec import parse_distribution
+from symsel.validate import positive, probability
+
+#: relative width of the final bracket on the mean.
+MEAN_RTOL = 1e-3
+MAX_MEAN = 1e7
+
+
+def _epsilon_at(template: str, mean: float, base: Profile, method: str, delta: float) -> float:
+    dist = parse_distribution(template.replace("{mean}", repr(mean)))
+    return float(selection_bound(dist, base, method).epsilon(delta))
+
+
+def max_mean(template: str, base: Profile, epsilon: float, delta: float, method: str = "fdp",
+             min_mean: float = 1.0 + 1e-6) -> dict[str, Any]:
+    """The largest ``E[K]`` (within ``MEAN_RTOL``) with the selection bound ``<= epsilon`` at ``delta``.
+
+    Returns ``{"mean": m, "epsilon": eps(m), ...}``; ``mean`` is ``None`` when even ``min_mean``
+    exceeds the budget, and capped at ``MAX_MEAN`` when the budget is never exceeded."""
+    if "{mean}" not in template:
+        raise ParameterError("dist", template, "a spec template containing {mean}, e.g. poisson(mean={mean})", "plan")
+    epsilon = positive(epsilon, "epsilon", "plan")
+    delta = probability(delta, "delta", "plan")
+    record: dict[str, Any] = {"method": method, "budget_epsilon": epsilon, "delta": delta}
+    lo, hi = min_mean, min_mean * 2
+    try:
+        eps_lo = _epsilon_at(template, lo, base, method, delta)
+    except NotApplicableError as exc:
+        return {**record, "mean": None, "epsilon": None, "reason": str(exc)}
+    if eps_lo > epsilon:
+        return {**record, "mean": None, "epsilon": eps_lo, "reason": f"even mean {lo:g} needs epsilon {eps_lo:.4g}"}
+    eps_hi = _epsilon_at(template, hi, base, method, delta)
+    while eps_hi <= epsilon:
+        lo, eps_lo = hi, eps_hi
+        hi *= 2
+        if hi > MAX_MEAN:
+            return {**record, "mean": lo, "epsilon": eps_lo, "capped": True}
+        eps_hi = _epsilon_at(template, hi, base, method, delta)
+    while hi / lo - 1 > MEAN_RTOL:
+        mid = math.sqrt(lo * hi)
+        eps_mid = _epsilon_at(template, mid, base, method, delta)
+        if eps_mid <= epsilon:
+            lo, eps_lo = mid, eps_mid
+        else:
+            hi = mid
+    return {**record, "mean": lo, "epsilon": eps_lo}

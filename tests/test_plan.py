@@ -1,0 +1,66 @@
+"""Planning the number of candidates within a budget."""
+
+from __future__ import annotations
+
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.rdp import rdp_privacy_accountant
+
+from symsel.errors import ParameterError
+from symsel.plan import MEAN_RTOL, max_mean
+from symsel.profiles import GaussianProfile
+
+
+def test_plan_is_the_edge_of_the_budget():
+    base, budget, delta = GaussianProfile(4.0), 2.0, 1e-6
+    from symsel.bounds import selection_bound
+    from symsel.distributions import geometric
+
+    plan = max_mean("geometric(mean={mean})", base, budget, delta, "fdp")
+    assert plan["epsilon"] <= budget
+    assert selection_bound(geometric(mean=plan["mean"]), base, "fdp").epsilon(delta) <= budget
+    over = plan["mean"] * (1 + 3 * MEAN_RTOL)
+    assert selection_bound(geometric(mean=over), base, "fdp").epsilon(delta) > budget
+
+
+def _dp_accounting_max_mean(sigma: float, budget: float, delta: float) -> float:
+    """Bisection on dp-accounting's own RepeatAndSelect RDP accounting (Poisson K), independent of symsel."""
+
+    def eps(mean: float) -> float:
+        acc = rdp_privacy_accountant.RdpAccountant()
+        event = dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(sigma), mean, float("inf"))
+        acc.compose(event)
+        return acc.get_epsilon(delta)
+
+    lo, hi = 1.0, 1e4
+    for _ in range(60):
+        mid = (lo * hi) ** 0.5
+        lo, hi = (mid, hi) if eps(mid) <= budget else (lo, mid)
+    return lo
+
+
+def test_rdp_plan_affords_at_least_what_dp_accounting_affords():
+    """symsel's Thm 6 takes delta_hat from the exact Gaussian profile, where dp-accounting converts it
+    from the RDP curve (tests/test_dp_accounting_agreement.py reproduces dp-accounting exactly with its
+    choices): the plan must afford at least dp-accounting's mean, and the dp-accounting mean itself
+    must fit symsel's budget."""
+    sigma, budget, delta = 4.0, 2.5, 1e-6
+    plan = max_mean("poisson(mean={mean})", GaussianProfile(sigma), budget, delta, "rdp")
+    peer = _dp_accounting_max_mean(sigma, budget, delta)
+    assert plan["mean"] >= peer * (1 - MEAN_RTOL)
+
+
+def test_profile_accounting_affords_more_geometric_candidates_than_rdp():
+    base = GaussianProfile(4.0)
+    fdp = max_mean("geometric(mean={mean})", base, 2.5, 1e-6, "fdp")["mean"]
+    rdp = max_mean("geometric(mean={mean})", base, 2.5, 1e-6, "rdp")["mean"]
+    assert fdp > 2 * rdp
+
+
+def test_plan_bad_input():
+    with pytest.raises(ParameterError, match="template"):
+        max_mean("poisson(mean=3)", GaussianProfile(1.0), 1.0, 1e-6)
+    with pytest.raises(ParameterError, match="parameter epsilon=-1"):
+        max_mean("poisson(mean={mean})", GaussianProfile(1.0), -1, 1e-6)
+    tight = max_mean("geometric(mean={mean})", GaussianProfile(1.0), 0.01, 1e-6)
+    assert tight["mean"] is None and "needs epsilon" in tight["reason"]
