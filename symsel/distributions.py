@@ -106,6 +106,7 @@ class Distribution:
     label: str | None = None
     moments_closed: tuple[sympy.Expr, sympy.Expr] | None = None
     stable_form: sympy.Expr | None = field(default=None, repr=False)
+    truncation_of: tuple[Distribution, int] | None = field(default=None, repr=False)
 
     # ----------------------------------------------------------------- symbolic side
     @cached_property
@@ -728,7 +729,13 @@ def truncated(dist: Distribution, k_max: int) -> Distribution:
     total = sympy.Add(*masses)
     pgf = sympy.Add(*[m * z**i for i, m in enumerate(masses)]) / total
     return Distribution(
-        where, pgf, {}, support_min=dist.support_min, support_max=top, label=f"truncated(dist={dist.spec}, k_max={ki})"
+        where,
+        pgf,
+        {},
+        support_min=dist.support_min,
+        support_max=top,
+        label=f"truncated(dist={dist.spec}, k_max={ki})",
+        truncation_of=(dist, ki),
     )
 
 

@@ -32,7 +32,6 @@ papers' own proofs:
 
 from __future__ import annotations
 
-import ast
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -579,18 +578,8 @@ def _lemma22(inner: SelectionCurve, dist: Distribution, k_max: int) -> Selection
 
 
 def split_truncated(dist: Distribution) -> tuple[Distribution, int] | None:
-    """``(inner law, k_max)`` of a :func:`symsel.distributions.truncated` law (from its spec), else ``None``."""
-    if dist.name != "truncated" or not dist.label:
-        return None
-    from symsel.spec import parse_distribution
-
-    call = ast.parse(dist.label, mode="eval").body
-    if not isinstance(call, ast.Call):
-        return None
-    kwargs = {kw.arg: kw.value for kw in call.keywords}
-    if "dist" not in kwargs or "k_max" not in kwargs:
-        return None
-    return parse_distribution(ast.unparse(kwargs["dist"])), int(ast.literal_eval(kwargs["k_max"]))
+    """``(inner law, k_max)`` of a :func:`symsel.distributions.truncated` law, else ``None``."""
+    return dist.truncation_of
 
 
 # --------------------------------------------------------------------------- public entry points
