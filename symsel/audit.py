@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import beta
 
+from symsel import validate
 from symsel.continuous import LocationPair
 from symsel.errors import ParameterError
 from symsel.exact import FinitePair, _check_delta
@@ -189,17 +190,12 @@ def audit(dist: Any, pair_or_base: Any, trials: int, delta: float, confidence: f
         method: ``"inverse"`` (exact sampling of the best of ``K``) or ``"direct"``.
     """
     where = "audit"
-    if isinstance(trials, bool) or not isinstance(trials, int | np.integer) or trials < 1:
-        raise ParameterError("trials", trials, "an integer trials >= 1", where)
+    trials = validate.integer(trials, "trials", where, lo=1)
     _check_delta(delta, where)
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1:
-        raise ParameterError("confidence", confidence, "0 < confidence < 1", where)
-    if method not in ("inverse", "direct"):
-        raise ParameterError("method", method, "'inverse' or 'direct'", where)
-    if not 0 < calibration < 1:
-        raise ParameterError("calibration", calibration, "0 < calibration < 1", where)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ParameterError("chunk_size", chunk_size, "an integer chunk_size >= 1", where)
+    confidence = validate.real(confidence, "confidence", where, lo=0, hi=1, lo_open=True, hi_open=True)
+    validate.choice(method, "method", where, ("inverse", "direct"))
+    calibration = validate.real(calibration, "calibration", where, lo=0, hi=1, lo_open=True, hi_open=True)
+    chunk_size = validate.integer(chunk_size, "chunk_size", where, lo=1)
     target = _as_target(pair_or_base)
     start = time.perf_counter()
     rng = np.random.default_rng(seed)

@@ -32,6 +32,7 @@ import mpmath
 import numpy as np
 from scipy.optimize import minimize
 
+from symsel import validate
 from symsel.continuous import GaussianPair, LaplacePair, LocationPair, discretize
 from symsel.errors import ParameterError
 from symsel.exact import (
@@ -54,8 +55,7 @@ class GaussianBase:
     mu: float
 
     def __post_init__(self) -> None:
-        if isinstance(self.mu, bool) or not isinstance(self.mu, int | float) or not (0 < self.mu < math.inf):
-            raise ParameterError("mu", self.mu, "a finite mu > 0", "GaussianBase")
+        validate.positive(self.mu, "mu", "GaussianBase")
 
     def pair(self) -> GaussianPair:
         return GaussianPair(float(self.mu))
@@ -71,9 +71,7 @@ class LaplaceBase:
 
     def __post_init__(self) -> None:
         for name in ("scale", "sensitivity"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not (0 < v < math.inf):
-                raise ParameterError(name, v, f"a finite {name} > 0", "LaplaceBase")
+            validate.positive(getattr(self, name), name, "LaplaceBase")
 
     def pair(self) -> LaplacePair:
         return LaplacePair(float(self.sensitivity), float(self.scale))
@@ -455,10 +453,8 @@ def lower_bound(base: Any, dist: Any, delta: float, budget: int = 200, seed: int
     where = "lower_bound"
     _check_delta(delta, where)
     dps = _check_dps(dps, where)
-    if isinstance(budget, bool) or not isinstance(budget, int | np.integer) or budget < 1:
-        raise ParameterError("budget", budget, "an integer budget >= 1", where)
-    if isinstance(max_bins, bool) or not isinstance(max_bins, int) or max_bins < 2:
-        raise ParameterError("max_bins", max_bins, "an integer max_bins >= 2", where)
+    budget = validate.integer(budget, "budget", where, lo=1)
+    max_bins = validate.integer(max_bins, "max_bins", where, lo=2)
     b = _as_base(base)
     start = time.perf_counter()
     rng = np.random.default_rng(seed)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from dp_accounting import dp_event
 
+from symsel import validate
 from symsel.bounds.renyi import base_rdp_curve
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import GaussianProfile, LaplaceProfile, PldProfile, Profile, RdpProfile
@@ -271,22 +272,11 @@ def rnm_figure1_curves(
 
 
 def _count(value: Any, name: str, where: str) -> int:
-    text = f"an integer {name} >= 1"
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise ParameterError(name, value, text, where)
-    x = float(value)
-    if not math.isfinite(x) or x != int(x) or int(x) < 1:
-        raise ParameterError(name, value, text, where)
-    return int(x)
+    return validate.integer(value, name, where, lo=1)
 
 
 def _positive(value: Any, name: str, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise ParameterError(name, value, f"a finite {name} > 0", where)
-    x = float(value)
-    if not 0 < x < math.inf:
-        raise ParameterError(name, value, f"a finite {name} > 0", where)
-    return x
+    return validate.positive(value, name, where)
 
 
 def _flag(value: Any, name: str, where: str) -> bool:
