@@ -107,6 +107,7 @@ class Distribution:
     moments_closed: tuple[sympy.Expr, sympy.Expr] | None = None
     stable_form: sympy.Expr | None = field(default=None, repr=False)
     truncation_of: tuple[Distribution, int] | None = field(default=None, repr=False)
+    log_dpgf_form: sympy.Expr | None = field(default=None, repr=False)
 
     # ----------------------------------------------------------------- symbolic side
     @cached_property
@@ -250,12 +251,20 @@ class Distribution:
         value is recomputed with mpmath, so it is ``-inf`` only where ``phi'(x) = 0`` exactly."""
         arr = np.atleast_1d(np.asarray(x, dtype=float))
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.log(self.dphi(arr))
+            if self.log_dpgf_form is not None:
+                values = [float(v) for v in self.values.values()]
+                out = np.asarray(self._log_dphi_np(arr, *values), dtype=float) + np.zeros_like(arr)
+            else:
+                out = np.log(self.dphi(arr))
         redo = ~np.isfinite(out) | (out < -645)
         for i in np.nonzero(redo)[0]:
             value = self.dphi_mp(arr[i], DEFAULT_DPS)
             out[i] = float(mpmath.log(value)) if value > 0 else -math.inf
         return out if np.ndim(x) else out[0]
+
+    @cached_property
+    def _log_dphi_np(self) -> Callable:
+        return sympy.lambdify([z, *self.values], self.log_dpgf_form, "numpy")
 
     def phi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
         """``phi(x)`` in mpmath at ``dps`` decimal digits (``x`` is converted at that precision)."""
@@ -500,8 +509,9 @@ def _tnb_mean_expr(eta: sympy.Expr, gamma: sympy.Expr) -> sympy.Expr:
 
 
 def _solve_gamma_for_mean(eta: sympy.Expr, mean: sympy.Expr, where: str) -> sympy.Expr:
-    """Solve ``E[K](eta, gamma) = mean`` for ``gamma`` at 60 digits (the mean is increasing as
-    gamma decreases, so a bracketing solve in ``log gamma`` is safe)."""
+    """Solve ``E[K](eta, gamma) = mean`` for ``gamma`` at 60 digits. The mean decreases as
+    ``gamma`` grows, so bisection in ``log gamma`` on a bracket is safe; 260 halvings shrink any
+    bracket within ``[-1e6, 0]`` below 1e-70."""
     if eta == 1:
         return 1 / mean
     dps = 60
@@ -509,10 +519,10 @@ def _solve_gamma_for_mean(eta: sympy.Expr, mean: sympy.Expr, where: str) -> symp
         e, target = mpmath.mpf(sympy.N(eta, dps + 10)), mpmath.mpf(sympy.N(mean, dps + 10))
 
         def mean_at(log_gamma: mpmath.mpf) -> mpmath.mpf:
-            g = mpmath.exp(log_gamma)
+            one_minus_g = -mpmath.expm1(log_gamma)  # 1 - gamma without cancellation near gamma = 1
             if e == 0:
-                return (1 / g - 1) / mpmath.log(1 / g)
-            return e * (1 - g) / (g * (1 - g**e))
+                return one_minus_g / (mpmath.exp(log_gamma) * -log_gamma)
+            return e * one_minus_g / (mpmath.exp(log_gamma) * -mpmath.expm1(e * log_gamma))
 
         lo, hi = mpmath.mpf(-1), mpmath.mpf(-1e-30)
         while mean_at(lo) < target:
@@ -523,8 +533,13 @@ def _solve_gamma_for_mean(eta: sympy.Expr, mean: sympy.Expr, where: str) -> symp
             raise ParameterError(
                 "mean", _plain(mean), f"mean > {float(mean_at(hi)):.6g} (the limit as gamma -> 1)", where
             )
-        root = mpmath.findroot(lambda lg: mean_at(lg) - target, (lo, hi), solver="anderson")
-        return sympy.Float(mpmath.exp(root), dps)
+        for _ in range(260):
+            mid = (lo + hi) / 2
+            if mean_at(mid) > target:
+                lo = mid
+            else:
+                hi = mid
+        return sympy.Float(mpmath.exp((lo + hi) / 2), dps)
 
 
 def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) -> Distribution:
@@ -551,12 +566,16 @@ def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) ->
     stable = None
     if e == 0:
         pgf = sympy.log(1 - (1 - gamma_s) * z) / sympy.log(gamma_s)
+        log_dpgf = sympy.log((1 - gamma_s) / -sympy.log(gamma_s)) - log1p(-(1 - gamma_s) * z)
         pmf = (1 - gamma_s) ** k / (k * sympy.log(1 / gamma_s))
         values = {gamma_s: g}
         name = "logarithmic"
     else:
         pgf = ((1 - (1 - gamma_s) * z) ** (-eta_s) - 1) / (gamma_s ** (-eta_s) - 1)
         stable = expm1(-eta_s * log1p(-(1 - gamma_s) * z)) / expm1(-eta_s * sympy.log(gamma_s))
+        log_dpgf = sympy.log(eta_s * (1 - gamma_s) / expm1(-eta_s * sympy.log(gamma_s))) - (eta_s + 1) * log1p(
+            -(1 - gamma_s) * z
+        )
         pmf = sympy.binomial(k + eta_s - 1, k) * (1 - gamma_s) ** k / (gamma_s ** (-eta_s) - 1)
         values = {eta_s: e, gamma_s: g}
         name = "geometric" if e == 1 else "tnb"
@@ -580,7 +599,15 @@ def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) ->
     given = f"mean={_plain(exact_number(mean, 'mean', where))!r}" if mean is not None else f"gamma={_plain(g)!r}"
     label = f"tnb(eta={_plain(e)!r}, {given})" if name == "tnb" else f"{name}({given})"
     dist = Distribution(
-        name, pgf, values, pmf, support_min=1, sampler=None if ef < 0 else sample, label=label, stable_form=stable
+        name,
+        pgf,
+        values,
+        pmf,
+        support_min=1,
+        sampler=None if ef < 0 else sample,
+        label=label,
+        stable_form=stable,
+        log_dpgf_form=log_dpgf,
     )
     return dist
 
@@ -609,6 +636,7 @@ def poisson(mean: Number) -> Distribution:
         sympy.exp(-mu_s) * mu_s**k / sympy.factorial(k),
         sampler=lambda rng, n: rng.poisson(mf, n),
         label=f"poisson(mean={_plain(mu)!r})",
+        log_dpgf_form=sympy.log(mu_s) + mu_s * (z - 1),
     )
 
 
@@ -629,6 +657,7 @@ def binomial(n: int, p: Number) -> Distribution:
         support_max=ni,
         sampler=lambda rng, size: rng.binomial(ni, pf, size),
         label=f"binomial(n={ni}, p={_plain(pp)!r})",
+        log_dpgf_form=sympy.log(n_s * p_s) + (n_s - 1) * log1p(p_s * (z - 1)),
     )
 
 

@@ -80,7 +80,7 @@ def test_bound_all_methods_are_ordered():
                  "--method", "all", "--json")
     assert result.exit_code == 0, result.output
     eps = {r["method"]: r["epsilon"] for r in json.loads(result.output)["results"]}
-    assert set(eps) == {"paper", "polygon", "fdp", "rdp"}
+    assert set(eps) == {"paper", "polygon", "fdp", "rdp", "rdp_lemma7"}
     assert eps["fdp"] <= eps["polygon"] <= eps["paper"] < eps["rdp"]
     for r in json.loads(result.output)["results"]:
         assert {"method", "epsilon", "delta", "mean_K", "eps1", "log_ratio"} <= set(r)

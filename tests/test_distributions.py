@@ -124,7 +124,24 @@ def test_float64_and_mpmath_evaluators_agree(make, ref_pmf, n_terms):
         assert a == pytest.approx(float(dist.phi_mp(x, 30)), rel=1e-12, abs=1e-300)
         assert b == pytest.approx(float(dist.dphi_mp(x, 30)), rel=1e-12, abs=1e-300)
     assert float(dist.phi(1.0)) == pytest.approx(1.0, rel=1e-13)
+    log_d = dist.log_dphi(xs)
+    for x, value in zip(xs, log_d, strict=True):
+        ref = dist.dphi_mp(x, 30)
+        if ref == 0:
+            assert value == -math.inf
+        else:
+            assert value == pytest.approx(float(mpmath.log(ref)), rel=1e-12, abs=1e-12)
     assert np.all(np.diff(dphi64) >= -1e-12 * np.abs(dphi64[1:])), "phi' is non-decreasing on [0, 1]"
+
+
+@pytest.mark.parametrize("make", [lambda: poisson(5000), lambda: binomial(100_000, 0.3), lambda: tnb(40, gamma=0.01),
+                                  lambda: tnb(1e-200, gamma=0.5)])
+def test_log_dphi_does_not_underflow(make):
+    """log phi'(0) is finite (no float64 underflow) and matches mpmath at 40 digits."""
+    dist = make()
+    for x in (0.0, 0.3, 1.0):
+        ref = float(mpmath.log(dist.dphi_mp(x, 40)))
+        assert dist.log_dphi(x) == pytest.approx(ref, rel=1e-11, abs=1e-11)
 
 
 def test_mpmath_precision_does_not_leak():
@@ -140,9 +157,11 @@ def test_mpmath_precision_does_not_leak():
 
 
 @pytest.mark.parametrize("eta", [-0.5, 0, 0.5, 1, 2])
-def test_constructed_from_mean(eta):
-    dist = tnb(eta, mean=30)
-    assert dist.mean_mp(50) == pytest.approx(30, rel=1e-45)
+@pytest.mark.parametrize("mean", [1.001, 30, 1e4, 1e6])
+def test_constructed_from_mean(eta, mean):
+    dist = tnb(eta, mean=mean)
+    with mpmath.workdps(50):
+        assert abs(dist.mean_mp(50) / mpmath.mpf(repr(mean)) - 1) < mpmath.mpf(10) ** -45
 
 
 def test_spec_examples_of_the_issue():

@@ -126,9 +126,19 @@ def corner_slope(base: Profile) -> float | None:
 
 
 def fdp_ratio(dist: Distribution, base: Profile, tol: float | None = None) -> RatioBound:
-    """``log R`` over the whole privacy region of the base (its f-DP lower boundary)."""
+    """``log R`` over the whole privacy region of the base (its f-DP lower boundary).
+
+    The region lies inside every ``(eps1, delta(eps1))`` polygon, so a paper closed form (which bounds
+    the polygon's supremum) bounds this supremum too; where it is smaller than the certificate (the
+    certificate stopped at its cell budget on a flat maximum) it is used."""
     kwargs = {} if tol is None else {"tol": tol}
     cert = certified_log_sup(dist.log_dphi, base.region_lower, corner_slope=corner_slope(base), **kwargs)
+    try:
+        closed = paper_ratio(dist, base)
+    except NotApplicableError:
+        closed = None
+    if closed is not None and closed.log_ratio < cert.upper:
+        return RatioBound(closed.log_ratio, closed.eps1, cert, f"{closed.theorem} (bounds the f-DP supremum too)")
     return RatioBound(cert.upper, None, cert, "Koskela et al. Thm 4.1 over the f-DP region")
 
 
