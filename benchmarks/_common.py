@@ -142,29 +142,6 @@ def dpsgd_event(q: float, sigma: float, steps: int) -> Any:
     return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps)
 
 
-def scalar_query_dpsgd(q: float, sigma: float, steps: int) -> Any:
-    """A ``DpsgdProfile`` whose ``delta`` on a few points uses dp-accounting's scalar code path.
-
-    ``PldProfile._delta_finite`` always passes an array to ``get_delta``, and dp-accounting walks the
-    whole PLD support (about 1.5e5 points) in a Python loop for every array call: about 0.5 s even for a
-    single ``eps``. For a Python float it takes a vectorized dot product instead (a few ms). Both are the
-    same sum over the same pessimistic PLD (they agree to ~1e-14 relative; measured in
-    ``bench_speed.py``). Arrays longer than 256 still go through symsel's path. Used where a benchmark
-    needs many bound evaluations; ``bench_speed.py`` times symsel's own path as well.
-    """
-    from symsel.profiles import DpsgdProfile
-
-    class ScalarQueryDpsgd(DpsgdProfile):
-        def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-            if eps.size > 256:
-                return super()._delta_finite(eps)
-            accountant = self.accountant
-            values = [float(accountant.get_delta(float(e))) for e in eps.ravel()]
-            return np.clip(np.asarray(values, dtype=float).reshape(eps.shape), 0.0, 1.0)
-
-    return ScalarQueryDpsgd(q, sigma, steps)
-
-
 def symsel_rdp_available() -> bool:
     """Whether ``symsel.bounds.renyi`` (method ``rdp``) has landed."""
     try:

@@ -5,13 +5,13 @@ What is timed (wall clock, median of repeats, on whatever machine runs it):
 1. An analytic base: geometric ``K`` with mean 30, Gaussian base ``sigma = 4``, ``delta = 1e-6`` (the worked
    example of Koskela, Redberg & Wang, ICML 2024, Section 5 / Figure 3). For each method of
    :func:`symsel.bounds.selection_bound` (``paper`` = Thm 5.2, ``polygon``, ``fdp`` = Thm 4.1 over the
-   (eps1, delta1) polygon / the f-DP region; ``rdp`` once ``symsel.bounds.renyi`` exists): parse the two
-   spec strings, build the bound, query ``epsilon(delta)``.
+   (eps1, delta1) polygon / the f-DP region; ``rdp`` = Papernot & Steinke's closed forms, ``rdp_lemma7`` = their
+   Lemma 7 over the base's privacy region): parse the two spec strings, build the bound, query
+   ``epsilon(delta)``.
 2. A DP-SGD base ``dpsgd(q=0.01, sigma=1.1, steps=1000)`` (dp-accounting PLD inside), geometric mean 30,
    ``delta = 1e-5``: the time dp-accounting needs to build the base's PLD, then the time of each symsel
    bound on top of it (a fresh profile object, PLD cached: so the privacy-region envelope is rebuilt),
-   reported as a ratio to the PLD build. Timed twice: with symsel's own ``PldProfile`` and with
-   :func:`_common.scalar_query_dpsgd` (same PLD, dp-accounting's scalar query path).
+   reported as a ratio to the PLD build.
 
 The peer in both cases is dp-accounting's RDP accountant on ``RepeatAndSelectDpEvent`` (Papernot &
 Steinke, ICLR 2022, Thm 2), the route practitioners use today; times are reported as ratios to it.
@@ -33,12 +33,11 @@ from _common import (
     peak_memory,
     print_table,
     rdp_repeat_and_select,
-    scalar_query_dpsgd,
     symsel_rdp_available,
     write_results,
 )
 
-from symsel.bounds import selection_bound
+from symsel.bounds import METHODS, selection_bound
 from symsel.profiles import DpsgdProfile
 from symsel.spec import parse_distribution, parse_profile
 
@@ -50,7 +49,8 @@ SLOW = 5.0
 
 
 def methods() -> list[str]:
-    return ["paper", "polygon", "fdp"] + (["rdp"] if symsel_rdp_available() else [])
+    """Every method of :func:`symsel.bounds.selection_bound` (``rdp``, ``rdp_lemma7`` once they exist)."""
+    return list(METHODS)
 
 
 def analytic_run(method: str) -> dict[str, float]:
@@ -128,14 +128,11 @@ def pld_build_seconds(repeats: int) -> tuple[float, int]:
     return seconds, peak
 
 
-def dpsgd_run(method: str, fast: bool) -> dict[str, float]:
+def dpsgd_run(method: str) -> dict[str, float]:
     """A fresh base profile (its PLD comes from symsel's cache), the bound, the query."""
     t0 = time.perf_counter()
     dist = parse_distribution(DPSGD["dist"])
-    if fast:
-        base = scalar_query_dpsgd(DPSGD["q"], DPSGD["sigma"], DPSGD["steps"])
-    else:
-        base = DpsgdProfile(DPSGD["q"], DPSGD["sigma"], DPSGD["steps"])
+    base = DpsgdProfile(DPSGD["q"], DPSGD["sigma"], DPSGD["steps"])
     base.accountant  # noqa: B018 - fetch the (cached) PLD outside the timed bound
     t1 = time.perf_counter()
     bound = selection_bound(dist, base, method)
@@ -156,14 +153,12 @@ def bench_dpsgd(repeats: int) -> dict[str, Any]:
         "pld_build": {"seconds": build_seconds, "peak_bytes": build_peak},
         "dpaccounting_rdp": {"seconds": peer_time, "epsilon": peer_eps, "order": peer_order},
         "symsel": {},
-        "symsel_scalar_query": {},
     }
     rows = []
-    for fast, key, label in ((False, "symsel", "symsel PldProfile"), (True, "symsel_scalar_query", "scalar-query")):
+    for key, label in (("symsel", "symsel PldProfile"),):
         for method in methods():
-            record = timed_phases(lambda m=method, f=fast: dpsgd_run(m, f), repeats)
-            if fast:  # tracing the pure-Python PLD walk of the default path would take minutes
-                record["peak_bytes"], _ = peak_memory(lambda m=method: dpsgd_run(m, True))
+            record = timed_phases(lambda m=method: dpsgd_run(m), repeats)
+            record["peak_bytes"], _ = peak_memory(lambda m=method: dpsgd_run(m))
             record["ratio_to_pld_build"] = record["total"] / build_seconds
             # the hockey-stick methods need the PLD; the RDP route only the base's RDP curve
             needs_pld = 0.0 if method == "rdp" else build_seconds
@@ -172,12 +167,6 @@ def bench_dpsgd(repeats: int) -> dict[str, Any]:
             peak = record.get("peak_bytes")
             rows.append([label, method, record["epsilon"], record["total"], record["ratio_to_pld_build"],
                          record["ratio_to_dpaccounting_rdp"], None if peak is None else peak / 2**20, record["runs"]])
-    agreement = {
-        m: abs(results["symsel"][m]["epsilon"] - results["symsel_scalar_query"][m]["epsilon"])
-        / results["symsel"][m]["epsilon"]
-        for m in methods()
-    }
-    results["epsilon_relative_difference_between_paths"] = agreement
     rows.append(["dp-acc", "PLD build", None, build_seconds, 1.0, None, build_peak / 2**20, repeats])
     rows.append(["dp-acc", "RDP select", peer_eps, peer_time, peer_time / build_seconds, 1.0, None, repeats])
     print_table(
@@ -186,8 +175,6 @@ def bench_dpsgd(repeats: int) -> dict[str, Any]:
         ["path", "method", "epsilon", "bound s", "x PLD build", "x RDP", "peak MiB", "runs"],
         rows,
     )
-    print("relative epsilon difference, symsel path vs scalar-query path:",
-          ", ".join(f"{m} {v:.1e}" for m, v in agreement.items()))
     return results
 
 

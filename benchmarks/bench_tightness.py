@@ -13,8 +13,8 @@ Laws of ``K``: Poisson, geometric (TNB ``eta = 1``), logarithmic (``eta = 0``) a
 means 10, 30, 100. For each: ``epsilon(delta)`` from symsel's ``paper`` (Thm 5.2 / Cor 5.8), ``polygon``
 and ``fdp`` (Thm 4.1) methods, from symsel's ``rdp`` method (Papernot & Steinke; when present), and from
 dp-accounting's ``RdpAccountant`` on ``RepeatAndSelectDpEvent`` (the production baseline); also from
-Papernot & Steinke's Lemma 7 evaluated over the base's whole privacy region (``renyi_bound(..., "lemma7")``,
-any PGF; slow, so only in the table, ``--no-lemma7`` skips it).
+symsel's ``rdp_lemma7`` (Papernot & Steinke's Lemma 7 over the base's whole privacy region, any PGF; slow,
+so only in the table, ``--no-lemma7`` skips it).
 
 Candidates at equal privacy: the budget ``epsilon_B`` is dp-accounting's epsilon at mean 10; for each
 method the largest mean with ``epsilon(mean) <= epsilon_B`` is found by a bracketing search in
@@ -22,9 +22,7 @@ method the largest mean with ``epsilon(mean) <= epsilon_B`` is found by a bracke
 ratio to dp-accounting's own mean at that budget is reported. Koskela et al. state that Thm 5.2 allows
 "approximately 3 times as many models" in the Figure 7 setting.
 
-The base profile is symsel's ``DpsgdProfile`` (dp-accounting PLD, pessimistic); the bound evaluations use
-:func:`_common.scalar_query_dpsgd` (the same PLD queried through dp-accounting's scalar path, which is
-~50x faster for few-point queries; ``bench_speed.py`` checks that both paths give the same epsilon).
+The base profile is symsel's ``DpsgdProfile`` (dp-accounting PLD, pessimistic).
 
 A soundness bracket closes the run: every bound must be at least the exact value of the papers' worst
 cases (:mod:`symsel.examples`) and the certified lower bound found by :func:`symsel.lower.lower_bound`.
@@ -50,13 +48,13 @@ from _common import (
     dpsgd_event,
     print_table,
     rdp_repeat_and_select,
-    scalar_query_dpsgd,
     symsel_rdp_available,
     write_results,
 )
 
-from symsel.bounds import selection_bound
+from symsel.bounds import METHODS, selection_bound
 from symsel.errors import NotApplicableError
+from symsel.profiles import DpsgdProfile
 from symsel.spec import parse_distribution
 
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -85,14 +83,15 @@ def symsel_methods() -> tuple[str, ...]:
 
 
 def table_methods(lemma7: bool) -> tuple[str, ...]:
-    """Methods of the epsilon table: also P&S Lemma 7 over the base's privacy region (any PGF; ~12 s each)."""
-    return symsel_methods() + (("lemma7",) if lemma7 and symsel_rdp_available() else ())
+    """Methods of the epsilon table: also ``rdp_lemma7``, P&S Lemma 7 over the base's whole privacy region
+    (any PGF; about 12 s per evaluation on these bases, so not in the candidates search)."""
+    return symsel_methods() + (("rdp_lemma7",) if lemma7 and "rdp_lemma7" in METHODS else ())
 
 
 @cache
 def base_profile(setting: str) -> Any:
     s = SETTINGS[setting]
-    base = scalar_query_dpsgd(s["q"], s["sigma"], s["steps"])
+    base = DpsgdProfile(s["q"], s["sigma"], s["steps"])
     start = time.perf_counter()
     base.accountant  # noqa: B018 - build the PLD once per worker
     base.build_seconds_measured = time.perf_counter() - start
@@ -116,13 +115,9 @@ def epsilon_symsel(setting: str, family: str, mean: float, method: str, delta: f
 
 
 def epsilon_of(dist: Any, base: Any, method: str, delta: float) -> float:
-    """``epsilon(delta)`` of a symsel method (``lemma7``: :func:`symsel.bounds.renyi.renyi_bound`); NaN if the
-    method does not apply to this law of K."""
+    """``epsilon(delta)`` of a symsel method of :func:`symsel.bounds.selection_bound`; NaN if the method does
+    not apply to this law of K."""
     try:
-        if method == "lemma7":
-            from symsel.bounds.renyi import renyi_bound
-
-            return float(renyi_bound(dist, base, "lemma7").epsilon(delta))
         return float(selection_bound(dist, base, method).epsilon(delta))
     except NotApplicableError:
         return math.nan
@@ -240,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--no-lemma7", action="store_true", help="skip the (slow) Lemma 7 column")
+    parser.add_argument("--no-lemma7", action="store_true", help="skip the (slow) rdp_lemma7 column")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     tasks = [(s, f[0], args.delta, not args.no_lemma7) for s in SETTINGS for f in FAMILIES]
