@@ -745,10 +745,17 @@ def two_point(L: int, s: Number) -> Distribution:
 
 
 # --------------------------------------------------------------------- combinators
+def _as_distribution(value: Any, name: str, where: str) -> Distribution:
+    if not isinstance(value, Distribution):
+        raise ParameterError(name, value, "a distribution of K, e.g. poisson(mean=3)", where)
+    return value
+
+
 def truncated(dist: Distribution, k_max: int) -> Distribution:
     """``K`` conditioned on ``K <= k_max`` (Papernot & Steinke, Appendix E.1): the PGF is the
     polynomial ``sum_{k <= k_max} P[K=k] z^k / P[K <= k_max]`` with exact coefficients."""
     where = "truncated"
+    dist = _as_distribution(dist, "dist", where)
     km = exact_number(k_max, "k_max", where)
     _check(km.is_integer and 1 <= km <= 5000, "k_max", k_max, "an integer 1 <= k_max <= 5000", where)
     ki = int(km)
@@ -771,8 +778,13 @@ def truncated(dist: Distribution, k_max: int) -> Distribution:
 def mixture(components: Sequence[tuple[Number, Distribution]]) -> Distribution:
     """A finite mixture ``sum_i w_i phi_i(z)`` (weights positive, summing to 1)."""
     where = "mixture"
-    if not components:
-        raise ParameterError("components", [], "a non-empty list of (weight, distribution)", where)
+    allowed = "a non-empty list of (weight, distribution) pairs"
+    if not isinstance(components, list | tuple) or not components:
+        raise ParameterError("components", components, allowed, where)
+    for item in components:
+        if not isinstance(item, list | tuple) or len(item) != 2:
+            raise ParameterError("components", item, allowed, where)
+        _as_distribution(item[1], "components", where)
     weights = [exact_number(w, "weight", where) for w, _ in components]
     for w in weights:
         _check(w > 0, "weight", w, "weights > 0", where)
@@ -795,6 +807,8 @@ def mixture(components: Sequence[tuple[Number, Distribution]]) -> Distribution:
 def compound(outer: Distribution, inner: Distribution) -> Distribution:
     """The compound ``K = sum_{i=1}^{T} K_i``: ``phi(z) = phi_T(phi_K(z))`` (e.g. Poisson of
     logarithmic is negative binomial, Papernot & Steinke Appendix A.2)."""
+    outer = _as_distribution(outer, "outer", "compound")
+    inner = _as_distribution(inner, "inner", "compound")
     pgf = outer.pgf.subs(z, inner.pgf)
     smax = None
     if outer.support_max is not None and inner.support_max is not None:
