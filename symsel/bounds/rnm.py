@@ -57,8 +57,8 @@ class ReportNoisyMaxProfile(Profile):
         if not isinstance(noise, Profile):
             raise ParameterError("noise", noise, "a symsel Profile", where)
         self.noise = noise
-        self.m = _count(m, "m", where)
-        self.rounds = _count(rounds, "rounds", where)
+        self.m = validate.integer(m, "m", where, lo=1)
+        self.rounds = validate.integer(rounds, "rounds", where, lo=1)
         self.log_factor = self.rounds * math.log(self.m)
 
     @property
@@ -109,11 +109,9 @@ class GaussianTailRnmProfile(Profile):
 
     def __init__(self, mu: float, m: int, rounds: int = 1):
         where = self.family
-        if isinstance(mu, bool) or not isinstance(mu, int | float) or not 0 < mu < math.inf:
-            raise ParameterError("mu", mu, "a finite mu > 0", where)
-        self.mu = float(mu)
-        self.m = _count(m, "m", where)
-        self.rounds = _count(rounds, "rounds", where)
+        self.mu = validate.positive(mu, "mu", where)
+        self.m = validate.integer(m, "m", where, lo=1)
+        self.rounds = validate.integer(rounds, "rounds", where, lo=1)
         self.log_factor = self.rounds * math.log(self.m)
 
     @property
@@ -146,10 +144,10 @@ class GaussianTailRnmProfile(Profile):
 def gaussian_tail_epsilon(m: int, sigma: float, delta: float, rounds: int = 1, monotone: bool = False) -> float:
     """Koskela et al. Corollary 3.4 as a number: ``μ²/2 + μ sqrt(2 log(m^k/δ))``, ``μ = Δ√k/σ``, ``Δ = 1`` or 2."""
     where = "gaussian_tail_epsilon"
-    s = _positive(sigma, "sigma", where)
-    k = _count(rounds, "rounds", where)
+    s = validate.positive(sigma, "sigma", where)
+    k = validate.integer(rounds, "rounds", where, lo=1)
     sens = 1.0 if _flag(monotone, "monotone", where) else 2.0
-    return GaussianTailRnmProfile(sens * math.sqrt(k) / s, _count(m, "m", where), k).epsilon(delta)
+    return GaussianTailRnmProfile(sens * math.sqrt(k) / s, validate.integer(m, "m", where, lo=1), k).epsilon(delta)
 
 
 # --------------------------------------------------------------------------- noise mechanism
@@ -183,7 +181,7 @@ def noise_profile(base: Profile, monotone: bool = False, prescaled: bool = False
 def compose_noise(noise: Profile, rounds: int) -> Profile:
     """The ``k``-fold composition of the noise mechanism (Theorem 3.3): exact GDP for Gaussian noise,
     dp-accounting's PLD accountant for Laplace noise and PLD-backed profiles."""
-    k = _count(rounds, "rounds", "report_noisy_max")
+    k = validate.integer(rounds, "rounds", "report_noisy_max", lo=1)
     if k == 1:
         return noise
     if isinstance(noise, GaussianProfile):
@@ -225,8 +223,8 @@ def report_noisy_max_bound(
         prescaled: ``base`` is already the noise mechanism at the theorem's sensitivity.
     """
     where = "report_noisy_max"
-    mm = _count(m, "m", where)
-    k = _count(rounds, "rounds", where)
+    mm = validate.integer(m, "m", where, lo=1)
+    k = validate.integer(rounds, "rounds", where, lo=1)
     if method not in _METHODS:
         raise ParameterError("method", method, "one of " + ", ".join(map(repr, _METHODS)), where)
     if not isinstance(base, Profile):
@@ -259,8 +257,8 @@ def rnm_figure1_curves(
     where = "rnm_figure1_curves"
     if isinstance(m_values, str | bytes) or not hasattr(m_values, "__iter__"):
         raise ParameterError("m_values", m_values, "a list of integers >= 1", where)
-    ms = [_count(x, "m", where) for x in m_values]
-    base = GaussianProfile(_positive(sigma, "sigma", where))
+    ms = [validate.integer(x, "m", where, lo=1) for x in m_values]
+    base = GaussianProfile(validate.positive(sigma, "sigma", where))
     out: dict[str, list[float]] = {"profile": [], "rdp": [], "gaussian_tail": []}
     for mm in ms:
         for method in out:
@@ -271,12 +269,6 @@ def rnm_figure1_curves(
 # --------------------------------------------------------------------------- validation
 
 
-def _count(value: Any, name: str, where: str) -> int:
-    return validate.integer(value, name, where, lo=1)
-
-
-def _positive(value: Any, name: str, where: str) -> float:
-    return validate.positive(value, name, where)
 
 
 def _flag(value: Any, name: str, where: str) -> bool:
