@@ -684,7 +684,8 @@ def negative_binomial(eta: Number, gamma: Number | None = None, mean: Number | N
         {eta_s: e, gamma_s: g},
         sympy.binomial(k + eta_s - 1, k) * (1 - gamma_s) ** k * gamma_s**eta_s,
         sampler=lambda rng, n: rng.negative_binomial(ef, gf, n),
-        label=f"negative_binomial(eta={_plain(e)!r}, gamma={_plain(g)!r})",
+        label=f"negative_binomial(eta={_plain(e)!r}, "
+        + (f"mean={_plain(exact_number(mean, 'mean', where))!r})" if mean is not None else f"gamma={_plain(g)!r})"),
     )
 
 

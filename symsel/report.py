@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from symsel.bounds import METHODS
 from symsel.spec import parse_distribution
 
 DEFAULT_MEAN = 10
@@ -63,7 +64,7 @@ def bounds_table(specs: tuple[str, ...] = DEFAULT_DISTRIBUTIONS, base_spec: str 
                  delta: float = DEFAULT_DELTA) -> list[dict[str, Any]]:
     """epsilon(delta) of the selection for each law of K and each method (``None`` where a method
     does not apply)."""
-    from symsel.bounds import METHODS, bound_summary
+    from symsel.bounds import bound_summary
     from symsel.spec import parse_profile
 
     base = parse_profile(base_spec)
@@ -133,17 +134,17 @@ def format_report(report: dict[str, Any]) -> str:
     bounds = report["bounds"]
     lines += ["", f"Selection epsilon at delta = {bounds['delta']:g}, base {bounds['base']} "
               "(n/a: the method does not apply; inf: vacuous)", ""]
-    header = f"{'distribution':<52} {'paper':>9} {'polygon':>9} {'fdp':>9} {'rdp':>9}"
+    header = f"{'distribution':<52} " + " ".join(f"{m:>10}" for m in METHODS)
     lines += [header, "-" * len(header)]
     for row in bounds["rows"]:
-        cells = " ".join(f"{_num(row[m]):>9}" for m in ("paper", "polygon", "fdp", "rdp"))
+        cells = " ".join(f"{_num(row[m]):>10}" for m in METHODS)
         lines.append(f"{row['spec']:<52} {cells}")
     lines += ["", "The papers' worst cases: exact epsilon (mpmath, 50 digits) against every bound", ""]
-    header = f"{'example':<24} {'delta':>7} {'exact':>9} {'paper':>9} {'polygon':>9} {'fdp':>9} {'rdp':>9}  sound"
+    header = f"{'example':<24} {'delta':>7} {'exact':>10} " + " ".join(f"{m:>10}" for m in METHODS) + "  sound"
     lines += [header, "-" * len(header)]
     for row in report["examples"]:
-        cells = " ".join(f"{_num(row['bounds'].get(m)):>9}" for m in ("paper", "polygon", "fdp", "rdp"))
-        lines.append(f"{row['example']:<24} {row['delta']:>7.0e} {_num(row['exact_epsilon']):>9} {cells}  "
+        cells = " ".join(f"{_num(row['bounds'].get(m)):>10}" for m in METHODS)
+        lines.append(f"{row['example']:<24} {row['delta']:>7.0e} {_num(row['exact_epsilon']):>10} {cells}  "
                      f"{'yes' if row['sound'] else 'NO: ' + ', '.join(row['violations'])}")
     return "\n".join(lines)
 
