@@ -25,7 +25,7 @@ used is reported. The supremum is computed by :func:`symsel.bounds.ratio.certifi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -260,16 +260,6 @@ def paper_ratio(dist: Distribution, base: Profile) -> RatioBound:
 
 
 # ---------------------------------------------------------------------------------- public
-@dataclass(frozen=True)
-class BoundRequest:
-    """What to bound (kept for reporting)."""
-
-    dist: Distribution
-    base: Profile
-    method: str
-    options: dict = field(default_factory=dict)
-
-
 def hockey_stick_bound(dist: Distribution, base: Profile, method: str = "fdp") -> SelectionProfile:
     """Certified privacy profile of the selection (Koskela, Redberg & Wang, Theorem 4.1 with the
     hockey-stick divergence; MATH.md §4), by ``method`` in ``paper``, ``polygon``, ``fdp``."""
