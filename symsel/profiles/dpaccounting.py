@@ -172,10 +172,6 @@ class PldProfile(Profile):
         return max(0.0, float(self.accountant.get_epsilon(d)))
 
 
-#: relative rounding allowance of the suffix sums (n ulp for n ≈ 1e5--1e6 terms, with room to spare).
-_SUFFIX_SLACK = 1e-9
-
-
 def _tail(values: np.ndarray) -> np.ndarray:
     """Suffix sums ``Σ_{j ≥ i} values[j]`` (summed from the small end), with a trailing 0."""
     return np.concatenate([np.cumsum(values[::-1])[::-1], [0.0]])
@@ -184,14 +180,15 @@ def _tail(values: np.ndarray) -> np.ndarray:
 def _suffix_delta(table: tuple[np.ndarray, ...], eps: np.ndarray) -> np.ndarray:
     """``p(∞) + Σ_{l > ε} p(l) (1 − e^{ε−l})`` for many ``ε`` at once, as ``S_p − e^ε S_pe`` from suffix
     sums (one ``searchsorted``): the sum dp-accounting's ``get_delta_for_epsilon`` forms term by term.
-    The difference can cancel, so a rounding allowance ``_SUFFIX_SLACK (S_|p| + e^ε S_|p|e)`` is added
-    (and a negative difference is raised to 0): the result is never below the exact sum over the
-    (already pessimistic) PLD."""
+    The difference can cancel, so the rounding error bound of sequential summation, ``(2n + 8) u`` times
+    ``S_|p| + e^ε S_|p|e`` (``n`` terms, unit roundoff ``u``), is added and a negative difference is
+    raised to 0: the result is never below the exact sum over the (already pessimistic) PLD."""
     losses, tail_p, tail_pe, abs_p, abs_pe, inf_mass = table
     k = np.searchsorted(losses, eps, side="right")
     growth = np.exp(eps)
     difference = tail_p[k] - growth * tail_pe[k]
-    return inf_mass + np.maximum(difference, 0.0) + _SUFFIX_SLACK * (abs_p[k] + growth * abs_pe[k])
+    allowance = (2 * losses.size + 8) * np.finfo(float).eps * (abs_p[k] + growth * abs_pe[k])
+    return inf_mass + np.maximum(difference, 0.0) + allowance
 
 
 class DpsgdProfile(PldProfile):
