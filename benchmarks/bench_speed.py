@@ -53,18 +53,27 @@ def methods() -> list[str]:
     return list(METHODS)
 
 
-def analytic_run(method: str) -> dict[str, float]:
-    """Parse, build, query: one end-to-end evaluation with its phases."""
+def phases(prepare: Any, method: str, delta: float) -> dict[str, float]:
+    """``prepare() -> (dist, base)``, then build the bound and query ``epsilon(delta)``, each phase timed."""
     t0 = time.perf_counter()
-    dist = parse_distribution(ANALYTIC["dist"])
-    base = parse_profile(ANALYTIC["base"])
-    dist.log_dphi(0.5)  # compile phi' (lambdify) as part of the parse phase
+    dist, base = prepare()
     t1 = time.perf_counter()
     bound = selection_bound(dist, base, method)
     t2 = time.perf_counter()
-    eps = float(bound.epsilon(ANALYTIC["delta"]))
+    eps = float(bound.epsilon(delta))
     t3 = time.perf_counter()
     return {"parse": t1 - t0, "build": t2 - t1, "query": t3 - t2, "total": t3 - t0, "epsilon": eps}
+
+
+def _prepare_analytic() -> tuple[Any, Any]:
+    dist = parse_distribution(ANALYTIC["dist"])
+    dist.log_dphi(0.5)  # compile phi' (lambdify) as part of the parse phase
+    return dist, parse_profile(ANALYTIC["base"])
+
+
+def analytic_run(method: str) -> dict[str, float]:
+    """Parse, build, query: one end-to-end evaluation with its phases."""
+    return phases(_prepare_analytic, method, ANALYTIC["delta"])
 
 
 def timed_phases(fn: Any, repeats: int) -> dict[str, Any]:
@@ -128,18 +137,15 @@ def pld_build_seconds(repeats: int) -> tuple[float, int]:
     return seconds, peak
 
 
-def dpsgd_run(method: str) -> dict[str, float]:
-    """A fresh base profile (its PLD comes from symsel's cache), the bound, the query."""
-    t0 = time.perf_counter()
-    dist = parse_distribution(DPSGD["dist"])
+def _prepare_dpsgd() -> tuple[Any, Any]:
     base = DpsgdProfile(DPSGD["q"], DPSGD["sigma"], DPSGD["steps"])
     base.accountant  # noqa: B018 - fetch the (cached) PLD outside the timed bound
-    t1 = time.perf_counter()
-    bound = selection_bound(dist, base, method)
-    t2 = time.perf_counter()
-    eps = float(bound.epsilon(DPSGD["delta"]))
-    t3 = time.perf_counter()
-    return {"parse": t1 - t0, "build": t2 - t1, "query": t3 - t2, "total": t3 - t0, "epsilon": eps}
+    return parse_distribution(DPSGD["dist"]), base
+
+
+def dpsgd_run(method: str) -> dict[str, float]:
+    """A fresh base profile (its PLD comes from symsel's cache), the bound, the query."""
+    return phases(_prepare_dpsgd, method, DPSGD["delta"])
 
 
 def bench_dpsgd(repeats: int) -> dict[str, Any]:
@@ -155,18 +161,18 @@ def bench_dpsgd(repeats: int) -> dict[str, Any]:
         "symsel": {},
     }
     rows = []
-    for key, label in (("symsel", "symsel PldProfile"),):
-        for method in methods():
-            record = timed_phases(lambda m=method: dpsgd_run(m), repeats)
-            record["peak_bytes"], _ = peak_memory(lambda m=method: dpsgd_run(m))
-            record["ratio_to_pld_build"] = record["total"] / build_seconds
-            # the hockey-stick methods need the PLD; the RDP route only the base's RDP curve
-            needs_pld = 0.0 if method == "rdp" else build_seconds
-            record["ratio_to_dpaccounting_rdp"] = (record["total"] + needs_pld) / peer_time
-            results[key][method] = record
-            peak = record.get("peak_bytes")
-            rows.append([label, method, record["epsilon"], record["total"], record["ratio_to_pld_build"],
-                         record["ratio_to_dpaccounting_rdp"], None if peak is None else peak / 2**20, record["runs"]])
+    label = "symsel PldProfile"
+    for method in methods():
+        record = timed_phases(lambda m=method: dpsgd_run(m), repeats)
+        record["peak_bytes"], _ = peak_memory(lambda m=method: dpsgd_run(m))
+        record["ratio_to_pld_build"] = record["total"] / build_seconds
+        # the hockey-stick methods need the PLD; the RDP route only the base's RDP curve
+        needs_pld = 0.0 if method == "rdp" else build_seconds
+        record["ratio_to_dpaccounting_rdp"] = (record["total"] + needs_pld) / peer_time
+        results["symsel"][method] = record
+        peak = record.get("peak_bytes")
+        rows.append([label, method, record["epsilon"], record["total"], record["ratio_to_pld_build"],
+                     record["ratio_to_dpaccounting_rdp"], None if peak is None else peak / 2**20, record["runs"]])
     rows.append(["dp-acc", "PLD build", None, build_seconds, 1.0, None, build_peak / 2**20, repeats])
     rows.append(["dp-acc", "RDP select", peer_eps, peer_time, peer_time / build_seconds, 1.0, None, repeats])
     print_table(

@@ -101,10 +101,6 @@ def report_command(as_json: bool) -> None:
     emit(report, as_json, format_report)
 
 
-def _run() -> None:  # pragma: no cover - console entry for `python -m symsel`
-    main()
-
-
 def _one_of(delta: float | None, epsilon: float | None) -> None:
     if (delta is None) == (epsilon is None):
         raise click.UsageError("give exactly one of --delta or --epsilon")

@@ -365,13 +365,7 @@ class Distribution:
             raise ParameterError("k", kk, "k >= 0", self.name)
 
         def log_bound(t: float) -> float:
-            try:
-                value = self.phi_mp(mpmath.exp(t), 20)
-            except (ZeroDivisionError, ValueError, OverflowError):
-                return math.inf
-            if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value) or value <= 0:
-                return math.inf
-            return float(mpmath.log(value)) - t * kk
+            return math.log(self._safe_phi(math.exp(t))) - t * kk
 
         t_max = self._radius_log()
         res = minimize_scalar(log_bound, bounds=(0.0, t_max), method="bounded", options={"xatol": 1e-10})
@@ -392,6 +386,7 @@ class Distribution:
         return lo
 
     def _safe_phi(self, x: float) -> float:
+        """``phi(x)`` as a float, ``inf`` where it is undefined or not positive (beyond the radius)."""
         try:
             value = self.phi_mp(x, 20)
         except (ZeroDivisionError, ValueError, OverflowError):

@@ -205,9 +205,7 @@ def _minimize_over_eps1(evaluate: Any, base: Profile, extra: list[float] | tuple
             cache[e1] = evaluate(e1)
             return cache[e1].log_ratio
 
-        res = minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-7 * max(1, hi)})
-        if res.x in cache and cache[res.x].log_ratio < values[best]:
-            return cache[res.x]
+        minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-7 * max(1, hi)})
         refined = min(cache.values(), key=lambda r: r.log_ratio, default=results[best])
         if refined.log_ratio < values[best]:
             return refined

@@ -41,6 +41,13 @@ from symsel.profiles.base import delta_by_symmetry
 _METHODS = ("profile", "rdp", "gaussian_tail")
 
 
+def _union_factor(m: Any, rounds: Any, where: str) -> tuple[int, int, float]:
+    """``(m, k, k log m)``: the ``m^k`` factor of Theorems 3.2/3.3, with ``m, k >= 1`` checked."""
+    mm = validate.integer(m, "m", where, lo=1)
+    k = validate.integer(rounds, "rounds", where, lo=1)
+    return mm, k, k * math.log(mm)
+
+
 class ReportNoisyMaxProfile(Profile):
     """Koskela et al. Theorems 3.2 / 3.3: ``δ_M(ε) = min(1, m^k δ_noise(ε))`` for every real ``ε``.
 
@@ -57,9 +64,7 @@ class ReportNoisyMaxProfile(Profile):
         if not isinstance(noise, Profile):
             raise ParameterError("noise", noise, "a symsel Profile", where)
         self.noise = noise
-        self.m = validate.integer(m, "m", where, lo=1)
-        self.rounds = validate.integer(rounds, "rounds", where, lo=1)
-        self.log_factor = self.rounds * math.log(self.m)
+        self.m, self.rounds, self.log_factor = _union_factor(m, rounds, where)
 
     @property
     def spec(self) -> str:
@@ -110,9 +115,7 @@ class GaussianTailRnmProfile(Profile):
     def __init__(self, mu: float, m: int, rounds: int = 1):
         where = self.family
         self.mu = validate.positive(mu, "mu", where)
-        self.m = validate.integer(m, "m", where, lo=1)
-        self.rounds = validate.integer(rounds, "rounds", where, lo=1)
-        self.log_factor = self.rounds * math.log(self.m)
+        self.m, self.rounds, self.log_factor = _union_factor(m, rounds, where)
 
     @property
     def spec(self) -> str:
