@@ -133,7 +133,8 @@ def profile_command(spec: str, delta: float | None, epsilon: float | None, as_js
 @click.option("--base", "base_spec", required=True, help='Base mechanism, e.g. "gaussian(sigma=4)".')
 @click.option("--delta", type=float, default=None, help="Report epsilon at this delta.")
 @click.option("--epsilon", type=float, default=None, help="Report delta at this epsilon (>= 0).")
-@click.option("--method", default="fdp", show_default=True, help="paper | polygon | fdp | rdp | rdp_lemma7 | all")
+@click.option("--method", default="best", show_default=True,
+              help="paper | polygon | fdp | envelope | rdp | rdp_lemma7 | best | all")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @user_errors
 def bound_command(dist_spec: str, base_spec: str, delta: float | None, epsilon: float | None, method: str,
@@ -162,8 +163,9 @@ def _format_bounds(payload: dict[str, Any]) -> str:
         if r.get("reason"):
             lines.append(f"{r['method']:<11} {'n/a':>12} {'':>12} {'':>10} {'':>10}  {r['reason']}")
             continue
-        eps1 = "" if r["eps1"] is None else f"{r['eps1']:.4f}"
-        log_r = "" if r["log_ratio"] is None else f"{r['log_ratio']:.6f}"
+        details = r.get("details", {})
+        eps1 = "" if details.get("eps1") is None else f"{details['eps1']:.4f}"
+        log_r = "" if details.get("log_ratio") is None else f"{details['log_ratio']:.6f}"
         lines.append(f"{r['method']:<11} {r['epsilon']:>12.6g} {r['delta']:>12.4g} {eps1:>10} {log_r:>10}  "
                      f"{r.get('theorem') or ''}")
     return "\n".join(lines)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from symsel.bounds import selection_bound
+from symsel.bounds import bound
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
 from symsel.spec import parse_distribution
@@ -28,7 +28,7 @@ MAX_MEAN = 1e7
 
 def _epsilon_at(template: str, mean: float, base: Profile, method: str, delta: float) -> float:
     dist = parse_distribution(template.replace("{mean}", repr(mean)))
-    return float(selection_bound(dist, base, method).epsilon(delta))
+    return float(bound(dist, base, method).epsilon(delta))
 
 
 def max_mean(template: str, base: Profile, epsilon: float, delta: float, method: str = "fdp",

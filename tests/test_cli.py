@@ -75,15 +75,18 @@ def test_console_entry_point_runs_as_a_module():
 
 
 def test_bound_all_methods_are_ordered():
-    """Issue example: fdp <= polygon <= paper < rdp for geometric(mean=30) on gaussian(sigma=4)."""
+    """Issue example: envelope <= fdp <= polygon <= paper < rdp for geometric(mean=30) on gaussian(sigma=4),
+    and best is the smallest of its components."""
     result = run("bound", "--dist", "geometric(mean=30)", "--base", "gaussian(sigma=4)", "--delta", "1e-6",
                  "--method", "all", "--json")
     assert result.exit_code == 0, result.output
     eps = {r["method"]: r["epsilon"] for r in json.loads(result.output)["results"]}
-    assert set(eps) == {"paper", "polygon", "fdp", "rdp", "rdp_lemma7"}
-    assert eps["fdp"] <= eps["polygon"] <= eps["paper"] < eps["rdp"]
+    assert set(eps) == {"paper", "polygon", "fdp", "envelope", "rdp", "rdp_lemma7", "best"}
+    assert eps["envelope"] < eps["fdp"] <= eps["polygon"] <= eps["paper"] < eps["rdp"]
+    assert eps["envelope"] < eps["rdp_lemma7"]
+    assert eps["best"] == min(eps["envelope"], eps["paper"], eps["rdp"])
     for r in json.loads(result.output)["results"]:
-        assert {"method", "epsilon", "delta", "mean_K", "eps1", "log_ratio"} <= set(r)
+        assert {"method", "theorem", "epsilon", "delta", "mean_K", "certificate", "details"} <= set(r)
 
 
 def test_bound_pure_tnb_paper_is_2_5():

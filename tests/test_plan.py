@@ -13,14 +13,14 @@ from symsel.profiles import GaussianProfile
 
 def test_plan_is_the_edge_of_the_budget():
     base, budget, delta = GaussianProfile(4.0), 2.0, 1e-6
-    from symsel.bounds import selection_bound
+    from symsel.bounds import bound
     from symsel.distributions import geometric
 
     plan = max_mean("geometric(mean={mean})", base, budget, delta, "fdp")
     assert plan["epsilon"] <= budget
-    assert selection_bound(geometric(mean=plan["mean"]), base, "fdp").epsilon(delta) <= budget
+    assert bound(geometric(mean=plan["mean"]), base, "fdp").epsilon(delta) <= budget
     over = plan["mean"] * (1 + 3 * MEAN_RTOL)
-    assert selection_bound(geometric(mean=over), base, "fdp").epsilon(delta) > budget
+    assert bound(geometric(mean=over), base, "fdp").epsilon(delta) > budget
 
 
 def _dp_accounting_max_mean(sigma: float, budget: float, delta: float) -> float:

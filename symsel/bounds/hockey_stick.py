@@ -17,7 +17,8 @@ Three regions give three values of ``R``:
   ``eps1 >= 0``;
 * ``fdp``: the certified supremum over the whole privacy region of the base (its f-DP boundary).
 
-The regions shrink from top to bottom, so ``fdp <= polygon <= paper``. Every ``eps1`` yields a valid
+The regions shrink from top to bottom, so ``fdp <= polygon <= paper`` up to the certificates'
+tolerances; the methods are computed independently (only ``best`` combines methods). Every ``eps1`` yields a valid
 bound, so the minimization over ``eps1`` may be approximate without harming soundness; the ``eps1``
 used is reported. The supremum is computed by :func:`symsel.bounds.ratio.certified_log_sup`.
 """
@@ -126,40 +127,19 @@ def corner_slope(base: Profile) -> float | None:
 
 
 def fdp_ratio(dist: Distribution, base: Profile, tol: float | None = None) -> RatioBound:
-    """``log R`` over the whole privacy region of the base (its f-DP lower boundary).
-
-    The region lies inside every ``(eps1, delta(eps1))`` polygon, so a paper closed form (which bounds
-    the polygon's supremum) bounds this supremum too; where it is smaller than the certificate (the
-    certificate stopped at its cell budget on a flat maximum) it is used."""
+    """``log R`` over the whole privacy region of the base (its f-DP lower boundary), certified."""
     kwargs = {} if tol is None else {"tol": tol}
     cert = certified_log_sup(dist.log_dphi, base.region_lower, corner_slope=corner_slope(base), **kwargs)
-    try:
-        closed = paper_ratio(dist, base)
-    except NotApplicableError:
-        closed = None
-    if closed is not None and closed.log_ratio < cert.upper:
-        return RatioBound(closed.log_ratio, closed.eps1, cert, f"{closed.theorem} (bounds the f-DP supremum too)")
     return RatioBound(cert.upper, None, cert, "Koskela et al. Thm 4.1 over the f-DP region")
 
 
 def polygon_ratio_at(dist: Distribution, base: Profile, eps1: float, tol: float | None = None) -> RatioBound:
-    """``log R`` over the single ``(eps1, delta(eps1))`` polygon: the certified supremum, or the
-    paper's closed form at the same ``eps1`` where that is smaller (the closed forms bound the same
-    supremum from above, so either is valid; the closed form wins where the supremum is attained
-    along a whole segment, e.g. binomial K at the edge of Thm 5.7's condition, and the certificate
-    would need vanishing cells)."""
+    """``log R`` over the single ``(eps1, delta(eps1))`` polygon, certified."""
     delta1 = float(base.delta(eps1))
     kwargs = {} if tol is None else {"tol": tol}
     slope = math.exp(-eps1) if delta1 == 0.0 else None
     cert = certified_log_sup(dist.log_dphi, lambda q: polygon_lower(q, eps1, delta1), corner_slope=slope, **kwargs)
-    theorem = "Koskela et al. Thm 4.1 over the (eps1, delta(eps1)) polygon"
-    try:
-        closed = paper_log_ratio_at(dist, eps1, delta1)
-    except NotApplicableError:
-        closed = math.inf
-    if closed < cert.upper:
-        return RatioBound(closed, eps1, cert, f"{theorem} ({_PAPER_THEOREM[dist.name]} closed form at this eps1)")
-    return RatioBound(cert.upper, eps1, cert, theorem)
+    return RatioBound(cert.upper, eps1, cert, "Koskela et al. Thm 4.1 over the (eps1, delta(eps1)) polygon")
 
 
 def polygon_ratio(dist: Distribution, base: Profile) -> RatioBound:

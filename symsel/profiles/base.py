@@ -24,13 +24,17 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
 
 from symsel import validate as v
+from symsel.numeric import last_feasible
 from symsel.region import ArrayLike, LinesEnvelope, as_float_array, profile_envelope, scalar_or_array
+
+if TYPE_CHECKING:
+    from symsel.pairs import Pair
 
 #: number of ε1 points of the generic region grid (uniform on ``[0, ε(REGION_DELTA_FLOOR)]``).
 REGION_GRID_POINTS = 16001
@@ -189,6 +193,17 @@ class Profile(ABC):
         """``q'_min(q)`` at ``dps`` digits, where the boundary is analytic."""
         raise NotImplementedError(f"{self.family}: no mpmath evaluation of the region boundary")
 
+    # ------------------------------------------------------------------ dominating pair
+    def dominating_pair(self) -> Pair | None:
+        """The mechanism's dominating pair (ARCHITECTURE.md, "Pair"; MATH.md §8), or ``None`` when
+        none is known.
+
+        Any post-processing of it, under any score order, is a valid base mechanism with (at most)
+        this profile, which is what exact evaluation, lower bounds and audits need
+        (:func:`symsel.pairs.as_pair`). The generic profile knows none.
+        """
+        return None
+
     # ------------------------------------------------------------------ RDP
     def rdp(self, order: float) -> float | None:
         """The Rényi-DP curve ``ε(λ)`` at ``order = λ > 1`` (``inf`` allowed), or ``None`` if unknown."""
@@ -204,24 +219,14 @@ class Profile(ABC):
 
 
 def _bracket_epsilon(log_delta: Callable[[Any], Any], log_target: float) -> float:
-    """Smallest ``ε ≥ 0`` with ``log_delta(ε) ≤ log_target``, from above (see ``Profile.epsilon``)."""
+    """Smallest ``ε ≥ 0`` with ``log_delta(ε) ≤ log_target``, from above (see ``Profile.epsilon``):
+    double ``ε`` to a bracket, then :func:`symsel.numeric.last_feasible` (checked on the safe side)."""
     lo, hi = 0.0, 1.0
     while log_delta(hi) > log_target:
         lo, hi = hi, hi * 2.0
         if hi > EPSILON_SEARCH_CAP:
             return math.inf
-    for _ in range(64):
-        if hi - lo <= EPSILON_RTOL * max(1.0, hi):
-            break
-        grid = np.linspace(lo, hi, 33)
-        vals = np.asarray(log_delta(grid[1:-1]), dtype=float)
-        ok = np.nonzero(vals <= log_target)[0]
-        if ok.size:
-            k = int(ok[0]) + 1
-            lo, hi = float(grid[k - 1]), float(grid[k])
-        else:
-            lo = float(grid[-2])
-    return hi
+    return last_feasible(lambda e: float(log_delta(e)) - log_target, lo, hi, xtol=EPSILON_RTOL, rtol=EPSILON_RTOL)
 
 
 def check_order(order: Any, where: str) -> float:

@@ -1,0 +1,212 @@
+"""One entry point over every selection bound, and the one result type they all return.
+
+``bound(dist, base, method)`` is a pure function of the law of ``K``, the base mechanism's
+:class:`~symsel.profiles.Profile` and a method name; it returns a :class:`SelectionBound`, itself a
+Profile (so it can be fed on: plotted, inverted, composed), carrying which theorem produced it and
+how close its numerical steps are to the exact statement. Methods are independent of each other;
+only ``best`` combines them, by the pointwise minimum of ``δ(ε)`` — valid because each component is
+a valid upper bound on the same privacy profile.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from symsel import validate
+from symsel.distributions import Distribution
+from symsel.errors import NotApplicableError, ParameterError
+from symsel.profiles import Profile
+
+#: every method, in the order reports list them (``best`` last: it combines the others).
+METHODS = ("paper", "polygon", "fdp", "envelope", "rdp", "rdp_lemma7", "best")
+#: the methods ``best`` takes the minimum of: the tightest hockey-stick route and the cheap closed forms
+#: (``polygon``/``fdp`` never beat ``envelope`` by more than its stated shift; ``rdp_lemma7`` costs seconds).
+BEST_COMPONENTS = ("envelope", "paper", "rdp")
+
+Scalar = float | int | bool | str | None
+
+
+@dataclass(frozen=True, eq=False)
+class SelectionBound(Profile):
+    """A certified upper bound on the privacy profile of the best of ``K`` runs of a base mechanism.
+
+    Attributes:
+        method: one of :data:`METHODS`.
+        theorem: the statement the bound implements (paper, theorem number).
+        profile: the bound itself, as a :class:`~symsel.profiles.Profile` (``δ(ε)``, ``ε(δ)``).
+        dist, base: the law of ``K`` and the base mechanism's profile.
+        certificate: how the numerical steps relate to the exact statement (tolerances, cells,
+            convergence); empty for closed forms.
+        details: method-specific numbers (``eps1``, ``log_ratio``, orders, components of ``best``…).
+    """
+
+    method: str
+    theorem: str
+    profile: Profile = field(repr=False)
+    dist: Distribution = field(repr=False)
+    base: Profile = field(repr=False)
+    certificate: Mapping[str, Scalar] = field(default_factory=dict)
+    details: Mapping[str, Scalar] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "certificate", MappingProxyType(dict(self.certificate)))
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+
+    family = "selection"
+
+    @property
+    def spec(self) -> str:
+        return f"selection(dist={self.dist.spec}, base={self.base.spec}, method={self.method!r})"
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        return np.asarray(self.profile.delta(eps), dtype=float)
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        return np.asarray(self.profile.log_delta(eps), dtype=float)
+
+    @property
+    def delta_at_infinity(self) -> float:
+        return self.profile.delta_at_infinity
+
+    @property
+    def max_privacy_loss(self) -> float | None:
+        return self.profile.max_privacy_loss
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest ``ε ≥ 0`` with the bound ``≤ delta`` (conservative; see the inner profile)."""
+        return self.profile.epsilon(self._check_delta(delta))
+
+    @property
+    def vacuous(self) -> bool:
+        """Whether the bound says nothing (``δ(ε) = 1`` for every ``ε``)."""
+        return self.profile.delta_at_infinity >= 1.0
+
+    def __repr__(self) -> str:
+        return f"<SelectionBound {self.method}: {self.dist.spec} on {self.base.spec}>"
+
+
+class PointwiseMinimum(Profile):
+    """``δ(ε) = min_i δ_i(ε)`` of valid bounds on the same profile (itself valid)."""
+
+    family = "selection"
+
+    def __init__(self, parts: tuple[SelectionBound, ...]):
+        self.parts = parts
+
+    @property
+    def spec(self) -> str:
+        return "minimum(" + ", ".join(p.method for p in self.parts) + ")"
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        return np.min([np.asarray(p.delta(eps), dtype=float) for p in self.parts], axis=0)
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        return np.min([np.asarray(p.log_delta(eps), dtype=float) for p in self.parts], axis=0)
+
+    @property
+    def delta_at_infinity(self) -> float:
+        return min(p.delta_at_infinity for p in self.parts)
+
+    @property
+    def max_privacy_loss(self) -> float | None:
+        losses = [p.max_privacy_loss for p in self.parts]
+        known = [x for x in losses if x is not None]
+        return min(known) if known else None
+
+    def epsilon(self, delta: float) -> float:
+        """``min_i ε_i(δ)``: the smallest ``ε`` where the minimum reaches ``δ`` is the smallest of the
+        components' (each computed conservatively)."""
+        return min(p.epsilon(delta) for p in self.parts)
+
+
+# ------------------------------------------------------------------------------------ methods
+def _hockey_stick(dist: Distribution, base: Profile, method: str) -> SelectionBound:
+    from symsel.bounds.hockey_stick import hockey_stick_bound
+
+    selection = hockey_stick_bound(dist, base, method)
+    ratio = selection.ratio
+    certificate: dict[str, Scalar] = {}
+    if ratio.certificate is not None:
+        certificate = {"sup_cells": ratio.certificate.cells, "converged": ratio.certificate.converged,
+                       "attained_log_ratio": ratio.certificate.lower}
+    details = {"eps1": ratio.eps1, "log_ratio": ratio.log_ratio}
+    return SelectionBound(method, ratio.theorem, selection, dist, base, certificate, details)
+
+
+def _envelope(dist: Distribution, base: Profile) -> SelectionBound:
+    from symsel.bounds.envelope import envelope_profile
+
+    selection = envelope_profile(dist, base)
+    cert = selection.certificate
+    certificate = {"eps_shift": cert.eps_shift, "delta_floor": cert.delta_floor, "cells": cert.cells,
+                   "hull_lines": cert.hull_lines, "converged": cert.converged}
+    details = {"terms": cert.terms, "constant": selection.mixture.constant,
+               "log_t_max": float(selection.mixture.log_breakpoints.max(initial=-math.inf))}
+    theorem = "Koskela et al. Thm 4.1 per output (symsel envelope bound, MATH.md §4b)"
+    return SelectionBound("envelope", theorem, selection, dist, base, certificate, details)
+
+
+def _renyi(dist: Distribution, base: Profile, method: str) -> SelectionBound:
+    from symsel.bounds.renyi import renyi_bound
+
+    if method == "rdp":
+        try:
+            selection = renyi_bound(dist, base, "closed")
+        except NotApplicableError:
+            if base.rdp(2.0) is None:  # no Rényi curve of the base: Lemma 7 cannot help either
+                raise
+            selection = renyi_bound(dist, base, "lemma7")
+    else:
+        selection = renyi_bound(dist, base, "lemma7")
+    details = {k: v for k, v in selection.details.items() if isinstance(v, float | int | bool | str) or v is None}
+    return SelectionBound(method, selection.theorem, selection, dist, base, {}, details)
+
+
+def _best(dist: Distribution, base: Profile) -> SelectionBound:
+    parts: list[SelectionBound] = []
+    skipped: dict[str, Scalar] = {}
+    for method in BEST_COMPONENTS:
+        try:
+            parts.append(bound(dist, base, method))
+        except NotApplicableError as exc:
+            skipped[f"not_applicable_{method}"] = str(exc)
+    if not parts:
+        raise NotApplicableError(f"no method applies to {dist.spec} on {base.spec}")
+    minimum = PointwiseMinimum(tuple(parts))
+    theorem = "pointwise minimum of " + ", ".join(p.method for p in parts)
+    details: dict[str, Scalar] = {"components": ", ".join(p.method for p in parts), **skipped}
+    return SelectionBound("best", theorem, minimum, dist, base, {}, details)
+
+
+def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionBound:
+    """A certified upper bound on the privacy profile of the best of ``K ~ dist`` runs of ``base``.
+
+    * ``paper``, ``polygon``, ``fdp``: Koskela, Redberg & Wang (ICML 2024) Thm 4.1 with the
+      hockey-stick divergence and a ratio supremum (closed forms of Thm 5.2/5.7/Cor 5.8; one
+      ``(ε1, δ(ε1))`` polygon; the f-DP region) — :mod:`symsel.bounds.hockey_stick`;
+    * ``envelope``: Thm 4.1 taken per output, a mixture of shifted base profiles (MATH.md §4b) —
+      :mod:`symsel.bounds.envelope`;
+    * ``rdp``: Papernot & Steinke's closed forms (Thm 2 / Cor 3, Thm 6, Lemma 20, Lemma 22; what
+      dp-accounting's ``RepeatAndSelectDpEvent`` runs), their Lemma 7 where none exists;
+      ``rdp_lemma7``: Lemma 7 over the whole privacy region — :mod:`symsel.bounds.renyi`;
+    * ``best``: the pointwise minimum of :data:`BEST_COMPONENTS` that apply.
+
+    Raises :class:`~symsel.errors.NotApplicableError` when the method does not apply to the inputs.
+    """
+    validate.choice(method, "method", "bound", METHODS)
+    if not isinstance(dist, Distribution):
+        raise ParameterError("dist", repr(dist), "a Distribution (see symsel.parse_distribution)", "bound")
+    if not isinstance(base, Profile):
+        raise ParameterError("base", repr(base), "a Profile (see symsel.parse_profile)", "bound")
+    if method in ("paper", "polygon", "fdp"):
+        return _hockey_stick(dist, base, method)
+    if method == "envelope":
+        return _envelope(dist, base)
+    if method in ("rdp", "rdp_lemma7"):
+        return _renyi(dist, base, method)
+    return _best(dist, base)

@@ -1,0 +1,343 @@
+"""The envelope bound: Theorem 4.1 of Koskela, Redberg & Wang taken per output (MATH.md §4b).
+
+For a base mechanism with privacy profile ``δ_Q`` and a valid lower boundary ``L = q'_min`` of its
+privacy region, and ``K`` with PGF ``φ``, let
+
+    H(t) = sup_{u ∈ [0, 1]} [φ'(u) − t φ'(L(u))]_+          (t ≥ 0).
+
+``H`` is convex and non-increasing. Written as a mixture of hinges plus a constant,
+``H(t) ≤ C + Σ_i c_i [1 − t/t_i]_+``, it gives for every real ``ε`` (MATH.md §4b, proof there)
+
+    δ_A(ε) ≤ C + Σ_i c_i δ_Q(ε − log t_i) + P[K = 0] [1 − e^ε]_+ .
+
+The constant ``C`` is the part of ``H`` that never vanishes (laws with ``φ'(0) = 0`` at a region
+corner ``L(u) = 0``); it is what keeps the bound finite where every ratio method is vacuous.
+
+**Certified evaluation.** On a grid ``0 = u_0 < … < u_N = 1`` monotonicity of ``φ'`` and ``L`` gives,
+on the cell ``[u_j, u_{j+1}]``, ``φ'(u) ≤ a_j = φ'(u_{j+1})`` and ``φ'(L(u)) ≥ b_j = φ'(L(u_j))``, so
+``H(t) ≤ Ĥ(t) = max_j [a_j − t b_j]_+``: the upper envelope of ``N`` lines, computed exactly as a
+convex hull. Because the grid point ``u_{j+1}`` itself attains the line ``(a_j, b_{j+1})``, a grid on
+which ``log b_{j+1} − log b_j ≤ τ_u`` for every cell that matters gives ``Ĥ(t) ≤ H(t e^{−τ_u})``.
+Cells with ``a_j ≤`` :data:`NEGLIGIBLE` are left coarse; they add at most that much to ``H``.
+The hull is then thinned to chords on a geometric grid of ``t`` of ratio ``e^{τ_t}``; a convex
+function lies below its chords and a chord over ``[T_k, T_{k+1}]`` is at most ``Ĥ(T_k)``, so the
+thinned envelope is at most ``Ĥ(t e^{−τ_t})``. Altogether the reported profile is at most the exact
+envelope bound (for the boundary ``L`` used) evaluated at ``ε − (τ_u + τ_t)``, plus ``NEGLIGIBLE``:
+``eps_shift`` and ``delta_floor`` in :class:`EnvelopeCertificate`.
+
+Floating point errs on the safe side: ``a_j`` is rounded up and ``b_j`` down by
+:data:`VALUE_MARGIN` (arguments nudged outwards first), and every breakpoint and weight of the final
+mixture is inflated by :data:`MIXTURE_MARGIN`, which covers the rounding of the hull arithmetic
+(the inflation raises the envelope by at least ``MIXTURE_MARGIN`` times the intercept of the active
+line, far above the ``O(2^-52)`` relative error of each hull operation).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from symsel.bounds.ratio import initial_grid
+from symsel.distributions import Distribution
+from symsel.profiles import Profile
+from symsel.region import ArrayLike
+
+#: total ε shift allowed by default (split evenly between the ``u`` grid and the ``t`` chords).
+DEFAULT_EPS_SHIFT = 1e-3
+#: lines whose height ``a_j`` is below this are not refined; they add at most this to ``H`` (and to δ).
+NEGLIGIBLE = 1e-45
+#: relative rounding allowance on ``φ'`` values (float64 ``φ'`` is accurate to far better than this).
+VALUE_MARGIN = 1e-10
+#: relative inflation of the final breakpoints ``t_i`` and weights ``c_i`` (module docstring).
+MIXTURE_MARGIN = 1e-9
+#: arguments of ``φ'`` and ``L`` are moved outwards by this relative amount before evaluation.
+ARGUMENT_NUDGE = 1e-13
+#: refinement budget (cells); past it the bound stays valid and the achieved shift is reported.
+MAX_CELLS = 2_000_000
+#: largest number of pieces a cell is split into per refinement round.
+MAX_SPLIT = 256
+
+
+@dataclass(frozen=True)
+class EnvelopeCertificate:
+    """How close the mixture is to the exact envelope bound for the boundary used.
+
+    The reported profile is at most ``exact_envelope(ε − eps_shift) + delta_floor``.
+
+    Attributes:
+        eps_shift: ``τ_u + τ_t`` actually achieved (the ``u`` grid's worst cell plus the chords).
+        delta_floor: additive allowance for the cells left coarse (at most :data:`NEGLIGIBLE`).
+        cells: number of ``u`` cells used.
+        hull_lines: lines on the upper envelope ``Ĥ`` before thinning.
+        terms: hinge terms ``(t_i, c_i)`` of the final mixture.
+        converged: whether the requested shift was reached within :data:`MAX_CELLS`.
+    """
+
+    eps_shift: float
+    delta_floor: float
+    cells: int
+    hull_lines: int
+    terms: int
+    converged: bool
+
+
+@dataclass(frozen=True)
+class HingeMixture:
+    """``G(t) = constant + Σ_i weights_i [1 − t/breakpoints_i]_+`` with ``G ≥ H`` on ``t ≥ 0``."""
+
+    log_breakpoints: np.ndarray
+    weights: np.ndarray
+    constant: float
+
+    def __call__(self, t: ArrayLike) -> np.ndarray:
+        """``G(t)`` (vectorized; for tests and plots)."""
+        tt = np.atleast_1d(np.asarray(t, dtype=float))
+        hinge = np.maximum(0.0, 1.0 - tt[:, None] * np.exp(-self.log_breakpoints)[None, :])
+        return self.constant + hinge @ self.weights
+
+    @property
+    def total(self) -> float:
+        """``G(0)``: at least ``E[K]``."""
+        return float(self.constant + self.weights.sum())
+
+
+# ----------------------------------------------------------------------------------- the u grid
+def _line_values(dist: Distribution, boundary_of: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``φ'(u)`` rounded up and ``φ'(L(u))`` rounded down at the grid points (``L(u)`` given)."""
+    up = np.minimum(1.0, u * (1 + ARGUMENT_NUDGE))
+    low = np.maximum(0.0, boundary_of * (1 - ARGUMENT_NUDGE))
+    with np.errstate(over="ignore", under="ignore"):
+        a = np.exp(np.asarray(dist.log_dphi(up), dtype=float)) * (1 + VALUE_MARGIN) + 1e-300
+        b = np.exp(np.asarray(dist.log_dphi(low), dtype=float)) * (1 - VALUE_MARGIN)
+    return a, np.maximum(b, 0.0)
+
+
+def _cell_lines(
+    dist: Distribution, boundary: callable, tau_u: float, max_cells: int
+) -> tuple[np.ndarray, np.ndarray, float, int, bool]:
+    """Refine the ``u`` grid until every cell that matters has ``log(b_{j+1}/b_j) ≤ tau_u``.
+
+    Returns the cell lines ``(a_j, b_j)``, the achieved worst gap, the cell count and convergence."""
+    u = initial_grid()
+    u = np.unique(np.concatenate([u, np.logspace(-300, -16, 36)]))
+    lows = _boundary(boundary, u)
+    a_pts, b_pts = _line_values(dist, lows, u)
+    while True:
+        a = a_pts[1:]
+        b = b_pts[:-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gap = np.log(b_pts[1:]) - np.log(b_pts[:-1])
+        gap = np.where(b > 0, gap, np.where(b_pts[1:] > 0, np.inf, 0.0))
+        gap = np.nan_to_num(gap, nan=np.inf, posinf=np.inf)
+        matters = a > NEGLIGIBLE
+        bad = matters & (gap > tau_u) & ((u[1:] - u[:-1]) > 4e-16 * u[1:])
+        worst = float(np.max(np.where(matters, gap, 0.0), initial=0.0))
+        if not bad.any() or u.size >= max_cells:
+            return a, b, max(0.0, worst), int(u.size - 1), not bad.any()
+        idx = np.nonzero(bad)[0]
+        pieces = np.where(np.isfinite(gap[idx]), np.ceil(gap[idx] / tau_u), MAX_SPLIT)
+        pieces = np.clip(pieces, 2, MAX_SPLIT).astype(int)
+        room = max_cells - u.size
+        if pieces.sum() > room:  # spend what is left on the worst cells
+            keep = np.argsort(-gap[idx], kind="stable")
+            budget = np.cumsum(pieces[keep]) <= room
+            idx, pieces = idx[keep][budget], pieces[keep][budget]
+            if idx.size == 0:
+                return a, b, max(0.0, worst), int(u.size - 1), False
+        left, right = u[idx], u[idx + 1]
+        zero_left = b_pts[idx] == 0
+        fractions = [np.arange(1, p) / p for p in pieces]
+        new = []
+        for lo, hi, fr, geometric in zip(left, right, fractions, zero_left, strict=True):
+            if geometric and lo == 0.0:  # towards a corner with φ'(L) = 0: move down by decades
+                new.append(hi * np.logspace(-1, -8, 8))
+            else:
+                new.append(lo + (hi - lo) * fr)
+        extra = np.unique(np.concatenate(new))
+        extra = extra[(extra > 0) & (extra < 1)]
+        lows_new = _boundary(boundary, extra)
+        a_new, b_new = _line_values(dist, lows_new, extra)
+        merged = np.concatenate([u, extra])
+        order = np.argsort(merged, kind="stable")
+        u = merged[order]
+        a_pts = np.concatenate([a_pts, a_new])[order]
+        b_pts = np.concatenate([b_pts, b_new])[order]
+        keep = np.concatenate([[True], u[1:] > u[:-1]])
+        u, a_pts, b_pts = u[keep], a_pts[keep], b_pts[keep]
+
+
+def _boundary(boundary: callable, u: np.ndarray) -> np.ndarray:
+    """``L`` at ``u`` moved left first (``L`` is non-decreasing, so this rounds the boundary down)."""
+    values = np.asarray(boundary(np.maximum(0.0, u * (1 - ARGUMENT_NUDGE))), dtype=float)
+    return np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0)
+
+
+# ----------------------------------------------------------------------------------- the hull
+def upper_envelope(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The upper envelope on ``t ≥ 0`` of the lines ``t ↦ a_j − t b_j`` and of the flat line at
+    ``C = max(0, max{a_j : b_j = 0})``.
+
+    Returns ``(kinks, intercepts, slopes)`` of the lines on the envelope in the order they are met
+    as ``t`` grows: line ``k`` (value ``intercepts[k] − t slopes[k]``) is active between
+    ``kinks[k-1]`` and ``kinks[k]``; the last line is the flat one (slope 0, intercept ``C``)."""
+    flat = b <= 0
+    constant = float(np.max(a[flat], initial=0.0))
+    keep = ~flat & (a > constant)
+    a, b = a[keep], b[keep]
+    # Walk along increasing t: lines by decreasing b (for equal b only the highest a matters).
+    order = np.lexsort((-a, -b))
+    a, b = a[order], b[order]
+    first = np.concatenate([[True], b[1:] != b[:-1]]) if a.size else np.zeros(0, dtype=bool)
+    lines_a = [*a[first].tolist(), constant]
+    lines_b = [*b[first].tolist(), 0.0]
+    # The line active at t = 0 has the largest intercept (the least steep of equals); steeper ones
+    # with smaller intercepts never reach the envelope for t ≥ 0.
+    top = max(lines_a)
+    start = max(i for i, value in enumerate(lines_a) if value == top)
+    hull_a: list[float] = [lines_a[start]]
+    hull_b: list[float] = [lines_b[start]]
+    for ai, bi in zip(lines_a[start + 1:], lines_b[start + 1:], strict=True):
+        while len(hull_a) >= 2:
+            # the last line is dropped if the new one overtakes the one before it no later than it did
+            a1, b1, a2, b2 = hull_a[-2], hull_b[-2], hull_a[-1], hull_b[-1]
+            if (a1 - ai) * (b1 - b2) <= (a1 - a2) * (b1 - bi):
+                hull_a.pop()
+                hull_b.pop()
+            else:
+                break
+        hull_a.append(ai)
+        hull_b.append(bi)
+    ha, hb = np.array(hull_a), np.array(hull_b)
+    kinks = (ha[:-1] - ha[1:]) / (hb[:-1] - hb[1:])
+    return kinks, ha, hb
+
+
+def _evaluate_hull(t: np.ndarray, kinks: np.ndarray, ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
+    """``Ĥ(t)``: the line active at each ``t``."""
+    k = np.searchsorted(kinks, t, side="left")
+    return ha[k] - t * hb[k]
+
+
+def hinge_mixture(a: np.ndarray, b: np.ndarray, tau_t: float) -> tuple[HingeMixture, int]:
+    """A hinge mixture ``G ≥ Ĥ`` with ``G(t) ≤ Ĥ(t e^{−tau_t})`` (chords on a geometric ``t`` grid).
+
+    Returns the mixture and the number of lines on the hull."""
+    kinks, ha, hb = upper_envelope(a, b)
+    constant = float(ha[-1])
+    if kinks.size == 0:
+        return HingeMixture(np.empty(0), np.empty(0), constant), 1
+    lo, hi = float(kinks[0]), float(kinks[-1])
+    count = int(math.ceil(math.log(hi / lo) / tau_t)) + 1 if hi > lo else 1
+    if count < kinks.size:  # fewer chords than kinks: thin to a geometric grid
+        grid = np.geomspace(lo, hi, count)
+        grid[0], grid[-1] = lo, hi
+    else:
+        grid = kinks
+    values = _evaluate_hull(grid, kinks, ha, hb)
+    # G is piecewise linear through (0, Ĥ(0)) and (grid_k, Ĥ(grid_k)), flat at C after grid[-1].
+    xs = np.concatenate([[0.0], grid])
+    ys = np.concatenate([[ha[0]], values])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slopes = np.where(np.diff(xs) > 0, np.diff(ys) / np.diff(xs), 0.0)
+    slopes = np.append(slopes, 0.0)
+    # convexity makes the slopes increase; a negative jump from rounding is raised to 0 (G only grows)
+    weights = grid * np.maximum(0.0, slopes[1:] - slopes[:-1])
+    keep = weights > 0
+    inflate = 1 + MIXTURE_MARGIN
+    mixture = HingeMixture(
+        log_breakpoints=np.log(grid[keep]) + math.log(inflate),
+        weights=weights[keep] * inflate,
+        constant=constant * inflate,
+    )
+    return mixture, int(ha.size)
+
+
+# ----------------------------------------------------------------------------------- the profile
+class EnvelopeProfile(Profile):
+    """``δ_A(ε) ≤ min(1, C + Σ_i c_i δ_Q(ε − log t_i) + P[K=0][1 − e^ε]_+)`` (MATH.md §4b)."""
+
+    family = "selection"
+
+    def __init__(self, dist: Distribution, base: Profile, mixture: HingeMixture, certificate: EnvelopeCertificate):
+        self.dist = dist
+        self.base = base
+        self.mixture = mixture
+        self.certificate = certificate
+        self.p0 = float(dist.p0)
+        self._log_weights = np.log(mixture.weights)
+
+    @property
+    def spec(self) -> str:
+        return f"selection(dist={self.dist.spec}, base={self.base.spec}, method='envelope')"
+
+    def _terms(self, eps: np.ndarray) -> np.ndarray:
+        shifted = eps[:, None] - self.mixture.log_breakpoints[None, :]
+        return np.asarray(self.base.log_delta(shifted.ravel()), dtype=float).reshape(shifted.shape)
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        eps = np.asarray(eps, dtype=float)
+        out = np.full(eps.shape, -np.inf)
+        flat = eps.ravel()
+        chunk = max(1, 4_000_000 // max(1, self.mixture.weights.size))
+        pieces = []
+        for start in range(0, flat.size, chunk):
+            part = flat[start:start + chunk]
+            logs = self._terms(part) + self._log_weights[None, :] if self._log_weights.size else None
+            total = _logsumexp_rows(logs) if logs is not None else np.full(part.shape, -np.inf)
+            extras = [total]
+            if self.mixture.constant > 0:
+                extras.append(np.full(part.shape, math.log(self.mixture.constant)))
+            if self.p0 > 0:
+                with np.errstate(divide="ignore"):
+                    extras.append(np.log(self.p0 * np.maximum(0.0, -np.expm1(part))))
+            pieces.append(np.logaddexp.reduce(np.vstack(extras), axis=0))
+        if pieces:
+            out = np.concatenate(pieces).reshape(eps.shape)
+        # summation rounding (a few ulps per term) is covered by this relative allowance
+        return np.minimum(0.0, out + 1e-12 * (1 + self.mixture.weights.size) ** 0.5)
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        return np.exp(self._log_delta_finite(eps))
+
+    @property
+    def delta_at_infinity(self) -> float:
+        tail = self.mixture.weights.sum() * self.base.delta_at_infinity + self.mixture.constant
+        return float(min(1.0, tail * (1 + 1e-12)))
+
+    @property
+    def max_privacy_loss(self) -> float | None:
+        loss = self.base.max_privacy_loss
+        if loss is None or self.mixture.constant > 0:
+            return None if loss is None else math.inf
+        if self.mixture.weights.size == 0:
+            return 0.0
+        return loss + float(self.mixture.log_breakpoints.max())
+
+
+def _logsumexp_rows(logs: np.ndarray) -> np.ndarray:
+    top = np.max(logs, axis=1)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(under="ignore"):
+        total = np.log(np.sum(np.exp(logs - safe[:, None]), axis=1)) + safe
+    return np.where(np.isneginf(top), -np.inf, total)
+
+
+def envelope_profile(dist: Distribution, base: Profile, eps_shift: float = DEFAULT_EPS_SHIFT,
+                     max_cells: int = MAX_CELLS) -> EnvelopeProfile:
+    """The envelope bound of MATH.md §4b (Koskela, Redberg & Wang, Theorem 4.1 taken per output).
+
+    ``eps_shift`` is the total slack allowed against the exact envelope bound for the base's region
+    boundary ``base.region_lower``: the result is at most that bound at ``ε − eps_shift`` plus
+    :data:`NEGLIGIBLE` (see :class:`EnvelopeCertificate`). The boundary is valid for both
+    directions of the neighbouring relation (it is derived from the symmetric profile), so the
+    bound is two-sided."""
+    tau = eps_shift / 2
+    a, b, worst, cells, converged = _cell_lines(dist, base.region_lower, tau, max_cells)
+    mixture, hull_lines = hinge_mixture(a, b, tau)
+    certificate = EnvelopeCertificate(
+        eps_shift=float(worst + tau), delta_floor=NEGLIGIBLE, cells=cells, hull_lines=hull_lines,
+        terms=int(mixture.weights.size), converged=converged,
+    )
+    return EnvelopeProfile(dist, base, mixture, certificate)

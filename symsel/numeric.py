@@ -1,0 +1,66 @@
+"""The one conservative root finder of symsel.
+
+Every inverse symsel reports — ``ε(δ)`` of a profile, the largest mean number of candidates within
+a budget, the ``γ`` of a truncated negative binomial with a given mean — is the crossing point of a
+monotone function with a level. A bound must err on the safe side, so the finder returns the end of
+its final bracket on the *feasible* side, where the condition has been evaluated and holds; the
+answer is never on the wrong side of the crossing by rounding or by early stopping.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from scipy.optimize import brentq
+
+
+def last_feasible(
+    feasible_gap: Callable[[float], float],
+    lo: float,
+    hi: float,
+    *,
+    xtol: float = 1e-12,
+    rtol: float = 1e-12,
+) -> float:
+    """For ``g = feasible_gap`` non-increasing on ``[lo, hi]`` with ``g(lo) > 0 ≥ g(hi)``, a point
+    ``x ∈ (lo, hi]`` with ``g(x) ≤ 0`` (checked) within ``xtol + rtol |x|`` of the crossing.
+
+    ``g(x) ≤ 0`` means "``x`` is feasible" (e.g. ``log δ(ε) − log δ_target``). Brent's method
+    locates the crossing; the returned point is then moved up until ``g`` is checked to be ``≤ 0``
+    there, so the answer is always feasible. A ``nan`` or infinite ``g`` is treated as infeasible
+    (``+inf``) on the left end and handled by bisection."""
+
+    def safe(x: float) -> float:
+        value = feasible_gap(x)
+        if value is None or math.isnan(value):
+            return math.inf
+        return max(min(value, 1e300), -1e300)
+
+    tol = xtol + rtol * max(abs(lo), abs(hi))
+    if hi - lo <= tol:
+        return hi
+    try:
+        root = brentq(safe, lo, hi, xtol=xtol, rtol=max(rtol, 4.5e-16), maxiter=200)
+    except (ValueError, RuntimeError):
+        root = _bisect(safe, lo, hi, tol)
+    step = xtol + rtol * abs(root)
+    x = min(hi, root + step)
+    while safe(x) > 0:  # Brent may stop just left of the crossing: walk right to a checked point
+        step *= 4
+        if x >= hi:
+            return hi
+        x = min(hi, x + step)
+    return x
+
+
+def _bisect(g: Callable[[float], float], lo: float, hi: float, tol: float) -> float:
+    for _ in range(400):
+        if hi - lo <= tol:
+            break
+        mid = 0.5 * (lo + hi)
+        if g(mid) <= 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
