@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.special import logsumexp
 
 from symsel import binomial, geometric, logarithmic, point, poisson, tnb, two_point
 from symsel.bounds import METHODS, bound
@@ -21,8 +20,10 @@ from symsel.bounds.hockey_stick import (
 )
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.exact import FinitePair, selection_epsilon
-from symsel.profiles import GaussianProfile, Profile, pure
+from symsel.profiles import GaussianProfile, pure
 from symsel.spec import parse_distribution
+
+from reference_profiles import ExactPairProfile, random_pair
 
 
 @pytest.mark.parametrize("eta", [-0.5, 0, 0.5, 1, 2])
@@ -142,48 +143,6 @@ def test_selection_profile_is_a_profile():
 
 
 # ----------------------------------------------------------------------- soundness vs exact values
-class ExactPairProfile(Profile):
-    """The exact two-sided profile max(H(P||P'), H(P'||P)) of a finite pair, written independently
-    of the code under test (plain numpy sums)."""
-
-    family = "exact_pair"
-
-    def __init__(self, p, r):
-        self.p, self.r = np.asarray(p, float), np.asarray(r, float)
-
-    @property
-    def spec(self) -> str:
-        return "exact_pair"
-
-    def _delta_finite(self, eps):
-        e = np.exp(np.asarray(eps, float))[:, None]
-        one = np.maximum(self.p - e * self.r, 0).sum(axis=1)
-        two = np.maximum(self.r - e * self.p, 0).sum(axis=1)
-        return np.maximum(one, two)
-
-    def rdp(self, order):
-        """Exact two-sided Rényi divergence of the pair (order > 1; inf at order = inf)."""
-        if order == math.inf:
-            return self.max_privacy_loss
-        lp, lr = np.log(self.p), np.log(self.r)
-        one = logsumexp(order * lp + (1 - order) * lr) / (order - 1)
-        two = logsumexp(order * lr + (1 - order) * lp) / (order - 1)
-        return float(max(one, two))
-
-    @property
-    def max_privacy_loss(self):
-        with np.errstate(divide="ignore"):
-            ratios = np.concatenate([np.log(self.p) - np.log(self.r), np.log(self.r) - np.log(self.p)])
-        return float(np.max(ratios))
-
-
-def _pair(seed: int, n: int):
-    rng = np.random.default_rng(seed)
-    p = rng.dirichlet(np.ones(n))
-    r = np.clip(p * np.exp(rng.normal(0, 0.6, n)), 1e-9, None)
-    return p, r / r.sum(), rng.permutation(n)
-
-
 DISTS = ["geometric(mean=8)", "poisson(mean=5)", "binomial(n=6, p=0.5)", "logarithmic(mean=6)",
          "tnb(eta=0.5, mean=6)", "two_point(L=5, s=0.3)", "point(k=3)"]
 
@@ -195,7 +154,7 @@ def test_every_method_is_above_the_exact_value(seed, n, which, log_delta):
     """Random small pairs (Q, Q') with a random score order, base profile = the exact profile (and
     exact Rényi curve) of the pair: the exact eps(delta) of the selection (mpmath, 40 digits) never
     exceeds any bound, hockey-stick or Rényi."""
-    p, r, order = _pair(seed, n)
+    p, r, order = random_pair(seed, n)
     dist = parse_distribution(DISTS[which])
     delta = 10.0**log_delta
     base = ExactPairProfile(p, r)

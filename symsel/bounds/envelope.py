@@ -35,6 +35,7 @@ line, far above the ``O(2^-52)`` relative error of each hull operation).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,36 +105,82 @@ class HingeMixture:
 
 
 # ----------------------------------------------------------------------------------- the u grid
-def _line_values(dist: Distribution, boundary_of: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``φ'(u)`` rounded up and ``φ'(L(u))`` rounded down at the grid points (``L(u)`` given)."""
-    up = np.minimum(1.0, u * (1 + ARGUMENT_NUDGE))
-    low = np.maximum(0.0, boundary_of * (1 - ARGUMENT_NUDGE))
-    with np.errstate(over="ignore", under="ignore"):
-        a = np.exp(np.asarray(dist.log_dphi(up), dtype=float)) * (1 + VALUE_MARGIN) + 1e-300
-        b = np.exp(np.asarray(dist.log_dphi(low), dtype=float)) * (1 - VALUE_MARGIN)
-    return a, np.maximum(b, 0.0)
+def _dphi_up(dist: Distribution, u: np.ndarray) -> np.ndarray:
+    """``φ'(u)`` rounded up (an underflow to 0 or a subnormal is covered by the ``1e-300`` added)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        values = np.asarray(dist.dphi(np.minimum(1.0, u * (1 + ARGUMENT_NUDGE))), dtype=float)
+    return np.nan_to_num(values, nan=np.inf) * (1 + VALUE_MARGIN) + 1e-300
+
+
+def _dphi_down(dist: Distribution, x: np.ndarray) -> np.ndarray:
+    """``φ'(x)`` rounded down (subnormal values, whose relative error is large, become 0)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        values = np.asarray(dist.dphi(np.maximum(0.0, x * (1 - ARGUMENT_NUDGE))), dtype=float)
+    values = np.nan_to_num(values, nan=0.0) * (1 - VALUE_MARGIN)
+    return np.where(values >= 1e-300, values, 0.0)
+
+
+def _boundary(boundary: Callable[[np.ndarray], np.ndarray], u: np.ndarray) -> np.ndarray:
+    """``L`` at ``u`` moved left first (``L`` is non-decreasing, so this rounds the boundary down)."""
+    values = np.asarray(boundary(np.maximum(0.0, u * (1 - ARGUMENT_NUDGE))), dtype=float)
+    return np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0) * (1 - ARGUMENT_NUDGE)
+
+
+def _cell_floor(u: np.ndarray, lows: np.ndarray, corner_slope: float) -> np.ndarray:
+    """``r_j u_{j+1}`` for each cell, where ``L(u) ≥ r_j u`` holds on the cell: ``L`` is convex with
+    ``L(0) = 0``, so ``L(u)/u`` is non-decreasing and ``r_j = L(u_j)/u_j`` (``corner_slope`` on the
+    first cell, where ``u_0 = 0``). Clipped to ``L(u_{j+1})``, which it can only exceed by rounding."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stretch = np.where(u[:-1] > 0, u[1:] / u[:-1], 0.0)
+    floor = lows[:-1] * stretch
+    floor = np.where(u[:-1] > 0, floor, corner_slope * u[1:])
+    return np.minimum(floor, lows[1:])
+
+
+def _cell_slopes(dist: Distribution, u: np.ndarray, a: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """``b_j = φ'(r_j u_{j+1})`` rounded down; where that underflows (but ``r_j u_{j+1} > 0``) the
+    equivalent ``a_j / R_j`` with ``log R_j = log φ'(u_{j+1}) − log φ'(r_j u_{j+1})`` from the log-space
+    evaluator, so tiny lines keep their slope instead of becoming flat (see :func:`_cell_lines`)."""
+    b = _dphi_down(dist, floor)
+    redo = np.nonzero((b == 0) & (floor > 0))[0]
+    if redo.size:
+        up = np.minimum(1.0, u[1:][redo] * (1 + ARGUMENT_NUDGE))
+        down = floor[redo] * (1 - ARGUMENT_NUDGE)
+        log_ratio = np.asarray(dist.log_dphi(up), dtype=float) - np.asarray(dist.log_dphi(down), dtype=float)
+        log_ratio = np.nan_to_num(log_ratio, nan=np.inf) * (1 + VALUE_MARGIN) + VALUE_MARGIN
+        with np.errstate(under="ignore", over="ignore"):
+            b[redo] = a[redo] * np.exp(-log_ratio)
+    return b
 
 
 def _cell_lines(
-    dist: Distribution, boundary: callable, tau_u: float, max_cells: int
+    dist: Distribution, boundary: Callable[[np.ndarray], np.ndarray], corner_slope: float, tau_u: float,
+    max_cells: int,
 ) -> tuple[np.ndarray, np.ndarray, float, int, bool]:
-    """Refine the ``u`` grid until every cell that matters has ``log(b_{j+1}/b_j) ≤ tau_u``.
+    """Lines ``(a_j, b_j)`` that bound ``[φ'(u) − t φ'(L(u))]_+`` on each cell, on a grid refined
+    until every cell that matters has ``log(φ'(L(u_{j+1}))/b_j) ≤ tau_u``.
 
-    Returns the cell lines ``(a_j, b_j)``, the achieved worst gap, the cell count and convergence."""
+    ``a_j = φ'(u_{j+1})`` and ``b_j = φ'(r_j u_{j+1})``: on the cell ``L(u) ≥ r_j u``, so
+    ``φ'(u) − t φ'(L(u)) ≤ φ'(u) (1 − t/R_j)`` with ``R_j = φ'(u_{j+1})/φ'(r_j u_{j+1})`` (the ratio
+    ``φ'(u)/φ'(r u)`` is non-decreasing in ``u``: ``s ↦ log φ'(e^s)`` is convex), which is at most
+    ``a_j (1 − t/R_j) ≤ a_j − t b_j`` for ``t ≤ R_j`` (and negative after) whenever ``b_j ≤ a_j/R_j``. Since ``r_j u_{j+1} ≥ L(u_j)`` this is never
+    worse than the plain ``φ'(L(u_j))``, and it is exact on pure-DP corners (``L(u) = e^{−ε} u``).
+
+    Returns the lines, the achieved worst gap, the number of cells and whether the tolerance was met."""
     u = initial_grid()
     u = np.unique(np.concatenate([u, np.logspace(-300, -16, 36)]))
     lows = _boundary(boundary, u)
-    a_pts, b_pts = _line_values(dist, lows, u)
+    a_pts = _dphi_up(dist, u)
+    b_pts = _dphi_down(dist, lows)
     while True:
         a = a_pts[1:]
-        b = b_pts[:-1]
+        b = _cell_slopes(dist, u, a, _cell_floor(u, lows, corner_slope))
         with np.errstate(divide="ignore", invalid="ignore"):
-            gap = np.log(b_pts[1:]) - np.log(b_pts[:-1])
-        gap = np.where(b > 0, gap, np.where(b_pts[1:] > 0, np.inf, 0.0))
-        gap = np.nan_to_num(gap, nan=np.inf, posinf=np.inf)
+            gap = np.where(b > 0, np.log(b_pts[1:]) - np.log(b), np.where(b_pts[1:] > 0, np.inf, 0.0))
+        gap = np.nan_to_num(gap, nan=np.inf, posinf=np.inf, neginf=0.0)
         matters = a > NEGLIGIBLE
-        bad = matters & (gap > tau_u) & ((u[1:] - u[:-1]) > 4e-16 * u[1:])
         worst = float(np.max(np.where(matters, gap, 0.0), initial=0.0))
+        bad = matters & (gap > tau_u) & ((u[1:] - u[:-1]) > 4e-16 * u[1:])
         if not bad.any() or u.size >= max_cells:
             return a, b, max(0.0, worst), int(u.size - 1), not bad.any()
         idx = np.nonzero(bad)[0]
@@ -142,36 +189,28 @@ def _cell_lines(
         room = max_cells - u.size
         if pieces.sum() > room:  # spend what is left on the worst cells
             keep = np.argsort(-gap[idx], kind="stable")
-            budget = np.cumsum(pieces[keep]) <= room
-            idx, pieces = idx[keep][budget], pieces[keep][budget]
+            fits = np.cumsum(pieces[keep]) <= room
+            idx, pieces = idx[keep][fits], pieces[keep][fits]
             if idx.size == 0:
                 return a, b, max(0.0, worst), int(u.size - 1), False
-        left, right = u[idx], u[idx + 1]
-        zero_left = b_pts[idx] == 0
-        fractions = [np.arange(1, p) / p for p in pieces]
         new = []
-        for lo, hi, fr, geometric in zip(left, right, fractions, zero_left, strict=True):
-            if geometric and lo == 0.0:  # towards a corner with φ'(L) = 0: move down by decades
+        for j, count in zip(idx.tolist(), pieces.tolist(), strict=True):
+            lo, hi = u[j], u[j + 1]
+            if lo == 0.0 and b[j] == 0.0:  # towards a corner with φ'(L) = 0: move down by decades
                 new.append(hi * np.logspace(-1, -8, 8))
             else:
-                new.append(lo + (hi - lo) * fr)
+                new.append(lo + (hi - lo) * np.arange(1, count) / count)
         extra = np.unique(np.concatenate(new))
         extra = extra[(extra > 0) & (extra < 1)]
         lows_new = _boundary(boundary, extra)
-        a_new, b_new = _line_values(dist, lows_new, extra)
         merged = np.concatenate([u, extra])
         order = np.argsort(merged, kind="stable")
         u = merged[order]
-        a_pts = np.concatenate([a_pts, a_new])[order]
-        b_pts = np.concatenate([b_pts, b_new])[order]
-        keep = np.concatenate([[True], u[1:] > u[:-1]])
-        u, a_pts, b_pts = u[keep], a_pts[keep], b_pts[keep]
-
-
-def _boundary(boundary: callable, u: np.ndarray) -> np.ndarray:
-    """``L`` at ``u`` moved left first (``L`` is non-decreasing, so this rounds the boundary down)."""
-    values = np.asarray(boundary(np.maximum(0.0, u * (1 - ARGUMENT_NUDGE))), dtype=float)
-    return np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0)
+        lows = np.concatenate([lows, lows_new])[order]
+        a_pts = np.concatenate([a_pts, _dphi_up(dist, extra)])[order]
+        b_pts = np.concatenate([b_pts, _dphi_down(dist, lows_new)])[order]
+        distinct = np.concatenate([[True], u[1:] > u[:-1]])
+        u, lows, a_pts, b_pts = u[distinct], lows[distinct], a_pts[distinct], b_pts[distinct]
 
 
 # ----------------------------------------------------------------------------------- the hull
@@ -319,7 +358,7 @@ class EnvelopeProfile(Profile):
 def _logsumexp_rows(logs: np.ndarray) -> np.ndarray:
     top = np.max(logs, axis=1)
     safe = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(under="ignore"):
+    with np.errstate(under="ignore", divide="ignore"):
         total = np.log(np.sum(np.exp(logs - safe[:, None]), axis=1)) + safe
     return np.where(np.isneginf(top), -np.inf, total)
 
@@ -334,7 +373,9 @@ def envelope_profile(dist: Distribution, base: Profile, eps_shift: float = DEFAU
     directions of the neighbouring relation (it is derived from the symmetric profile), so the
     bound is two-sided."""
     tau = eps_shift / 2
-    a, b, worst, cells, converged = _cell_lines(dist, base.region_lower, tau, max_cells)
+    loss = base.max_privacy_loss
+    corner = math.exp(-loss) if loss is not None and math.isfinite(loss) else 0.0
+    a, b, worst, cells, converged = _cell_lines(dist, base.region_lower, corner, tau, max_cells)
     mixture, hull_lines = hinge_mixture(a, b, tau)
     certificate = EnvelopeCertificate(
         eps_shift=float(worst + tau), delta_floor=NEGLIGIBLE, cells=cells, hull_lines=hull_lines,

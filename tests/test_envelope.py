@@ -1,0 +1,179 @@
+"""The envelope bound (MATH.md §4b): the hinge mixture dominates the cell lines, the bound is never
+below exact high-precision values on worst cases, never above the one-term ratio recipe of §4, and
+finite where P[K = 1] = 0."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference_profiles import ExactPairProfile, random_pair
+
+from symsel import geometric, point, poisson
+from symsel.bounds import bound
+from symsel.bounds.envelope import hinge_mixture, upper_envelope
+from symsel.continuous import GaussianPair, selection_epsilon
+from symsel.profiles import GaussianProfile, pure
+from symsel.spec import parse_distribution
+
+P_K1_ZERO = "pgf(expr='z^2*(1-g)/(1-g*z)', g=0.9)"
+
+
+# ----------------------------------------------------------------------------- the hull and the mixture
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 60), tau=st.sampled_from([1e-3, 0.05, 0.5]))
+def test_mixture_dominates_every_line_and_is_close_to_their_maximum(seed, n, tau):
+    """G(t) = C + Σ c_i [1 − t/t_i]_+ is ≥ max_j [a_j − t b_j]_+ at every t (checked by brute force on a
+    dense grid and at every breakpoint), and ≤ that maximum at t e^{−tau} (the chord error)."""
+    rng = np.random.default_rng(seed)
+    a = np.sort(rng.lognormal(0, 2, n))
+    b = np.sort(rng.lognormal(-1, 2, n)) * (rng.random() < 0.8)  # sometimes all flat
+    if n > 3:
+        b[0] = 0.0  # a flat line (a region corner with φ'(0) = 0)
+    mixture, _ = hinge_mixture(a, b, tau)
+    breakpoints = np.exp(mixture.log_breakpoints)
+    t = np.unique(np.concatenate([np.geomspace(1e-6, 1e6, 2001), breakpoints, breakpoints * (1 - 1e-9), [0.0]]))
+    brute = np.maximum(0.0, (a[None, :] - t[:, None] * b[None, :]).max(axis=1))
+    ours = mixture(t)
+    assert np.all(ours >= brute * (1 - 1e-15)), float(np.min(ours - brute))
+    shifted = np.maximum(0.0, (a[None, :] - (t * math.exp(-tau))[:, None] * b[None, :]).max(axis=1))
+    assert np.all(ours <= shifted * (1 + 1e-8) + 1e-12 * a.max())
+
+
+def test_upper_envelope_of_three_lines():
+    """Lines 3 − 3t, 2 − t, 1 − 0.25t and the flat 0: kinks at 0.5, 4/3 and 4 (by hand)."""
+    kinks, intercepts, slopes = upper_envelope(np.array([3.0, 2.0, 1.0]), np.array([3.0, 1.0, 0.25]))
+    assert kinks == pytest.approx([0.5, 4 / 3, 4.0])
+    assert list(intercepts) == [3.0, 2.0, 1.0, 0.0]
+    assert list(slopes) == [3.0, 1.0, 0.25, 0.0]
+
+
+def test_dominated_line_is_dropped():
+    """2 − 2t lies below max(3 − 3t, 1.5 − 0.5t) for every t ≥ 0 (at their crossing t = 0.6 it is 0.8 < 1.2)."""
+    kinks, intercepts, _ = upper_envelope(np.array([3.0, 2.0, 1.5]), np.array([3.0, 2.0, 0.5]))
+    assert list(intercepts) == [3.0, 1.5, 0.0]
+    assert kinks == pytest.approx([0.6, 3.0])
+
+
+# ----------------------------------------------------------------------------- soundness on worst cases
+def _exact_selection_delta(p, r, order, dist, eps, dps=40):
+    """Two-sided hockey-stick divergence of the exact selection law A(y) = φ(Q(≤y)) − φ(Q(<y)),
+    A(⊥) = φ(0) (MATH.md §1), summed in mpmath: written here, independently of symsel.exact."""
+    with mpmath.workdps(dps):
+        def law(masses):
+            out, below = [], mpmath.mpf(0)
+            for i in order:  # lowest score first
+                above = below + mpmath.mpf(float(masses[i]))
+                out.append(dist.phi_mp(above, dps) - dist.phi_mp(below, dps))
+                below = above
+            return [*out, dist.phi_mp(0, dps)]
+
+        lp, lr = law(p), law(r)
+        g = mpmath.exp(mpmath.mpf(eps))
+        one = mpmath.fsum(max(x - g * y, 0) for x, y in zip(lp, lr, strict=True))
+        two = mpmath.fsum(max(y - g * x, 0) for x, y in zip(lp, lr, strict=True))
+        return max(one, two)
+
+
+LAWS = ["geometric(mean=8)", "poisson(mean=5)", "binomial(n=6, p=0.5)", "logarithmic(mean=6)",
+        "tnb(eta=0.5, mean=6)", "two_point(L=5, s=0.3)", "point(k=3)", "point(k=1)", P_K1_ZERO,
+        "mixture(components=[(0.5, point(k=2)), (0.5, point(k=6))])", "truncated(dist=geometric(mean=5), k_max=4)"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 6), which=st.integers(0, len(LAWS) - 1),
+       eps=st.floats(-1.5, 4.0), method=st.sampled_from(["envelope", "best"]))
+def test_envelope_and_best_are_never_below_the_exact_profile(seed, n, which, eps, method):
+    """Random finite pairs with a random score order; the base profile is the exact two-sided profile of
+    the pair (independent numpy): the exact δ_A(ε) (mpmath, 40 digits, both directions, any real ε)
+    never exceeds the bound, for laws with and without P[K = 1] = 0."""
+    p, r, order = random_pair(seed, n)
+    dist = parse_distribution(LAWS[which])
+    upper = bound(dist, ExactPairProfile(p, r), method)
+    exact = _exact_selection_delta(p, r, order, dist, eps)
+    assert float(upper.delta(eps)) >= float(exact) * (1 - 1e-12) - 1e-300, (float(upper.delta(eps)), float(exact))
+
+
+@pytest.mark.parametrize("spec", ["geometric(mean=30)", "poisson(mean=10)", "tnb(eta=0.5, mean=30)",
+                                  "binomial(n=60, p=0.5)", "point(k=3)"])
+def test_envelope_is_above_the_exact_monotone_gaussian_selection(spec):
+    """The exact ε(δ) of the selection on the continuous Gaussian pair N(1/4, 1) vs N(0, 1) with the
+    monotone score (Xiang et al. Algorithm 3; mpmath quadrature) is a lower bound on the worst case."""
+    dist = parse_distribution(spec)
+    exact = float(selection_epsilon(GaussianPair(0.25), dist, 1e-6, dps=30))
+    assert bound(dist, GaussianProfile(4.0), "envelope").epsilon(1e-6) >= exact
+
+
+def test_envelope_is_exact_for_fixed_runs_of_pure_dp():
+    """k fixed runs of an ε-DP base are kε-DP and no better (P&S Prop 17): the envelope gets kε."""
+    for k in (1, 2, 3, 5):
+        value = bound(point(k), pure(1.0), "envelope").epsilon(0.0)
+        assert k <= value <= k + 1e-8
+
+
+def test_xiang_example_1_is_below_the_envelope():
+    """Xiang et al. Example 1: exact pure ε = 2.9645 (symsel.examples, 50 digits) for geometric K with
+    γ = 1e-3 and a 1-DP base; every valid bound for a 1-DP base must be above it."""
+    from symsel.examples import get_example
+
+    example = get_example("xiang-example-1")
+    exact = float(example.exact_epsilon(dps=50))
+    assert exact == pytest.approx(2.9645, abs=1e-4)
+    assert bound(example.dist, pure(1.0), "envelope").epsilon(0.0) >= exact
+
+
+# ----------------------------------------------------------------------------- tightness and finiteness
+@pytest.mark.parametrize("spec", ["geometric(mean=30)", "poisson(mean=10)", "tnb(eta=0.5, mean=30)",
+                                  "logarithmic(mean=30)", "binomial(n=60, p=0.5)"])
+def test_envelope_is_never_above_the_ratio_recipe(spec):
+    """The one-term mixture (c, t) = (m, R) is §4's m δ(ε − log R): the envelope, computed on its own, is
+    at most the fdp bound plus the ε shift its certificate states."""
+    dist, base = parse_distribution(spec), GaussianProfile(4.0)
+    envelope = bound(dist, base, "envelope")
+    fdp = bound(dist, base, "fdp")
+    for delta in (1e-3, 1e-6, 1e-10):
+        assert envelope.epsilon(delta) <= fdp.epsilon(delta) + envelope.certificate["eps_shift"]
+
+
+def test_standard_setting_matches_the_prototype_figures():
+    """MATH.md §4b: geometric m = 30, σ = 4, δ = 1e-6 gives 1.789 (the §4 recipe 1.887); Poisson m = 10
+    gives 1.970 (2.177)."""
+    base = GaussianProfile(4.0)
+    assert bound(geometric(mean=30), base, "envelope").epsilon(1e-6) == pytest.approx(1.789, abs=1e-3)
+    assert bound(poisson(mean=10), base, "envelope").epsilon(1e-6) == pytest.approx(1.970, abs=1e-3)
+
+
+def test_law_without_mass_at_one_gets_a_finite_bound():
+    """P[K = 1] = 0 makes every ratio method vacuous (R = ∞); the envelope stays finite, above the exact
+    monotone Gaussian value, and its δ(ε) falls to the tiny constant of the corner."""
+    dist, base = parse_distribution(P_K1_ZERO), GaussianProfile(1.0)
+    envelope = bound(dist, base, "envelope")
+    assert math.isinf(bound(dist, base, "fdp").epsilon(1e-6))
+    value = envelope.epsilon(1e-6)
+    assert math.isfinite(value)
+    assert value >= float(selection_epsilon(GaussianPair(1.0), dist, 1e-6, dps=30))
+    assert envelope.delta_at_infinity < 1e-40
+
+
+def test_envelope_profile_answers_for_negative_epsilon_with_the_atom():
+    """For ε < 0 the bound includes P[K = 0][1 − e^ε]_+ and stays ≥ 1 − e^ε (every profile is)."""
+    dist, base = parse_distribution("truncated(dist=poisson(mean=3), k_max=10)"), GaussianProfile(2.0)
+    envelope = bound(dist, base, "envelope")
+    eps = np.linspace(-3, 0, 13)
+    values = np.asarray(envelope.delta(eps))
+    assert np.all(values >= -np.expm1(eps) - 1e-12)
+    assert np.all(np.diff(values) <= 1e-15)
+
+
+def test_best_is_the_smallest_component():
+    dist, base = geometric(mean=30), GaussianProfile(4.0)
+    best = bound(dist, base, "best")
+    parts = {m: bound(dist, base, m) for m in ("envelope", "paper", "rdp")}
+    for delta in (1e-2, 1e-6, 1e-12):
+        assert best.epsilon(delta) == min(p.epsilon(delta) for p in parts.values())
+    for eps in (0.5, 2.0, 4.0):
+        assert best.delta(eps) == min(p.delta(eps) for p in parts.values())
