@@ -313,7 +313,8 @@ def rnm_command(m: int, base_spec: str, delta: float | None, epsilon: float | No
 @click.option("--delta", type=float, required=True, help="Privacy budget delta.")
 @click.option("--dist", "templates", multiple=True,
               help='Family of K with a {mean} placeholder (repeatable); default poisson and geometric.')
-@click.option("--method", "methods", multiple=True, help="Methods (repeatable); default fdp and rdp.")
+@click.option("--method", "methods", multiple=True,
+              help="Methods (repeatable); default best (symsel's tightest) and rdp (what dp-accounting runs).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @user_errors
 def plan_command(base_spec: str, epsilon: float, delta: float, templates: tuple[str, ...], methods: tuple[str, ...],
@@ -326,7 +327,7 @@ def plan_command(base_spec: str, epsilon: float, delta: float, templates: tuple[
 
     base = parse_profile(base_spec)
     templates = templates or ("poisson(mean={mean})", "geometric(mean={mean})")
-    methods = methods or ("fdp", "rdp")
+    methods = methods or ("best", "rdp")
     for m in methods:
         if m not in METHODS:
             raise ParameterError("method", m, " | ".join(METHODS), "plan")

@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 from symsel.bounds import bound
+from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
 from symsel.spec import parse_distribution
@@ -26,17 +27,22 @@ MEAN_RTOL = 1e-3
 MAX_MEAN = 1e7
 
 
+def _law(template: str, mean: float) -> Distribution:
+    return parse_distribution(template.replace("{mean}", repr(mean)))
+
+
 def _epsilon_at(template: str, mean: float, base: Profile, method: str, delta: float) -> float:
-    dist = parse_distribution(template.replace("{mean}", repr(mean)))
-    return float(bound(dist, base, method).epsilon(delta))
+    return float(bound(_law(template, mean), base, method).epsilon(delta))
 
 
-def max_mean(template: str, base: Profile, epsilon: float, delta: float, method: str = "fdp",
+def max_mean(template: str, base: Profile, epsilon: float, delta: float, method: str = "best",
              min_mean: float = 1.0 + 1e-6) -> dict[str, Any]:
     """The largest ``E[K]`` (within ``MEAN_RTOL``) with the selection bound ``<= epsilon`` at ``delta``.
 
-    Returns ``{"mean": m, "epsilon": eps(m), ...}``; ``mean`` is ``None`` when even ``min_mean``
-    exceeds the budget, and capped at ``MAX_MEAN`` when the budget is never exceeded."""
+    The search runs over the value substituted for ``{mean}``; the record reports the law's own mean
+    ``E[K]`` (``mean``; they differ for templates such as ``truncated(dist=geometric(mean={mean}), …)``)
+    and the substituted value (``template_mean``). ``mean`` is ``None`` when even ``min_mean`` exceeds
+    the budget; the search is capped at ``MAX_MEAN`` when the budget is never exceeded."""
     if "{mean}" not in template:
         raise ParameterError("dist", template, "a spec template containing {mean}, e.g. poisson(mean={mean})", "plan")
     epsilon = positive(epsilon, "epsilon", "plan")
@@ -54,7 +60,7 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
         lo, eps_lo = hi, eps_hi
         hi *= 2
         if hi > MAX_MEAN:
-            return {**record, "mean": lo, "epsilon": eps_lo, "capped": True}
+            return {**record, **_means(template, lo), "epsilon": eps_lo, "capped": True}
         eps_hi = _epsilon_at(template, hi, base, method, delta)
     while hi / lo - 1 > MEAN_RTOL:
         mid = math.sqrt(lo * hi)
@@ -63,4 +69,8 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
             lo, eps_lo = mid, eps_mid
         else:
             hi = mid
-    return {**record, "mean": lo, "epsilon": eps_lo}
+    return {**record, **_means(template, lo), "epsilon": eps_lo}
+
+
+def _means(template: str, value: float) -> dict[str, float]:
+    return {"mean": float(_law(template, value).mean), "template_mean": value}

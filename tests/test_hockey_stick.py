@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_profiles import ExactPairProfile, random_pair
 
 from symsel import binomial, geometric, logarithmic, point, poisson, tnb, two_point
 from symsel.bounds import METHODS, bound
@@ -22,8 +23,6 @@ from symsel.errors import NotApplicableError, ParameterError
 from symsel.exact import FinitePair, selection_epsilon
 from symsel.profiles import GaussianProfile, pure
 from symsel.spec import parse_distribution
-
-from reference_profiles import ExactPairProfile, random_pair
 
 
 @pytest.mark.parametrize("eta", [-0.5, 0, 0.5, 1, 2])

@@ -163,7 +163,8 @@ def _cell_lines(
     ``a_j = φ'(u_{j+1})`` and ``b_j = φ'(r_j u_{j+1})``: on the cell ``L(u) ≥ r_j u``, so
     ``φ'(u) − t φ'(L(u)) ≤ φ'(u) (1 − t/R_j)`` with ``R_j = φ'(u_{j+1})/φ'(r_j u_{j+1})`` (the ratio
     ``φ'(u)/φ'(r u)`` is non-decreasing in ``u``: ``s ↦ log φ'(e^s)`` is convex), which is at most
-    ``a_j (1 − t/R_j) ≤ a_j − t b_j`` for ``t ≤ R_j`` (and negative after) whenever ``b_j ≤ a_j/R_j``. Since ``r_j u_{j+1} ≥ L(u_j)`` this is never
+    ``a_j (1 − t/R_j) ≤ a_j − t b_j`` for ``t ≤ R_j`` (and negative after) whenever ``b_j ≤ a_j/R_j``.
+    Since ``r_j u_{j+1} ≥ L(u_j)`` this is never
     worse than the plain ``φ'(L(u_j))``, and it is exact on pure-DP corners (``L(u) = e^{−ε} u``).
 
     Returns the lines, the achieved worst gap, the number of cells and whether the tolerance was met."""
@@ -268,7 +269,7 @@ def hinge_mixture(a: np.ndarray, b: np.ndarray, tau_t: float) -> tuple[HingeMixt
     if kinks.size == 0:
         return HingeMixture(np.empty(0), np.empty(0), constant), 1
     lo, hi = float(kinks[0]), float(kinks[-1])
-    count = int(math.ceil(math.log(hi / lo) / tau_t)) + 1 if hi > lo else 1
+    count = math.ceil(math.log(hi / lo) / tau_t) + 1 if hi > lo else 1
     if count < kinks.size:  # fewer chords than kinks: thin to a geometric grid
         grid = np.geomspace(lo, hi, count)
         grid[0], grid[-1] = lo, hi

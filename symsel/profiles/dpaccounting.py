@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -243,8 +243,15 @@ class DpsgdProfile(PldProfile):
 
 
 def rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: Any) -> np.ndarray:
-    """RDP of one Poisson-subsampled Gaussian step at ``orders`` (dp-accounting's computation)."""
+    """RDP of one Poisson-subsampled Gaussian step at ``orders`` (dp-accounting's computation, cached:
+    the curve does not depend on the law of K, and planners ask for it at every bisection step)."""
+    key = tuple(float(x) for x in np.atleast_1d(np.asarray(orders, dtype=float)))
+    return np.array(_rdp_poisson_subsampled_gaussian(float(q), float(sigma), key))
+
+
+@lru_cache(maxsize=64)
+def _rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: tuple[float, ...]) -> tuple[float, ...]:
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    values = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, np.atleast_1d(orders))
-    return np.asarray(values, dtype=float)
+    values = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, np.asarray(orders))
+    return tuple(float(v) for v in np.atleast_1d(values))
