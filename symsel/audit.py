@@ -37,6 +37,8 @@ from symsel import validate
 from symsel.continuous import LocationPair
 from symsel.errors import ParameterError
 from symsel.exact import FinitePair, _check_delta
+from symsel.pairs import Pair, as_pair
+from symsel.profiles import Profile
 
 
 @dataclass(frozen=True)
@@ -122,15 +124,18 @@ class _ContinuousSampler:
         return out
 
 
-def _as_target(pair_or_base: Any) -> FinitePair | LocationPair:
-    target = pair_or_base
-    inner = getattr(target, "pair", None)
-    if not isinstance(target, FinitePair | LocationPair) and inner is not None:
-        target = inner() if callable(inner) else inner
-    if not isinstance(target, FinitePair | LocationPair):
-        raise ParameterError("pair_or_base", repr(pair_or_base),
-                             "a FinitePair, GaussianPair/LaplacePair, or a base/result with .pair", "audit")
-    return target
+def _as_target(pair_or_base: Any) -> Pair:
+    """A :data:`~symsel.pairs.Pair` itself; a Profile's dominating pair; or the ``pair`` field of an
+    object that carries one (a :class:`~symsel.lower.LowerBoundResult`, an
+    :class:`~symsel.examples.Example`)."""
+    inner = getattr(pair_or_base, "pair", None)
+    if not isinstance(pair_or_base, Pair | Profile) and isinstance(inner, Pair):
+        return inner
+    try:
+        return as_pair(pair_or_base, "audit")
+    except ParameterError as exc:
+        raise ParameterError("pair_or_base", exc.value, exc.allowed + ", or a result or example with a .pair",
+                             "audit") from None
 
 
 def _chunks(total: int, size: int) -> Iterator[int]:
@@ -174,9 +179,10 @@ def audit(dist: Any, pair_or_base: Any, trials: int, delta: float, confidence: f
 
     Args:
         dist: the :class:`~symsel.distributions.Distribution` of ``K``.
-        pair_or_base: a :class:`~symsel.exact.FinitePair` (with its score order), a
-            :class:`~symsel.continuous.GaussianPair`/``LaplacePair`` (monotone score), or an
-            object with a ``pair`` attribute or method (a lower-bound base or result, an example).
+        pair_or_base: a :data:`~symsel.pairs.Pair`: a :class:`~symsel.exact.FinitePair` (with its
+            score order) or a :class:`~symsel.continuous.GaussianPair`/``LaplacePair`` (monotone
+            score); a :class:`~symsel.profiles.Profile` (its dominating pair); or an object with a
+            ``pair`` field holding a Pair (a lower-bound result, an example).
         trials: simulated games per side (``>= 1``).
         delta: the ``delta`` of the lower bound.
         confidence: probability that ``epsilon_lower`` is valid (Bonferroni over all tests).

@@ -1,9 +1,10 @@
 """The papers' worst cases and tight examples, by name, evaluated exactly.
 
 Each :class:`Example` records the base mechanism's output pair (and score order), the law of the
-number of runs ``K``, the ``delta`` of interest, the base mechanism's guarantee as data (for the
-upper-bound code to turn into a profile), the numbers the paper states, and checks of the paper's
-claims against exact evaluation (:mod:`symsel.exact`, at 50 digits by default).
+number of runs ``K``, the ``delta`` of interest, the base mechanism's guarantee as a
+:class:`~symsel.profiles.Profile` (what the upper bounds are computed from), the numbers the paper
+states, and checks of the paper's claims against exact evaluation (:mod:`symsel.exact`, at 50 digits
+by default).
 
 Entries (``EXAMPLES``; :func:`get_example`):
 
@@ -40,6 +41,7 @@ from symsel.exact import (
     renyi,
     selection_laws,
 )
+from symsel.profiles import GaussianProfile, PairProfile, Profile, pure
 
 DEFAULT_DPS = 50
 
@@ -83,9 +85,10 @@ class Example:
         name, description, source: identification (``source`` names paper and section).
         kind: ``"selection"`` (best of ``K`` runs), ``"conditional"`` (run until the output lies
             in ``params["S"]``) or ``"rnm"`` (Report Noisy Max).
-        base: the base mechanism's guarantee as data, e.g. ``{"kind": "pure", "eps": 1.0}``,
-            ``{"kind": "gaussian", "sigma": 4.0, "sensitivity": 2.0}`` or
-            ``{"kind": "finite", "p": [...], "q": [...]}``.
+        base_profile: the base mechanism's guarantee as a :class:`~symsel.profiles.Profile`
+            (``pure(1.0)``, a :class:`~symsel.profiles.PairProfile` of the example's own pair, ...);
+            for Report Noisy Max, the profile of one noisy query at the queries' sensitivity 1
+            (``params["monotone"]`` says whether the queries move monotonically).
         delta: the ``delta`` at which the example is reported (0 for pure DP).
         pair: the base output pair with its score order (``None`` for RNM).
         dist: the law of ``K`` (``None`` unless ``kind == "selection"``).
@@ -99,7 +102,7 @@ class Example:
     description: str
     source: str
     kind: str
-    base: dict[str, Any]
+    base_profile: Profile | None
     delta: float
     pair: FinitePair | None = None
     dist: Any = None
@@ -234,6 +237,12 @@ def gaussian_rnm_bound(m: int, mu: float, delta: float, dps: int = 30) -> float:
 
 
 # --------------------------------------------------------------------- registry entries
+def _pair_profile(pair: FinitePair) -> PairProfile:
+    """The two-sided profile of an example's own finite pair (float masses, renormalized to sum to 1)."""
+    p, q = [float(x) for x in pair.p_float], [float(x) for x in pair.q_float]
+    return PairProfile(p, q)
+
+
 def _xiang_pair() -> FinitePair:
     e, b, d = sympy.E, sympy.Rational(1, 1000), 100
     return FinitePair([1 - b * e - d * b, b * e, d * b], [1 - b - d * b * e, b, d * b * e],
@@ -247,7 +256,7 @@ def _xiang_example_1() -> Example:
                     "geometric K with gamma = 1e-3 (TNB eta = 1): the selection is 2.96-DP against the "
                     "bound 3 = (2 + eta) eps.",
         source="Xiang, Wang & Wang, Section 3.2, Example 1, eqs. (6)-(8)",
-        kind="selection", base={"kind": "pure", "eps": 1.0}, delta=0.0,
+        kind="selection", base_profile=pure(1.0), delta=0.0,
         pair=_xiang_pair(), dist=dists.geometric(gamma=sympy.Rational(1, 1000)),
         paper_exact=2.96, paper_bound=3.0,
         params={"b": 1e-3, "d": 100, "eps": 1.0, "gamma": 1e-3},
@@ -267,7 +276,7 @@ def _xiang_example_1_approx() -> Example:
                     "(exact 2.9253..., which the paper truncates to 2.92) while the Rényi route of "
                     "Papernot & Steinke (Thm 2, converted to (eps, delta)) gives 3.11.",
         source="Xiang, Wang & Wang, Appendix A.1 ('Tight example for approximate DP')",
-        kind="selection", base={"kind": "pure", "eps": 1.0}, delta=1e-5,
+        kind="selection", base_profile=pure(1.0), delta=1e-5,
         pair=_xiang_pair(), dist=dists.geometric(gamma=sympy.Rational(1, 1000)),
         paper_exact=2.92, paper_bound=3.11,
         params={"b": 1e-3, "d": 100, "eps": 1.0, "gamma": 1e-3, "paper_bound_method": "Papernot-Steinke Thm 2 (RDP)"},
@@ -291,7 +300,7 @@ def _ps_fixed_k(k: int = 3, eps: float = 1.0) -> Example:
                     "k eps - k log(1 + e^-eps)/(lambda - 1). (The last line of the paper's proof writes "
                     "log(1 + e^eps), a weaker bound; the proposition's statement is the sharper one.)",
         source="Papernot & Steinke, Appendix D.1, Proposition 17",
-        kind="selection", base={"kind": "pure", "eps": float(eps)}, delta=0.0,
+        kind="selection", base_profile=pure(float(eps)), delta=0.0,
         pair=pair, dist=dists.point(k), paper_exact=float(k * eps), paper_bound=float(k * eps),
         params={"k": k, "eps": eps, "renyi_lower": lower},
         checks=(
@@ -334,7 +343,7 @@ def _ps_conditional(lam: float = 4.0, a: float = 0.01, level: float = 0.1) -> Ex
                     "D_lambda(Q_S||Q'_S) lies between the paper's lower bound s + t - lambda log 2/(lambda-1) "
                     "and Corollary 16's upper bound.",
         source="Papernot & Steinke, Appendix D.2 (tight example for conditional sampling), Corollary 16",
-        kind="conditional", base={"kind": "finite", "p": [float(x) for x in q], "q": [float(x) for x in qp]},
+        kind="conditional", base_profile=_pair_profile(pair),
         delta=0.0, pair=pair, dist=None, paper_exact=None, paper_bound=float(upper16),
         params={"S": (0, 1), "a": a, "s": float(s), "t": float(t), "order": lam, "level": level},
         checks=(
@@ -364,7 +373,7 @@ def _ps_three_point() -> Example:
                     "D_2(A||A') is close to Lemma 7 evaluated at the post-processing (q, q') = (c, c'), "
                     "i.e. Lemma 7 is tight up to low-order terms.",
         source="Papernot & Steinke, Appendix D.3 (tightness of the generic result, Lemma 7)",
-        kind="selection", base={"kind": "finite", "p": [float(x) for x in pair.p], "q": [float(x) for x in pair.q]},
+        kind="selection", base_profile=_pair_profile(pair),
         delta=0.0, pair=pair, dist=dist, paper_exact=None, paper_bound=None,
         params={"b": 1e-3, "c": 0.9, "b_prime": 1e-8, "c_prime": 0.1, "mean": mean, "order": lam,
                 "lemma7_at_c": float(first_order)},
@@ -386,7 +395,7 @@ def _liu_talwar(eps: float = 1.0, b: float = 1e-6, d: float = 1e4, gamma: float 
                     "score C > B > A): the selection's exact eps approaches, and stays below, Liu & Talwar's 3 eps.",
         source="Liu & Talwar (STOC 2019); Papernot & Steinke Corollary 3 with eta = 1; construction of "
                "Xiang et al. Example 1",
-        kind="selection", base={"kind": "pure", "eps": float(eps)}, delta=0.0,
+        kind="selection", base_profile=pure(float(eps)), delta=0.0,
         pair=pair, dist=dists.geometric(gamma=sympy.nsimplify(gamma)), paper_exact=None, paper_bound=3 * eps,
         params={"eps": eps, "b": b, "d": d, "gamma": gamma},
         checks=(
@@ -408,8 +417,10 @@ def _rnm(monotone: bool = False, sigma: float = 4.0, delta: float = 1e-6) -> Exa
                     f"{x} on X and {xp} on X' ({kind}). Theorem 3.2 bounds H_e^eps by 3 delta(eps) of the "
                     f"Gaussian mechanism with sensitivity {sens:g}.",
         source="Koskela, Redberg & Wang, Section 3, eq. (3.1), Theorem 3.2, Figure 1 (sigma = 4, delta = 1e-6)",
-        kind="rnm", base={"kind": "gaussian", "sigma": sigma, "sensitivity": sens, "m": 3}, delta=delta,
-        paper_bound=bound, params={"values_x": x, "values_x_prime": xp, "sigma": sigma, "m": 3},
+        kind="rnm", base_profile=GaussianProfile(sigma, 1.0), delta=delta,
+        paper_bound=bound,
+        params={"values_x": x, "values_x_prime": xp, "sigma": sigma, "m": 3, "monotone": monotone,
+                "sensitivity": sens},
         checks=(PaperCheck(f"Theorem 3.2: below the eps of 3 delta_G(eps) (sensitivity {sens:g})", "epsilon",
                            "<=", bound),),
     )

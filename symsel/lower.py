@@ -33,104 +33,19 @@ import numpy as np
 from scipy.optimize import minimize
 
 from symsel import validate
-from symsel.continuous import GaussianPair, LaplacePair, LocationPair, discretize
-from symsel.errors import ParameterError
+from symsel.continuous import LocationPair, discretize
 from symsel.exact import (
     FinitePair,
     _check_delta,
     _check_dps,
-    _check_masses,
     _masses_mp,
     epsilon_for_delta_float,
     selection_epsilon,
     selection_law_float,
+    to_mpf,
 )
-
-
-# --------------------------------------------------------------------- base mechanisms as data
-@dataclass(frozen=True)
-class GaussianBase:
-    """Gaussian mechanism with ``mu = sensitivity / sigma``: dominating pair ``N(mu,1)`` vs ``N(0,1)``."""
-
-    mu: float
-
-    def __post_init__(self) -> None:
-        validate.positive(self.mu, "mu", "GaussianBase")
-
-    def pair(self) -> GaussianPair:
-        return GaussianPair(float(self.mu))
-
-
-@dataclass(frozen=True)
-class LaplaceBase:
-    """Laplace mechanism ``Lap(f(X), scale)`` with L1 sensitivity: pair ``Lap(sensitivity, scale)``
-    vs ``Lap(0, scale)`` (pure ``sensitivity/scale``-DP)."""
-
-    scale: float
-    sensitivity: float = 1.0
-
-    def __post_init__(self) -> None:
-        for name in ("scale", "sensitivity"):
-            validate.positive(getattr(self, name), name, "LaplaceBase")
-
-    def pair(self) -> LaplacePair:
-        return LaplacePair(float(self.sensitivity), float(self.scale))
-
-
-@dataclass(frozen=True, init=False)
-class FiniteBase:
-    """A base mechanism given by a finite dominating pair ``(P, P')``."""
-
-    p: tuple[Any, ...]
-    q: tuple[Any, ...]
-
-    def __init__(self, p: Sequence[Any], q: Sequence[Any]):
-        pv = _check_masses(p, "p", "FiniteBase")
-        qv = _check_masses(q, "q", "FiniteBase")
-        if len(pv) != len(qv):
-            raise ParameterError("q", f"length {len(qv)}", f"the same length as p ({len(pv)})", "FiniteBase")
-        object.__setattr__(self, "p", pv)
-        object.__setattr__(self, "q", qv)
-
-    def pair(self) -> FinitePair:
-        return FinitePair(self.p, self.q)
-
-    @classmethod
-    def randomized_response(cls, eps: float) -> FiniteBase:
-        """``P = (e^eps, 1)/(1+e^eps)``, ``P'`` reversed: dominating pair of pure ``eps``-DP."""
-        e = mpmath.mpf(eps) if not isinstance(eps, float) else mpmath.mpf(repr(eps))
-        with mpmath.workdps(120):
-            hi, lo = mpmath.exp(e) / (1 + mpmath.exp(e)), 1 / (1 + mpmath.exp(e))
-        return cls([hi, lo], [lo, hi])
-
-    @classmethod
-    def approx_dp(cls, eps: float, delta: float) -> FiniteBase:
-        """The four-point pair ``P = (delta, (1-delta) e^eps/(1+e^eps), (1-delta)/(1+e^eps), 0)``,
-        ``P'`` reversed: dominating pair of ``(eps, delta)``-DP."""
-        _check_delta(delta, "FiniteBase.approx_dp")
-        with mpmath.workdps(120):
-            e = mpmath.mpf(repr(float(eps)))
-            d = mpmath.mpf(repr(float(delta)))
-            hi, lo = (1 - d) * mpmath.exp(e) / (1 + mpmath.exp(e)), (1 - d) / (1 + mpmath.exp(e))
-            return cls([d, hi, lo, mpmath.mpf(0)], [mpmath.mpf(0), lo, hi, d])
-
-
-Base = GaussianBase | LaplaceBase | FiniteBase
-
-
-def base_from_profile(profile: Any) -> Base:
-    """Duck-type a profile object into a base: ``mu`` (class name with "Gaussian") ->
-    :class:`GaussianBase`; ``scale`` and ``sensitivity`` (class name with "Laplace") ->
-    :class:`LaplaceBase`; a ``finite_pair()`` method returning ``(P, P')`` -> :class:`FiniteBase`."""
-    name = type(profile).__name__
-    if "Gaussian" in name and hasattr(profile, "mu"):
-        return GaussianBase(float(profile.mu))
-    if "Laplace" in name and hasattr(profile, "scale") and hasattr(profile, "sensitivity"):
-        return LaplaceBase(float(profile.scale), float(profile.sensitivity))
-    if callable(getattr(profile, "finite_pair", None)):
-        p, q = profile.finite_pair()
-        return FiniteBase(list(p), list(q))
-    raise ParameterError("profile", repr(profile), "a Gaussian, Laplace or finite-pair profile", "base_from_profile")
+from symsel.pairs import Pair, as_pair
+from symsel.profiles import Profile
 
 
 # --------------------------------------------------------------------- result
@@ -152,6 +67,11 @@ class LowerBoundResult:
         cuts: cut points of the bins (continuous bases), else ``None``.
         kernel: the row-stochastic kernel (finite bases), else ``None``.
         seconds: wall time.
+        base: the dominating pair searched.
+        construction: ``"search"`` (few bins or kernels, searched) or ``"slice-insertion"``
+            (MATH.md §8, :func:`slice_insertion_order`): which one gave ``epsilon``.
+        slice_evaluations: float64 evaluations spent by the slice-insertion construction (not
+            counted in ``evaluations``, which is bounded by the search ``budget``).
     """
 
     epsilon: float
@@ -165,7 +85,9 @@ class LowerBoundResult:
     cuts: tuple[float, ...] | None = None
     kernel: tuple[tuple[float, ...], ...] | None = None
     seconds: float = 0.0
-    base: Any = field(default=None, repr=False)
+    base: Pair | None = field(default=None, repr=False)
+    construction: str = "search"
+    slice_evaluations: int = 0
 
     @property
     def improvement(self) -> float:
@@ -422,70 +344,199 @@ class _FiniteSearch:
                 w, order, current = nw / rows, no, value
 
 
+# --------------------------------------------------------------------- slice insertion (MATH.md §8)
+#: largest ``eps`` used in the insertion criterion (``e^eps`` must stay finite).
+_EPS_CAP = 700.0
+
+
+def slice_insertion_order(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, dist: Any,
+                          eps: float) -> tuple[int, ...]:
+    """The slice-insertion score order (lowest score first) for the direction ``H(A || A')``
+    (MATH.md §8).
+
+    The outcomes (thin slices of a dominating pair) with ``P <= P'`` go on top of the order, the most
+    extreme (smallest ``P/P'``) highest. The outcomes with ``P > P'`` are then inserted one at a time,
+    least extreme first, each at the position where its own contribution to the hockey-stick
+    divergence of the selection, ``phi'(u) P(y) - e^eps phi'(u') P'(y)``, is largest; ``u`` and
+    ``u'`` are the ``P``- and ``P'``-masses below that position (the selection's density at a thin
+    slice is ``phi'(u) P(y)``, MATH.md §1). Outcomes of mass 0 on both sides go to the bottom.
+
+    Any order is a valid score order: this only chooses a good one. The reverse direction is the
+    same construction with ``p`` and ``q`` swapped.
+    """
+    pa = np.asarray(p, dtype=float)
+    qa = np.asarray(q, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lr = np.log(pa) - np.log(qa)
+    live = (pa > 0) | (qa > 0)
+    null = [int(i) for i in np.flatnonzero(~live)]
+    lows = np.flatnonzero(live & ~(lr > 0))
+    highs = np.flatnonzero(live & (lr > 0))
+    # lowest first: the low slices by decreasing ratio, so the most extreme ends on top
+    order = [int(i) for i in lows[np.argsort(-lr[lows], kind="stable")]]
+    e = math.exp(min(float(eps), _EPS_CAP))
+    for i in highs[np.argsort(lr[highs], kind="stable")]:
+        idx = np.asarray(order, dtype=np.int64)
+        u = np.minimum(np.concatenate(([0.0], np.cumsum(pa[idx]))), 1.0)
+        v = np.minimum(np.concatenate(([0.0], np.cumsum(qa[idx]))), 1.0)
+        gain = np.asarray(dist.dphi(u), dtype=float) * pa[i] - e * np.asarray(dist.dphi(v), dtype=float) * qa[i]
+        gain = np.where(np.isnan(gain), -np.inf, gain)
+        order.insert(int(np.argmax(gain)), int(i))
+    return tuple(null + order)
+
+
+def _float_epsilon(p: np.ndarray, q: np.ndarray, order: Sequence[int], dist: Any, delta: float,
+                   two_sided: bool = True) -> float:
+    """Float64 ``eps(delta)`` of the selection on ``(p, q)`` with score ``order`` (``-inf`` on failure)."""
+    try:
+        a = selection_law_float(p, order, dist, check=False)
+        b = selection_law_float(q, order, dist, check=False)
+        value = epsilon_for_delta_float(a / a.sum(), b / b.sum(), delta, two_sided=two_sided)
+    except (ValueError, ZeroDivisionError, FloatingPointError):
+        return -math.inf
+    return value if value == value else -math.inf
+
+
+def _slice_search(p: np.ndarray, q: np.ndarray, dist: Any, delta: float, eps0: float, both_directions: bool,
+                  max_iter: int = 8) -> tuple[float, tuple[int, ...] | None, int]:
+    """Fixed-point iteration on the target ``eps`` of :func:`slice_insertion_order`: build the order
+    for ``eps``, evaluate it, use the value as the next target (MATH.md §8). Returns the best two-sided
+    float value, its order and the number of evaluations."""
+    best, best_order, calls = -math.inf, None, 0
+    for a, b in ((p, q), (q, p)) if both_directions else ((p, q),):
+        eps = eps0
+        for _ in range(max_iter):
+            order = slice_insertion_order(a, b, dist, eps)
+            calls += 1
+            value = _float_epsilon(p, q, order, dist, delta)
+            if value > best:
+                best, best_order = value, order
+            one_sided = _float_epsilon(a, b, order, dist, delta, two_sided=False)
+            if not math.isfinite(one_sided) or abs(one_sided - eps) <= 1e-10 * (1 + abs(eps)):
+                break
+            eps = one_sided
+    return best, best_order, calls
+
+
+def slice_cuts(pair: LocationPair, slices: int, delta: float) -> np.ndarray:
+    """Cut points of ``slices`` bins of a location pair, equally spaced in ``x`` (hence in the
+    privacy loss, for the Gaussian pair) between the ``tail``-quantiles of ``P'`` (lower) and ``P``
+    (upper), ``tail = delta / 1000`` clipped to ``[1e-16, 1e-4]``; the two outer bins take the rest."""
+    tail = min(1e-4, max(1e-16, float(delta) * 1e-3))
+    hi = float(pair.isf_float(tail, 0))
+    lo = 2 * pair.loc(1) - float(pair.isf_float(tail, 1))  # the standard laws are symmetric
+    return np.linspace(lo, hi, int(slices) - 1)
+
+
+def _split_kernel(n: int, pieces: int) -> np.ndarray:
+    """Kernel cutting each of ``n`` outcomes into ``pieces`` sub-outcomes of equal share
+    (block-diagonal, rows sum to 1): every piece keeps its outcome's likelihood ratio."""
+    w = np.zeros((n, n * pieces))
+    for i in range(n):
+        w[i, i * pieces:(i + 1) * pieces] = 1.0 / pieces
+    return w
+
+
 # --------------------------------------------------------------------- entry point
-def _as_base(base: Any) -> Base:
-    if isinstance(base, GaussianBase | LaplaceBase | FiniteBase):
-        return base
-    if isinstance(base, GaussianPair):
-        return GaussianBase(base.mu)
-    if isinstance(base, LaplacePair):
-        return LaplaceBase(base.scale, base.shift)
-    if isinstance(base, FinitePair):
-        return FiniteBase(base.p, base.q)
-    return base_from_profile(base)
-
-
-def lower_bound(base: Any, dist: Any, delta: float, budget: int = 200, seed: int = 0, dps: int = 30,
-                max_bins: int = 7) -> LowerBoundResult:
+def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200, seed: int = 0, dps: int = 30,
+                max_bins: int = 7, slices: int = 1000) -> LowerBoundResult:
     """Certified lower bound on the worst-case ``eps(delta)`` of private selection with ``K ~ dist``
-    over all base mechanisms dominated by ``base``.
+    over all base mechanisms dominated by ``base`` (MATH.md §8).
+
+    Two constructions are tried and the better one is reported:
+
+    * a search over few bins (continuous pairs) or kernels (finite pairs) and their score orders
+      (structured seeds, Nelder-Mead, simulated annealing; ``budget`` float64 evaluations);
+    * slice insertion: the pair cut into ``slices`` thin slices (continuous pairs: equally spaced
+      in ``x``, :func:`slice_cuts`; finite pairs: each outcome into ``slices // n`` equal pieces),
+      ordered by :func:`slice_insertion_order`, iterated on its target ``eps``.
+
+    Both winners are evaluated exactly (mpmath, :func:`symsel.exact.selection_epsilon`); the larger
+    exact value is reported, rounded down.
 
     Args:
-        base: :class:`GaussianBase`, :class:`LaplaceBase`, :class:`FiniteBase` (or a pair, or a
-            profile understood by :func:`base_from_profile`).
+        base: a :data:`~symsel.pairs.Pair` (finite, Gaussian or Laplace), or a
+            :class:`~symsel.profiles.Profile` with a :meth:`~symsel.profiles.Profile.dominating_pair`.
         dist: the :class:`~symsel.distributions.Distribution` of ``K``.
         delta: target ``delta`` in [0, 1].
         budget: number of float64 evaluations of the exact selection formula for the search.
         seed: seed of the search's random moves.
         dps: digits of the final exact (mpmath) evaluation of the winner.
         max_bins: largest number of bins the search may use.
+        slices: number of slices of the slice-insertion construction (0 turns it off).
     """
     where = "lower_bound"
     _check_delta(delta, where)
     dps = _check_dps(dps, where)
     budget = validate.integer(budget, "budget", where, lo=1)
     max_bins = validate.integer(max_bins, "max_bins", where, lo=2)
-    b = _as_base(base)
+    slices = validate.integer(slices, "slices", where, lo=0)
+    pair = as_pair(base, where)
+    delta = float(delta)
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
-    obj = _Objective(dist, float(delta), int(budget))
-    cuts = kernel = None
-    if isinstance(b, FiniteBase):
-        p = np.asarray(FinitePair(b.p, b.q).p_float)
-        q = np.asarray(FinitePair(b.p, b.q).q_float)
+    obj = _Objective(dist, delta, int(budget))
+    candidates: list[tuple[FinitePair, dict[str, Any]]] = []
+    if isinstance(pair, FinitePair):
+        reduced = _without_null_outcomes(pair)
+        p, q = np.asarray(reduced.p_float), np.asarray(reduced.q_float)
         w, order = _FiniteSearch(p, q, obj, rng, max_bins).run()
-        pair = _kernel_pair(b, w, order, dps + 30)
-        kernel = tuple(tuple(float(x) for x in row) for row in w)
-        mono_order = pair.monotone_order()
+        found = _kernel_pair(reduced, w, order, dps + 30)
+        candidates.append((found, {"kernel": w, "construction": "search", "mono": found.monotone_order()}))
+        if slices >= 2 * reduced.n and math.isfinite(obj.best):
+            pieces = slices // reduced.n
+            w = _split_kernel(reduced.n, pieces)
+            ps, qs = p @ w, q @ w
+            value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, 0.0), both_directions=True)
+            if order is not None and value > -math.inf:
+                sliced = _kernel_pair(reduced, w, order, dps + 30)
+                candidates.append((sliced, {"kernel": w, "construction": "slice-insertion", "calls": calls,
+                                            "mono": sliced.monotone_order(), "search_epsilon": value}))
     else:
-        search = _ContinuousSearch(b.pair(), obj, rng, max_bins)
-        cuts, order = search.run()
-        pair = discretize(b.pair(), cuts, order, dps=dps + 30)
-        mono_order = None
-    order = tuple(int(i) for i in pair.order)
-    exact = selection_epsilon(pair, dist, delta, dps)
-    mono = selection_epsilon(pair.with_order(mono_order), dist, delta, dps)
+        cuts, order = _ContinuousSearch(pair, obj, rng, max_bins).run()
+        candidates.append((discretize(pair, cuts, order, dps=dps + 30),
+                           {"cuts": cuts, "construction": "search", "mono": None}))
+        if slices >= 3 and math.isfinite(obj.best):
+            c = slice_cuts(pair, slices, delta)
+            ps, qs = pair.bin_masses_float(c)
+            value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, 0.0), both_directions=False)
+            if order is not None and value > -math.inf:
+                candidates.append((discretize(pair, c, order, dps=dps + 30),
+                                   {"cuts": c, "construction": "slice-insertion", "calls": calls, "mono": None,
+                                    "search_epsilon": value}))
+    best: tuple[Any, FinitePair, dict[str, Any]] | None = None
+    for found, info in candidates:
+        exact = selection_epsilon(found, dist, delta, dps)
+        if best is None or exact > best[0]:
+            best = (exact, found, info)
+    assert best is not None
+    exact, found, info = best
+    mono_pair = found.with_order(info["mono"])
+    mono = selection_epsilon(mono_pair, dist, delta, dps)
     if mono > exact:  # ties of the likelihood ratio can make the "monotone" order the better one
-        pair, order, exact = pair.with_order(mono_order), pair.with_order(mono_order).order, mono
+        found, exact = mono_pair, mono
+    cuts = info.get("cuts")
+    kernel = info.get("kernel")
     return LowerBoundResult(
-        epsilon=_round_down(exact), epsilon_mp=exact, pair=pair, order=order, evaluations=obj.calls,
-        monotone_epsilon=_round_down(mono), delta=float(delta), search_epsilon=obj.best,
-        cuts=None if cuts is None else tuple(float(c) for c in cuts), kernel=kernel,
-        seconds=time.perf_counter() - start, base=b,
+        epsilon=_round_down(exact), epsilon_mp=exact, pair=found, order=tuple(int(i) for i in found.order),
+        evaluations=obj.calls, monotone_epsilon=_round_down(mono), delta=delta,
+        search_epsilon=float(info.get("search_epsilon", obj.best)),
+        cuts=None if cuts is None else tuple(float(x) for x in cuts),
+        kernel=None if kernel is None else tuple(tuple(float(x) for x in row) for row in kernel),
+        seconds=time.perf_counter() - start, base=pair, construction=info["construction"],
+        slice_evaluations=int(sum(i.get("calls", 0) for _, i in candidates)),
     )
 
 
-def _kernel_pair(base: FiniteBase, w: np.ndarray, order: Sequence[int], dps: int) -> FinitePair:
+def _without_null_outcomes(pair: FinitePair) -> FinitePair:
+    """The pair without the outcomes of mass exactly 0 on both sides (they never occur)."""
+    keep = [i for i in range(pair.n) if not (to_mpf(pair.p[i], 30) == 0 and to_mpf(pair.q[i], 30) == 0)]
+    if len(keep) == pair.n:
+        return pair
+    return FinitePair([pair.p[i] for i in keep], [pair.q[i] for i in keep], label=pair.label)
+
+
+def _kernel_pair(base: FinitePair, w: np.ndarray, order: Sequence[int], dps: int) -> FinitePair:
     """The exact image ``(P W, P' W)`` of the base pair under the (float) kernel ``W``, rows
     renormalized at ``dps`` digits so that the kernel is exactly stochastic."""
     with mpmath.workdps(dps):
@@ -497,8 +548,7 @@ def _kernel_pair(base: FiniteBase, w: np.ndarray, order: Sequence[int], dps: int
             total = mpmath.fsum(vals)
             rows.append([v / total for v in vals])
         nb = len(rows[0])
-        pm = [mpmath.fsum(p[i] * rows[i][j] for i in range(len(p))) for j in range(nb)]
-        qm = [mpmath.fsum(q[i] * rows[i][j] for i in range(len(q))) for j in range(nb)]
+        cols = [[i for i in range(len(p)) if rows[i][j] != 0] for j in range(nb)]
+        pm = [mpmath.fsum(p[i] * rows[i][j] for i in cols[j]) for j in range(nb)]
+        qm = [mpmath.fsum(q[i] * rows[i][j] for i in cols[j]) for j in range(nb)]
     return FinitePair(pm, qm, order, label=f"kernel image on {nb} bins")
-
-

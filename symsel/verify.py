@@ -14,29 +14,13 @@ from typing import Any
 
 from symsel.bounds import METHODS, bound_summary
 from symsel.distributions import Distribution
-from symsel.errors import NotApplicableError, ParameterError
+from symsel.errors import NotApplicableError
 from symsel.examples import Example, get_example
-from symsel.profiles import ApproxDPProfile, GaussianProfile, Profile, pure
+from symsel.pairs import as_pair
+from symsel.profiles import Profile
 
 #: exact values are compared with bounds up to this absolute slack (float rounding of both sides).
 SOUNDNESS_SLACK = 1e-9
-
-
-def base_profile_of(example: Example) -> Profile | None:
-    """The base-mechanism guarantee an example assumes, as a Profile (``None`` if it names none)."""
-    base = example.base
-    kind = base.get("kind")
-    if kind == "pure":
-        return pure(base["eps"])
-    if kind == "approx":
-        return ApproxDPProfile(base["eps"], base["delta"])
-    if kind == "gaussian":
-        return GaussianProfile(base["sigma"], base.get("sensitivity", 1.0))
-    if kind == "finite":
-        from symsel.profiles import PairProfile
-
-        return PairProfile(base["p"], base["q"])
-    return None
 
 
 def _bounds(dist: Distribution, base: Profile, delta: float) -> dict[str, dict[str, Any]]:
@@ -48,15 +32,17 @@ def _bounds(dist: Distribution, base: Profile, delta: float) -> dict[str, dict[s
 
 
 def _rnm_bounds(example: Example) -> dict[str, dict[str, Any]]:
+    """Koskela et al. Section 3 bounds for a Report Noisy Max example: ``example.base_profile`` is one
+    noisy query at the queries' sensitivity 1; the theorems use the noise mechanism at sensitivity 2,
+    or 1 when the queries move monotonically (``params["monotone"]``, Theorem 3.2)."""
     from symsel.bounds.rnm import report_noisy_max_bound
 
-    base = example.base
-    profile = GaussianProfile(base["sigma"], 1.0)
-    monotone = bool(example.params.get("monotone", False))
+    monotone = bool(example.params["monotone"])
     out: dict[str, dict[str, Any]] = {}
     for method in ("profile", "rdp", "gaussian_tail"):
         try:
-            bound = report_noisy_max_bound(int(base["m"]), profile, monotone=monotone, method=method)
+            bound = report_noisy_max_bound(int(example.params["m"]), example.base_profile, monotone=monotone,
+                                           method=method)
             out[method] = {"method": method, "epsilon": float(bound.epsilon(example.delta))}
         except NotApplicableError as exc:
             out[method] = {"method": method, "epsilon": None, "reason": str(exc)}
@@ -68,7 +54,7 @@ def verify_example(name: str, dps: int = 50) -> dict[str, Any]:
     bound is below the exact value."""
     example = get_example(name)
     exact = example.exact_epsilon(dps=dps) if example.kind in ("selection", "rnm") else None
-    base = base_profile_of(example)
+    base = example.base_profile
     bounds: dict[str, dict[str, Any]] = {}
     if example.kind == "selection" and base is not None and example.dist is not None:
         bounds = _bounds(example.dist, base, example.delta)
@@ -92,18 +78,14 @@ def verify_example(name: str, dps: int = 50) -> dict[str, Any]:
 
 
 def verify_selection(dist: Distribution, base: Profile, delta: float, budget: int = 200, seed: int = 0) -> dict:
-    """A certified lower bound (searched over discretizations and score orders of the base's
-    dominating pair) against every upper bound: ``lower_bound``, ``bounds``, ``ratio`` = tightest
-    finite upper bound / lower bound, ``sound``."""
-    from symsel.lower import base_from_profile, lower_bound
+    """A certified lower bound (:func:`symsel.lower.lower_bound` on ``base.dominating_pair()``:
+    few-bin search and slice insertion, MATH.md §8) against every upper bound: ``lower_bound``,
+    ``lower_bound_construction``, ``bounds``, ``ratio`` = tightest finite upper bound / lower bound,
+    ``sound``. A base without a dominating pair raises :class:`~symsel.errors.ParameterError`
+    naming it."""
+    from symsel.lower import lower_bound
 
-    try:
-        dominating = base_from_profile(base)
-    except ParameterError:
-        raise ParameterError(
-            "base", base.spec, "a base with a known dominating pair (gaussian, gdp, laplace, randomized_response, "
-            "pure, approx, pointwise)", "verify") from None
-    lower = lower_bound(dominating, dist, delta, budget=budget, seed=seed)
+    lower = lower_bound(as_pair(base, "verify"), dist, delta, budget=budget, seed=seed)
     bounds = _bounds(dist, base, delta)
     values = {m: r.get("epsilon") for m, r in bounds.items()}
     finite = [v for v in values.values() if v is not None and math.isfinite(v)]
@@ -117,6 +99,7 @@ def verify_selection(dist: Distribution, base: Profile, delta: float, budget: in
         "lower_bound": lower.epsilon,
         "monotone_order_epsilon": lower.monotone_epsilon,
         "lower_bound_order": list(lower.order),
+        "lower_bound_construction": lower.construction,
         "lower_bound_evaluations": lower.evaluations,
         "bounds": values,
         "details": bounds,

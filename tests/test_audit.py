@@ -13,7 +13,8 @@ from symsel.continuous import selection_epsilon as continuous_epsilon
 from symsel.errors import ParameterError
 from symsel.exact import FinitePair, selection_law, selection_laws
 from symsel.examples import get_example
-from symsel.lower import GaussianBase, lower_bound
+from symsel.lower import lower_bound
+from symsel.profiles import GaussianProfile, zcdp
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def test_audit_of_the_gaussian_pair_is_below_the_exact_value(seed):
 
 def test_audit_of_a_searched_worst_case_is_below_its_exact_value():
     dist = dists.geometric(mean=30)
-    lb = lower_bound(GaussianBase(1.0), dist, 1e-3, budget=100)
+    lb = lower_bound(GaussianProfile(1.0), dist, 1e-3, budget=100)
     result = audit(dist, lb, 300_000, 1e-3, seed=0, progress=True)
     assert 1.0 < result.epsilon_lower <= lb.epsilon
 
@@ -124,3 +125,17 @@ def test_bad_inputs_raise_parameter_error(xiang, kwargs, name):
     with pytest.raises(ParameterError) as info:
         audit(**args)
     assert info.value.name == name
+
+
+def test_a_profile_is_audited_through_its_dominating_pair():
+    """GaussianProfile(sigma=1) stands for N(1,1) vs N(0,1): the same simulation, the same number."""
+    dist = dists.geometric(mean=30)
+    by_profile = audit(dist, GaussianProfile(1.0), 20_000, 1e-3, seed=5)
+    by_pair = audit(dist, GaussianPair(1.0), 20_000, 1e-3, seed=5)
+    assert by_profile.epsilon_lower == by_pair.epsilon_lower and by_profile.best_test == by_pair.best_test
+
+
+def test_a_profile_without_a_pair_is_refused():
+    with pytest.raises(ParameterError) as info:
+        audit(dists.geometric(mean=30), zcdp(0.1), 1000, 1e-3)
+    assert info.value.name == "pair_or_base" and info.value.value == "zcdp(rho=0.1)"

@@ -21,6 +21,7 @@ from symsel.examples import (
     list_examples,
     report_noisy_max_law,
 )
+from symsel.profiles import Profile
 
 
 @pytest.fixture(autouse=True)
@@ -42,7 +43,7 @@ def test_registry_entries_are_complete(examples):
     for ex in examples.values():
         assert ex.name and ex.description and ex.source
         assert ex.kind in {"selection", "conditional", "rnm"}
-        assert "kind" in ex.base and 0 <= ex.delta <= 1
+        assert (ex.base_profile is None or isinstance(ex.base_profile, Profile)) and 0 <= ex.delta <= 1
         if ex.kind == "selection":
             assert ex.pair is not None and ex.dist is not None
 

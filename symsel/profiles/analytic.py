@@ -27,6 +27,7 @@ import numpy as np
 from scipy import special
 
 from symsel import validate as v
+from symsel.continuous import GaussianPair, LaplacePair
 from symsel.errors import ParameterError
 from symsel.profiles.base import Profile
 from symsel.region import (
@@ -142,6 +143,10 @@ class GaussianProfile(Profile):
         return mpmath.mpf(self.sensitivity) / mpmath.mpf(self.sigma)
 
     # ------------------------------------------------------------------ region, RDP, limits
+    def dominating_pair(self) -> GaussianPair:
+        """``N(μ, 1)`` vs ``N(0, 1)`` (Dong, Roth, Su 2022): its profile is exactly this one."""
+        return GaussianPair(self.mu)
+
     @property
     def max_privacy_loss(self) -> float:
         return math.inf
@@ -216,6 +221,10 @@ class LaplaceProfile(Profile):
             if e >= -a:
                 return -mpmath.expm1((e - a) / 2)
             return -mpmath.expm1(e)
+
+    def dominating_pair(self) -> LaplacePair:
+        """``Lap(Δ, b)`` vs ``Lap(0, b)``: the mechanism's own output pair, whose profile is this one."""
+        return LaplacePair(self.sensitivity, self.scale)
 
     @property
     def max_privacy_loss(self) -> float:

@@ -19,6 +19,7 @@ import numpy as np
 
 from symsel import validate as v
 from symsel.errors import ParameterError
+from symsel.exact import FinitePair
 from symsel.profiles.base import Profile, delta_by_symmetry
 from symsel.region import (
     ArrayLike,
@@ -39,6 +40,9 @@ from symsel.region import (
     profile_envelope_mp,
 )
 
+#: digits of the masses of :meth:`FinitePairProfile.dominating_pair`.
+PAIR_DPS = 120
+
 
 class FinitePairProfile(Profile):
     """Base class: the profile, region and RDP curve of a finite symmetric dominating pair.
@@ -57,6 +61,12 @@ class FinitePairProfile(Profile):
     def finite_pair(self) -> tuple[list[float], list[float]]:
         """The dominating pair ``(P, P')`` as two lists of floats."""
         return self._pair()
+
+    def dominating_pair(self) -> FinitePair:
+        """The finite pair ``(P, P')`` with masses at :data:`PAIR_DPS` digits (exact for every
+        evaluation symsel makes), outcomes in their natural order."""
+        P, Pp = self._pair_mp(PAIR_DPS)
+        return FinitePair(P, Pp, label=self.spec)
 
     @cached_property
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
