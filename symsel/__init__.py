@@ -4,8 +4,16 @@ Private selection runs a differentially private base mechanism a random number `
 releases the best run. symsel holds the law of ``K`` as a SymPy probability generating function,
 and turns it into certified bounds on the privacy profile of the selection (Koskela, Redberg and
 Wang, ICML 2024, Theorem 4.1) next to the Renyi-DP route of Papernot and Steinke (ICLR 2022).
+
+One import is enough::
+
+    import symsel
+    law = symsel.parse_distribution("geometric(mean=30)")
+    base = symsel.parse_profile("gaussian(sigma=4)")
+    symsel.bound(law, base).epsilon(1e-6)          # method "best"; see symsel.METHODS
 """
 
+from symsel.bounds import BEST_COMPONENTS, METHODS, SelectionBound, bound
 from symsel.distributions import (
     Distribution,
     beta_binomial,
@@ -24,16 +32,22 @@ from symsel.distributions import (
     two_point,
 )
 from symsel.errors import NotApplicableError, ParameterError, SpecError, SymselError
-from symsel.spec import parse_distribution, parse_expression
+from symsel.profiles import Profile
+from symsel.spec import parse_distribution, parse_expression, parse_profile
 
 __all__ = [
+    "BEST_COMPONENTS",
+    "METHODS",
     "Distribution",
     "NotApplicableError",
     "ParameterError",
+    "Profile",
+    "SelectionBound",
     "SpecError",
     "SymselError",
     "beta_binomial",
     "binomial",
+    "bound",
     "compound",
     "from_pgf",
     "from_pmf",
@@ -43,6 +57,7 @@ __all__ = [
     "negative_binomial",
     "parse_distribution",
     "parse_expression",
+    "parse_profile",
     "point",
     "poisson",
     "tnb",
