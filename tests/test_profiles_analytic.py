@@ -58,7 +58,9 @@ def test_gaussian_matches_quadrature(sigma: float) -> None:
     g = GaussianProfile(sigma)
     for eps in (-2.0, -0.2, 0.0, 0.3, 1.0, 3.0):
         ref = gaussian_hockey_stick_quad(1 / sigma, eps)
-        assert g.delta(eps) == pytest.approx(float(ref), rel=1e-12, abs=1e-300)
+        # the float path rounds up by its error bound (at most ~1e-9 relative), never down
+        assert g.delta(eps) == pytest.approx(float(ref), rel=1e-9, abs=1e-300)
+        assert g.delta(eps) >= ref
         with mpmath.workdps(40):
             assert abs(g.delta_mp(eps, 35) - ref) <= mpmath.mpf(10) ** -30 * ref
 
@@ -156,6 +158,7 @@ def test_laplace_matches_quadrature(b: float, sens: float) -> None:
     for eps in (-3 * a, -a - 0.1, -a / 2, -1e-3, 0.0, a / 3, a - 1e-3, a, 2 * a):
         ref = laplace_hockey_stick_quad(b, sens, eps)
         assert lp.delta(eps) == pytest.approx(float(ref), rel=1e-10, abs=1e-14)
+        assert lp.delta(eps) >= ref - mpmath.mpf(10) ** -25  # quadrature error only
         assert float(lp.delta_mp(eps, 30)) == pytest.approx(float(ref), rel=1e-12, abs=1e-20)
     assert lp.epsilon(0.0) == pytest.approx(a)
 
@@ -188,3 +191,64 @@ def test_laplace_region_and_rdp() -> None:
             integral = mpmath.quad(integrand, [-mpmath.inf, 0, sens, mpmath.inf])
             assert lp.rdp(lam) == pytest.approx(float(mpmath.log(integral) / (lam - 1)), rel=1e-10)
     assert lp.rdp(math.inf) == pytest.approx(sens / b)
+
+
+# --------------------------------------------------------------------------- float path never rounds down
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_EXACT_DPS = 50
+
+
+def _gaussian_delta_exact(sigma: float, eps: float) -> mpmath.mpf:
+    """Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), μ = 1/σ formed in mpmath, at 50 digits (enough guard digits
+    for the cancellation: the two terms are computed at 50 + 60 digits)."""
+    with mpmath.workdps(_EXACT_DPS + 60):
+        mu = 1 / mpmath.mpf(sigma)
+        e = mpmath.mpf(eps)
+        value = mpmath.ncdf(-e / mu + mu / 2) - mpmath.exp(e) * mpmath.ncdf(-e / mu - mu / 2)
+    with mpmath.workdps(_EXACT_DPS):
+        return +value
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(sigma=st.floats(0.05, 100.0), eps=st.floats(-5.0, 50.0))
+def test_gaussian_float_delta_never_below_the_exact_value(sigma: float, eps: float) -> None:
+    """A profile used in a bound must never round down: the float64 δ(ε) is at least the exact value
+    (50 digits) and at most 1e-9 above it relatively (the smallest positive float where the exact
+    value underflows)."""
+    prof = GaussianProfile(sigma)
+    value = prof.delta(eps)
+    with mpmath.workdps(_EXACT_DPS):
+        exact = _gaussian_delta_exact(sigma, eps)
+        assert mpmath.mpf(value) >= exact, (sigma, eps, value, exact)
+        assert mpmath.mpf(value) <= exact * (1 + mpmath.mpf("1e-9")) + mpmath.mpf("1e-320"), (sigma, eps)
+        if exact > 0:
+            assert mpmath.mpf(prof.log_delta(eps)) >= mpmath.log(exact)
+
+
+def test_gaussian_float_delta_sigma_50_eps_half() -> None:
+    """The case that used to round down (about −6e-11 relative)."""
+    with mpmath.workdps(_EXACT_DPS):
+        exact = _gaussian_delta_exact(50.0, 0.5)
+        value = mpmath.mpf(GaussianProfile(50.0).delta(0.5))
+        assert exact <= value <= exact * (1 + mpmath.mpf("1e-9"))
+
+
+def _laplace_delta_exact(scale: float, eps: float) -> mpmath.mpf:
+    """Laplace profile at 50 digits: 0 for ε ≥ a, 1 − exp((ε − a)/2) for |ε| ≤ a, 1 − e^ε below, a = 1/b."""
+    with mpmath.workdps(_EXACT_DPS + 20):
+        a, e = 1 / mpmath.mpf(scale), mpmath.mpf(eps)
+        if e >= a:
+            return mpmath.mpf(0)
+        return -mpmath.expm1((e - a) / 2) if e >= -a else -mpmath.expm1(e)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(scale=st.floats(0.05, 100.0), eps=st.floats(-5.0, 50.0))
+def test_laplace_float_delta_never_below_the_exact_value(scale: float, eps: float) -> None:
+    value = LaplaceProfile(scale).delta(eps)
+    with mpmath.workdps(_EXACT_DPS):
+        exact = _laplace_delta_exact(scale, eps)
+        assert mpmath.mpf(value) >= exact, (scale, eps, value, exact)
+        assert mpmath.mpf(value) <= exact * (1 + mpmath.mpf("1e-9")) + mpmath.mpf("1e-15"), (scale, eps)

@@ -38,10 +38,65 @@ from symsel.region import (
     laplace_lower_mp,
 )
 
-#: below this |x| (relative to the magnitudes involved) the float log-space Gaussian formula hands
-#: over to mpmath, because ``log δ = log Φ(a) + log(−expm1(x))`` would lose more than ~8 digits.
-_GAUSSIAN_CANCELLATION = 1e-8
+#: where the error bound of the float log-space Gaussian formula exceeds this (absolute, in
+#: ``log δ``; relative ``≈ 4e-10`` in ``δ``), the value is taken from mpmath instead.
+_GAUSSIAN_MAX_LOG_ERROR = 4e-10
 _GAUSSIAN_FALLBACK_DPS = 40
+_UNIT = 2.0**-53  # unit roundoff of float64
+#: relative error allowed for ``scipy.special.log_ndtr`` (it is accurate to a few ulp; 64 is generous).
+_LOG_NDTR_RTOL = 64 * _UNIT
+_TINY = 5e-324  # smallest positive float64
+#: relative error allowed for ``scipy.special.erfcx`` (Faddeeva package, a few ulp; 64 is generous).
+_ERFCX_RTOL = 64 * _UNIT
+_SQRT2 = math.sqrt(2.0)
+
+
+def _gaussian_log_error(eps: np.ndarray, mu: float, a: np.ndarray, b: np.ndarray, la: np.ndarray,
+                        lb: np.ndarray, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """A bound on the absolute error of the float64 ``log δ = log Φ(a) + log(−expm1(x))``,
+    ``x = ε + log Φ(b) − log Φ(a)``, as an approximation of the exact value for the profile's
+    ``μ = Δ/σ`` (itself a rounded quotient).
+
+    * ``a = −ε/μ + μ/2`` carries an absolute error ``e_a ≤ 4u (|ε|/μ + μ + |a|)`` (rounding of ``μ``,
+      of the quotient and of the sum; ``u = 2^-53``); ``b = a − μ`` carries the same error plus
+      ``e_b ≤ 2u (μ + |b|)`` of its own. Through ``d log Φ(z)/dz = s(z) = φ(z)/Φ(z)`` they move
+      ``log Φ(a)`` by ``s(a) e_a`` and ``log Φ(b)`` by ``s(b) (e_a + e_b)``, plus the relative error
+      of ``log_ndtr`` itself (:data:`_LOG_NDTR_RTOL`).
+    * In ``x = ε + log Φ(b) − log Φ(a)`` the common error ``e_a`` cancels up to ``|s(b) − s(a)| e_a``
+      (``≈ μ e_a`` in the far tail, where ``s(z) ≈ |z|``); the two additions add
+      ``4u (|ε| + |log Φ(a)| + |log Φ(b)|)``.
+    * For ``a < 0``, ``x`` is computed as ``log(M(b)/M(a))`` (Mills ratio ``M = Φ/φ``, from
+      ``erfcx``): its error is ``|d log M/dz| = |s(z) + z| ≈ 1/|z|`` times the errors of ``a, b``
+      plus the relative error of ``erfcx`` (:data:`_ERFCX_RTOL`), with no ``|log Φ|``-sized terms.
+    * ``d log(−expm1(x))/dx = 1/expm1(−x)`` turns the error of ``x`` into an error of ``log δ``
+      (large when ``x → 0``: cancellation); the final additions add ``4u (|log Φ(a)| + |log δ| + 1)``.
+
+    The sum is doubled, which covers the second-order terms whenever it is below 1e-3 (larger
+    bounds only send the value to mpmath).
+    """
+    def slope(z: np.ndarray, lz: np.ndarray) -> np.ndarray:  # φ(z)/Φ(z), in log space
+        return np.exp(-0.5 * z * z - 0.5 * math.log(2 * math.pi) - lz)
+
+    sa, sb = slope(a, la), slope(b, lb)
+    e_a = 4 * _UNIT * (np.abs(eps) / mu + mu + np.abs(a))
+    e_b = 2 * _UNIT * (mu + np.abs(b))
+    err_la = sa * e_a + _LOG_NDTR_RTOL * np.abs(la)
+    # x from log Φ values (a >= 0) ...
+    err_x = ((np.abs(sb - sa) + 16 * _UNIT * (sa + sb)) * e_a + sb * e_b
+             + _LOG_NDTR_RTOL * (np.abs(la) + np.abs(lb)) + 4 * _UNIT * (np.abs(eps) + np.abs(la) + np.abs(lb)))
+    # ... or from Mills ratios (a < 0): d log M(z)/dz = s(z) + z, erfcx to _ERFCX_RTOL each
+    ma, mb = np.abs(sa + a) + 4 * _UNIT * sa, np.abs(sb + b) + 4 * _UNIT * sb
+    err_mills = (ma + mb) * e_a + mb * e_b + 2 * _ERFCX_RTOL + 4 * _UNIT * (np.abs(x) + 1.0)
+    err_x = np.where(a < 0, err_mills, err_x)
+    amplify = 1.0 / np.expm1(-x)  # x <= 0; inf at x = 0
+    total = err_la + err_x * amplify + 4 * _UNIT * (np.abs(la) + np.abs(out) + 1.0)
+    return 2.0 * np.where(np.isnan(total), np.inf, total)
+
+
+def _float_up(value: mpmath.mpf) -> float:
+    """The smallest float64 ``>= value`` (``float`` rounds to nearest; one step up covers it)."""
+    f = float(value)
+    return f if mpmath.mpf(f) >= value else math.nextafter(f, math.inf)
 
 
 class GaussianProfile(Profile):
@@ -84,24 +139,42 @@ class GaussianProfile(Profile):
 
     # ------------------------------------------------------------------ δ(ε)
     def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        """``log δ(ε)`` in float64, rounded **up**: the log-space formula plus a bound on its error
+        (:func:`_gaussian_log_error`); where that bound exceeds :data:`_GAUSSIAN_MAX_LOG_ERROR`
+        (cancellation in ``1 − e^x``), ``δ`` is taken from :meth:`delta_mp` and its log rounded up."""
         mu = self.mu
         a = -eps / mu + mu / 2.0
         b = a - mu
         la = special.log_ndtr(a)
         lb = special.log_ndtr(b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x = eps + lb - la
-            out = la + np.log(-np.expm1(np.minimum(x, 0.0)))
-        scale = np.maximum(1.0, np.maximum(np.abs(eps), np.abs(la)))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            x = np.minimum(eps + lb - la, 0.0)
+            tail = a < 0
+            # in the lower tail, e^ε φ(b) = φ(a) gives x = log(M(b)/M(a)) with the Mills ratio
+            # M(z) = Φ(z)/φ(z) ∝ erfcx(−z/√2): no cancellation between large log Φ values
+            ea, eb = special.erfcx(-a[tail] / _SQRT2), special.erfcx(-b[tail] / _SQRT2)
+            x[tail] = np.minimum(np.log1p((eb - ea) / ea), 0.0)
+            out = la + np.log(-np.expm1(x))
+            err = _gaussian_log_error(eps, mu, a, b, la, lb, x, out)
+            out = out + err
         # log Φ(a) = -inf: δ < Φ(a) is below every float, even in log space (|a| > 1e154).
         out = np.where(np.isneginf(la), -np.inf, out)
-        bad = ~(x < -_GAUSSIAN_CANCELLATION * scale) & np.isfinite(la)
+        bad = ~(err <= _GAUSSIAN_MAX_LOG_ERROR) & np.isfinite(la)
         for i in np.flatnonzero(bad):
-            out.flat[i] = float(mpmath.log(self.delta_mp(float(eps.flat[i]), _GAUSSIAN_FALLBACK_DPS)))
-        return out
+            try:
+                d = self.delta_mp(float(eps.flat[i]), _GAUSSIAN_FALLBACK_DPS)
+            except (OverflowError, ArithmeticError):  # absurd magnitudes: keep the (safe) bound
+                continue
+            with mpmath.workdps(_GAUSSIAN_FALLBACK_DPS):
+                out.flat[i] = _float_up(mpmath.log(d)) if d > 0 else -np.inf
+        return np.where(np.isnan(out), 0.0, out)  # no usable bound at all: δ ≤ 1
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        return np.exp(self._log_delta_finite(eps))
+        """``δ(ε)`` rounded up: ``exp`` of the rounded-up log times ``1 + 4u`` (numpy's ``exp`` is
+        correct to 1 ulp); where that underflows, the smallest positive float (``δ > 0`` always)."""
+        with np.errstate(under="ignore"):
+            out = np.exp(self._log_delta_finite(eps)) * (1.0 + 4 * _UNIT)
+        return np.maximum(out, _TINY)
 
     def delta_mp(self, eps: Any, dps: int) -> mpmath.mpf:
         """``δ(ε) = Φ(a) − e^ε Φ(b)`` at ``dps`` digits (``mpmath.ncdf``; for ``a < −1e3`` the Mills-ratio
@@ -200,14 +273,23 @@ class LaplaceProfile(Profile):
         return f"laplace(scale={self.scale!r}, sensitivity={self.sensitivity!r})"
 
     def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        a = self.a
+        """``log δ(ε)`` rounded **up**: ``a = Δ/b`` is replaced by the next float above it, the
+        difference ``ε − a`` is stepped down by one ulp, and ``4u (|log δ| + 1)`` covers the rounding
+        of ``expm1`` and ``log`` (each within 1 ulp; ``u = 2^-53``). Near ``ε = a`` the relative
+        excess is ``≈ ulp(a)/(a − ε)``, absolute ``≈ 1e-16``."""
+        a_hi = math.nextafter(self.a, math.inf)
         with np.errstate(divide="ignore"):
-            mid = np.log(-np.expm1((np.minimum(eps, a) - a) / 2.0))
+            t = np.nextafter(np.minimum(eps, a_hi) - a_hi, -np.inf) / 2.0
+            mid = np.log(-np.expm1(t))
             low = np.log(-np.expm1(np.minimum(eps, 0.0)))
-        return np.where(eps >= a, -np.inf, np.where(eps >= -a, mid, low))
+        out = np.where(eps >= a_hi, -np.inf, np.where(eps >= -a_hi, mid, low))
+        finite = np.isfinite(out)
+        out[finite] += 4 * _UNIT * (np.abs(out[finite]) + 1.0)
+        return out
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        return np.exp(self._log_delta_finite(eps))
+        with np.errstate(under="ignore"):
+            return np.exp(self._log_delta_finite(eps)) * (1.0 + 4 * _UNIT)
 
     def delta_mp(self, eps: Any, dps: int) -> mpmath.mpf:
         dps = v.dps(dps, "laplace.delta_mp")
