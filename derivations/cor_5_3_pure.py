@@ -27,10 +27,7 @@ import math
 
 import sympy as sp
 
-from symsel.bounds.hockey_stick import hockey_stick_bound
-from symsel.distributions import tnb
-from symsel.examples import get_example
-from symsel.profiles import pure
+import symsel
 
 eta = sp.Symbol("eta", real=True)
 gamma, eps, eps_out, x = sp.symbols("gamma epsilon epsilon' x", positive=True)  # x = e^{eps1}
@@ -80,8 +77,8 @@ print("\n| eta | gamma | eps | derived | symsel paper | polygon | fdp |")
 print("|---|---|---|---|---|---|---|")
 for eta_, gamma_, eps_ in ((1, 1e-3, 1.0), (0.5, 1e-3, 1.0), (0, 1e-3, 1.0), (2, 1e-4, 0.5), (1, 0.5, 1.0),
                            (0, 0.3, 2.0)):
-    law, base = tnb(eta_, gamma=gamma_), pure(eps_)
-    values = {m: hockey_stick_bound(law, base, m).epsilon(0.0) for m in ("paper", "polygon", "fdp")}
+    law, base = symsel.tnb(eta_, gamma=gamma_), symsel.parse_profile(f"pure(eps={eps_})")
+    values = {m: symsel.bound(law, base, m).epsilon(0.0) for m in ("paper", "polygon", "fdp", "envelope")}
     derived = paper_pure_epsilon(eta_, gamma_, eps_)
     print(f"| {eta_} | {gamma_:g} | {eps_} | {derived:.10f} | "
           + " | ".join(f"{values[m]:.10f}" for m in ("paper", "polygon", "fdp")) + " |")
@@ -89,10 +86,11 @@ for eta_, gamma_, eps_ in ((1, 1e-3, 1.0), (0.5, 1e-3, 1.0), (0, 1e-3, 1.0), (2,
     assert math.isclose(values["paper"], derived, rel_tol=1e-7), (values["paper"], derived)
     assert values["fdp"] <= values["polygon"] + 1e-9 <= values["paper"] + 2e-9
 
-exact = get_example("liu-talwar")
+exact = symsel.get_example("liu-talwar")
 exact_eps = exact.exact_epsilon()
-eps0 = exact.base["eps"]
-uppers = {m: hockey_stick_bound(exact.dist, pure(eps0), m).epsilon(0.0) for m in ("paper", "polygon", "fdp")}
+eps0 = exact.params["eps"]
+methods = ("paper", "polygon", "fdp", "envelope")
+uppers = {m: symsel.bound(exact.dist, exact.base_profile, m).epsilon(0.0) for m in methods}
 print(f"\nliu-talwar (geometric, gamma = {exact.params['gamma']:g}, pure {eps0}-DP base): exact {exact_eps:.8f}; "
       + ", ".join(f"{m} {v:.8f}" for m, v in uppers.items()) + f"; 3 eps = {3 * eps0}")
 assert all(exact_eps <= v + 1e-9 for v in uppers.values()), "a bound below the exact worst case"

@@ -16,7 +16,7 @@ profile symbolically). So for Poisson the ``paper``, ``polygon`` and ``fdp`` met
 ``log R = m delta(0)``, which is what ``benchmarks/bench_tightness.py`` measures.
 
 The closed form is compared with :func:`symsel.bounds.ratio.certified_log_sup` on the Gaussian boundary
-and with the three methods of :func:`symsel.bounds.hockey_stick.hockey_stick_bound`.
+and with the three methods of :func:`symsel.bound`.
 
 Run: ``python derivations/poisson_fdp_ratio.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """
@@ -27,7 +27,7 @@ import math
 
 import sympy as sp
 
-from symsel.bounds.hockey_stick import hockey_stick_bound
+import symsel
 from symsel.bounds.ratio import certified_log_sup
 from symsel.distributions import poisson
 from symsel.profiles import GaussianProfile
@@ -83,7 +83,7 @@ for mean, sigma in ((10, 4.0), (30, 4.0), (100, 20.0), (3, 1.0)):
     law, base = poisson(mean), GaussianProfile(sigma)
     closed = mean * tv_fn(1.0 / sigma)
     cert = certified_log_sup(law.log_dphi, lambda t, s=sigma: gaussian_lower(t, 1.0 / s), tol=1e-10)
-    methods = {meth: hockey_stick_bound(law, base, meth).log_ratio for meth in ("paper", "polygon", "fdp")}
+    methods = {meth: symsel.bound(law, base, meth).details["log_ratio"] for meth in ("paper", "polygon", "fdp")}
     print(f"| {mean} | {sigma} | {closed:.10f} | ({cert.lower:.10f}, {cert.upper:.10f}) | "
           + " | ".join(f"{methods[k]:.8f}" for k in ("paper", "polygon", "fdp")) + " |")
     assert cert.lower <= closed + 1e-9 * closed, "a boundary point exceeds m * TV"

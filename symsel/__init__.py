@@ -64,3 +64,14 @@ __all__ = [
     "truncated",
     "two_point",
 ]
+
+#: evidence tools, imported on first use (they pull in mpmath-heavy modules the bounds do not need).
+_LAZY = {"lower_bound": "symsel.lower", "get_example": "symsel.examples", "list_examples": "symsel.examples"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'symsel' has no attribute {name!r}")

@@ -34,7 +34,8 @@ def test_mixture_dominates_every_line_and_is_close_to_their_maximum(seed, n, tau
     b = np.sort(rng.lognormal(-1, 2, n)) * (rng.random() < 0.8)  # sometimes all flat
     if n > 3:
         b[0] = 0.0  # a flat line (a region corner with φ'(0) = 0)
-    mixture, _ = hinge_mixture(a, b, tau)
+    mixture, _, shift = hinge_mixture(a, b, tau)
+    assert shift in (0.0, tau)
     breakpoints = np.exp(mixture.log_breakpoints)
     t = np.unique(np.concatenate([np.geomspace(1e-6, 1e6, 2001), breakpoints, breakpoints * (1 - 1e-9), [0.0]]))
     brute = np.maximum(0.0, (a[None, :] - t[:, None] * b[None, :]).max(axis=1))

@@ -68,7 +68,8 @@ class EnvelopeCertificate:
     The reported profile is at most ``exact_envelope(ε − eps_shift) + delta_floor``.
 
     Attributes:
-        eps_shift: ``τ_u + τ_t`` actually achieved (the ``u`` grid's worst cell plus the chords).
+        eps_shift: the shift actually achieved: the ``u`` grid's worst cell, plus ``τ_t`` if the hull
+            was thinned to chords.
         delta_floor: additive allowance for the cells left coarse (at most :data:`NEGLIGIBLE`).
         cells: number of ``u`` cells used.
         hull_lines: lines on the upper envelope ``Ĥ`` before thinning.
@@ -260,17 +261,19 @@ def _evaluate_hull(t: np.ndarray, kinks: np.ndarray, ha: np.ndarray, hb: np.ndar
     return ha[k] - t * hb[k]
 
 
-def hinge_mixture(a: np.ndarray, b: np.ndarray, tau_t: float) -> tuple[HingeMixture, int]:
-    """A hinge mixture ``G ≥ Ĥ`` with ``G(t) ≤ Ĥ(t e^{−tau_t})`` (chords on a geometric ``t`` grid).
+def hinge_mixture(a: np.ndarray, b: np.ndarray, tau_t: float) -> tuple[HingeMixture, int, float]:
+    """A hinge mixture ``G ≥ Ĥ`` with ``G(t) ≤ Ĥ(t e^{−s})``: ``s = tau_t`` where the hull is thinned to
+    chords on a geometric ``t`` grid (it has more kinks than that grid has points), else ``s = 0``.
 
-    Returns the mixture and the number of lines on the hull."""
+    Returns the mixture, the number of lines on the hull and ``s``."""
     kinks, ha, hb = upper_envelope(a, b)
     constant = float(ha[-1])
     if kinks.size == 0:
-        return HingeMixture(np.empty(0), np.empty(0), constant), 1
+        return HingeMixture(np.empty(0), np.empty(0), constant), 1, 0.0
     lo, hi = float(kinks[0]), float(kinks[-1])
     count = math.ceil(math.log(hi / lo) / tau_t) + 1 if hi > lo else 1
-    if count < kinks.size:  # fewer chords than kinks: thin to a geometric grid
+    thinned = count < kinks.size
+    if thinned:  # fewer chords than kinks: thin to a geometric grid
         grid = np.geomspace(lo, hi, count)
         grid[0], grid[-1] = lo, hi
     else:
@@ -291,7 +294,7 @@ def hinge_mixture(a: np.ndarray, b: np.ndarray, tau_t: float) -> tuple[HingeMixt
         weights=weights[keep] * inflate,
         constant=constant * inflate,
     )
-    return mixture, int(ha.size)
+    return mixture, int(ha.size), tau_t if thinned else 0.0
 
 
 # ----------------------------------------------------------------------------------- the profile
@@ -377,9 +380,9 @@ def envelope_profile(dist: Distribution, base: Profile, eps_shift: float = DEFAU
     loss = base.max_privacy_loss
     corner = math.exp(-loss) if loss is not None and math.isfinite(loss) else 0.0
     a, b, worst, cells, converged = _cell_lines(dist, base.region_lower, corner, tau, max_cells)
-    mixture, hull_lines = hinge_mixture(a, b, tau)
+    mixture, hull_lines, chord_shift = hinge_mixture(a, b, tau)
     certificate = EnvelopeCertificate(
-        eps_shift=float(worst + tau), delta_floor=NEGLIGIBLE, cells=cells, hull_lines=hull_lines,
+        eps_shift=float(worst + chord_shift), delta_floor=NEGLIGIBLE, cells=cells, hull_lines=hull_lines,
         terms=int(mixture.weights.size), converged=converged,
     )
     return EnvelopeProfile(dist, base, mixture, certificate)
