@@ -4,7 +4,7 @@ What is timed (wall clock, median of repeats, on whatever machine runs it):
 
 1. An analytic base: geometric ``K`` with mean 30, Gaussian base ``sigma = 4``, ``delta = 1e-6`` (the worked
    example of Koskela, Redberg & Wang, ICML 2024, Section 5 / Figure 3). For each method of
-   :func:`symsel.bounds.selection_bound` (``paper`` = Thm 5.2, ``polygon``, ``fdp`` = Thm 4.1 over the
+   :func:`symsel.bounds.bound` (``paper`` = Thm 5.2, ``polygon``, ``fdp`` = Thm 4.1 over the
    (eps1, delta1) polygon / the f-DP region; ``rdp`` = Papernot & Steinke's closed forms, ``rdp_lemma7`` = their
    Lemma 7 over the base's privacy region): parse the two spec strings, build the bound, query
    ``epsilon(delta)``.
@@ -37,7 +37,7 @@ from _common import (
     write_results,
 )
 
-from symsel.bounds import METHODS, selection_bound
+from symsel.bounds import METHODS, bound
 from symsel.profiles import DpsgdProfile
 from symsel.spec import parse_distribution, parse_profile
 
@@ -49,7 +49,7 @@ SLOW = 5.0
 
 
 def methods() -> list[str]:
-    """Every method of :func:`symsel.bounds.selection_bound` (``rdp``, ``rdp_lemma7`` once they exist)."""
+    """Every method of :func:`symsel.bounds.bound` (``rdp``, ``rdp_lemma7`` once they exist)."""
     return list(METHODS)
 
 
@@ -58,9 +58,9 @@ def phases(prepare: Any, method: str, delta: float) -> dict[str, float]:
     t0 = time.perf_counter()
     dist, base = prepare()
     t1 = time.perf_counter()
-    bound = selection_bound(dist, base, method)
+    result = bound(dist, base, method)
     t2 = time.perf_counter()
-    eps = float(bound.epsilon(delta))
+    eps = float(result.epsilon(delta))
     t3 = time.perf_counter()
     return {"parse": t1 - t0, "build": t2 - t1, "query": t3 - t2, "total": t3 - t0, "epsilon": eps}
 

@@ -52,7 +52,7 @@ from _common import (
     write_results,
 )
 
-from symsel.bounds import METHODS, selection_bound
+from symsel.bounds import METHODS, bound
 from symsel.errors import NotApplicableError
 from symsel.profiles import DpsgdProfile
 from symsel.spec import parse_distribution
@@ -115,10 +115,10 @@ def epsilon_symsel(setting: str, family: str, mean: float, method: str, delta: f
 
 
 def epsilon_of(dist: Any, base: Any, method: str, delta: float) -> float:
-    """``epsilon(delta)`` of a symsel method of :func:`symsel.bounds.selection_bound`; NaN if the method does
+    """``epsilon(delta)`` of a symsel method of :func:`symsel.bounds.bound`; NaN if the method does
     not apply to this law of K."""
     try:
-        return float(selection_bound(dist, base, method).epsilon(delta))
+        return float(bound(dist, base, method).epsilon(delta))
     except NotApplicableError:
         return math.nan
 
@@ -207,16 +207,16 @@ def run_task(task: tuple[str, str, float, bool]) -> dict[str, Any]:
 def soundness_bracket(methods: tuple[str, ...]) -> list[dict[str, Any]]:
     """Exact values / certified lower bounds vs every bound; ``sound`` is False if a bound is below."""
     from symsel.examples import get_example
-    from symsel.lower import GaussianBase, lower_bound
-    from symsel.profiles import GaussianProfile, pure
+    from symsel.lower import lower_bound
+    from symsel.profiles import GaussianProfile
 
     cases: list[tuple[str, Any, Any, float, float]] = []
     for name in ("xiang-example-1", "xiang-example-1-approx", "liu-talwar", "ps-fixed-k"):
         example = get_example(name)
-        cases.append((name, example.dist, pure(example.base["eps"]), example.delta, example.exact_epsilon()))
+        cases.append((name, example.dist, example.base_profile, example.delta, example.exact_epsilon()))
     for spec in ("geometric(mean=30)", "poisson(mean=30)", "pgf(expr='z*exp(mu*(z-1))', mu=29)"):
         dist = parse_distribution(spec)
-        lower = lower_bound(GaussianBase(0.25), dist, 1e-6, budget=200, seed=0)
+        lower = lower_bound(GaussianProfile(4.0), dist, 1e-6, budget=200, seed=0)
         cases.append((f"gaussian(sigma=4) x {spec}: lower_bound", dist, GaussianProfile(4.0), 1e-6, lower.epsilon))
     rows = []
     for name, law, base, delta, exact in cases:

@@ -255,10 +255,9 @@ def audit_command(example: str | None, dist_spec: str | None, base_spec: str | N
     else:
         if dist_spec is None or base_spec is None:
             raise click.UsageError("give --example NAME, or --dist and --base")
-        from symsel.lower import base_from_profile
         from symsel.spec import parse_distribution, parse_profile
 
-        dist, target = parse_distribution(dist_spec), base_from_profile(parse_profile(base_spec)).pair()
+        dist, target = parse_distribution(dist_spec), parse_profile(base_spec)
     result = audit(dist, target, trials, delta, confidence=confidence, seed=seed, progress=progress)
     payload = {k: v for k, v in asdict(result).items()}
     emit(payload, as_json, lambda p: "\n".join(f"{k:>20}: {v}" for k, v in p.items()))

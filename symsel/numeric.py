@@ -32,10 +32,12 @@ def last_feasible(
     (``+inf``) on the left end and handled by bisection."""
 
     def safe(x: float) -> float:
+        # feasible points are made strictly negative, so that a flat stretch where g = 0 exactly
+        # (a profile reaching the target on a whole interval) counts as feasible from its left end
         value = feasible_gap(x)
         if value is None or math.isnan(value):
             return math.inf
-        return max(min(value, 1e300), -1e300)
+        return min(value, 1e300) if value > 0 else max(min(value, -1e-300), -1e300)
 
     tol = xtol + rtol * max(abs(lo), abs(hi))
     if hi - lo <= tol:

@@ -84,7 +84,7 @@ def test_bound_all_methods_are_ordered():
     assert set(eps) == {"paper", "polygon", "fdp", "envelope", "rdp", "rdp_lemma7", "best"}
     assert eps["envelope"] < eps["fdp"] <= eps["polygon"] <= eps["paper"] < eps["rdp"]
     assert eps["envelope"] < eps["rdp_lemma7"]
-    assert eps["best"] == min(eps["envelope"], eps["paper"], eps["rdp"])
+    assert eps["best"] == min(eps["envelope"], eps["fdp"], eps["paper"], eps["rdp"])
     for r in json.loads(result.output)["results"]:
         assert {"method", "theorem", "epsilon", "delta", "mean_K", "certificate", "details"} <= set(r)
 

@@ -173,7 +173,7 @@ def test_envelope_profile_answers_for_negative_epsilon_with_the_atom():
 def test_best_is_the_smallest_component():
     dist, base = geometric(mean=30), GaussianProfile(4.0)
     best = bound(dist, base, "best")
-    parts = {m: bound(dist, base, m) for m in ("envelope", "paper", "rdp")}
+    parts = {m: bound(dist, base, m) for m in ("envelope", "fdp", "paper", "rdp")}
     for delta in (1e-2, 1e-6, 1e-12):
         assert best.epsilon(delta) == min(p.epsilon(delta) for p in parts.values())
     for eps in (0.5, 2.0, 4.0):
