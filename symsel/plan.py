@@ -6,8 +6,10 @@ certified selection bound stays within the budget (Koskela et al. Section 6; Pap
 Section 4). The family is a spec template with a ``{mean}`` placeholder, e.g.
 ``"poisson(mean={mean})"`` or ``"tnb(eta=0.5, mean={mean})"``.
 
-The search is a bisection in ``log E[K]``; the answer is the lower end of the final bracket, whose
-bound has been checked to fit the budget (so the plan itself is certified, not only approximate).
+The search doubles the mean to a bracket, then runs symsel's one conservative root finder
+(:func:`symsel.numeric.last_feasible`) in ``log E[K]``; the answer is a mean whose bound has been
+checked to fit the budget (so the plan itself is certified, not only approximate), within
+``MEAN_RTOL`` of the largest such mean.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from symsel.bounds import bound
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
+from symsel.numeric import last_feasible
 from symsel.profiles import Profile
 from symsel.spec import parse_distribution
 from symsel.validate import positive, probability
@@ -62,14 +65,16 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
         if hi > MAX_MEAN:
             return {**record, **_means(template, lo), "epsilon": eps_lo, "capped": True}
         eps_hi = _epsilon_at(template, hi, base, method, delta)
-    while hi / lo - 1 > MEAN_RTOL:
-        mid = math.sqrt(lo * hi)
-        eps_mid = _epsilon_at(template, mid, base, method, delta)
-        if eps_mid <= epsilon:
-            lo, eps_lo = mid, eps_mid
-        else:
-            hi = mid
-    return {**record, **_means(template, lo), "epsilon": eps_lo}
+    seen = {-math.log(lo): eps_lo}
+
+    def over_budget(x: float) -> float:  # x = -log(mean): non-increasing, feasible (<= 0) on the right
+        if x not in seen:
+            seen[x] = _epsilon_at(template, math.exp(-x), base, method, delta)
+        return seen[x] - epsilon
+
+    x = last_feasible(over_budget, -math.log(hi), -math.log(lo), xtol=MEAN_RTOL / 2, rtol=0.0)
+    over_budget(x)
+    return {**record, **_means(template, math.exp(-x)), "epsilon": seen[x]}
 
 
 def _means(template: str, value: float) -> dict[str, float]:
