@@ -27,7 +27,7 @@ from symsel.validate import positive, probability
 
 #: relative width of the final bracket on the mean.
 MEAN_RTOL = 1e-3
-MAX_MEAN = 1e7
+MAX_MEAN = 1e10
 
 
 def _law(template: str, mean: float) -> Distribution:

@@ -178,3 +178,18 @@ def test_best_is_the_smallest_component():
         assert best.epsilon(delta) == min(p.epsilon(delta) for p in parts.values())
     for eps in (0.5, 2.0, 4.0):
         assert best.delta(eps) == min(p.delta(eps) for p in parts.values())
+
+
+def test_float_error_of_phi_prime_is_measured_and_allowed_for():
+    """logarithmic(mean=1e8) has γ ≈ 5e-10: the float64 form 1 − (1−γ)u cancels near u = 1. The allowance
+    covers the error seen at u = 1 − 1e-12 (float vs 40-digit mpmath, computed here), and the envelope
+    reports it; a law evaluated to full precision keeps the floor."""
+    from symsel.bounds.precision import VALUE_MARGIN, dphi_float_error
+
+    law = parse_distribution("logarithmic(mean=1e8)")
+    u = 1 - 1e-12
+    seen = abs(float(law.dphi(u)) - float(law.dphi_mp(u, 40))) / float(law.dphi_mp(u, 40))
+    assert seen > 1e-9
+    assert dphi_float_error(law) >= seen
+    assert bound(law, GaussianProfile(4.0), "envelope").certificate["value_margin"] == dphi_float_error(law)
+    assert dphi_float_error(geometric(mean=30)) == VALUE_MARGIN

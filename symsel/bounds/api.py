@@ -145,7 +145,7 @@ def _envelope(dist: Distribution, base: Profile) -> SelectionBound:
     selection = envelope_profile(dist, base)
     cert = selection.certificate
     certificate = {"eps_shift": cert.eps_shift, "delta_floor": cert.delta_floor, "cells": cert.cells,
-                   "hull_lines": cert.hull_lines, "converged": cert.converged}
+                   "hull_lines": cert.hull_lines, "converged": cert.converged, "value_margin": cert.value_margin}
     details = {"terms": cert.terms, "constant": selection.mixture.constant,
                "log_t_max": float(selection.mixture.log_breakpoints.max(initial=-math.inf))}
     theorem = "Koskela et al. Thm 4.1 per output (symsel envelope bound, MATH.md §4b)"

@@ -25,11 +25,13 @@ thinned envelope is at most ``Ĥ(t e^{−τ_t})``. Altogether the reported profi
 envelope bound (for the boundary ``L`` used) evaluated at ``ε − (τ_u + τ_t)``, plus ``NEGLIGIBLE``:
 ``eps_shift`` and ``delta_floor`` in :class:`EnvelopeCertificate`.
 
-Floating point errs on the safe side: ``a_j`` is rounded up and ``b_j`` down by
-:data:`VALUE_MARGIN` (arguments nudged outwards first), and every breakpoint and weight of the final
-mixture is inflated by :data:`MIXTURE_MARGIN`, which covers the rounding of the hull arithmetic
-(the inflation raises the envelope by at least ``MIXTURE_MARGIN`` times the intercept of the active
-line, far above the ``O(2^-52)`` relative error of each hull operation).
+Floating point errs on the safe side: ``a_j`` is rounded up and ``b_j`` down by the larger of
+:data:`VALUE_MARGIN` and 64 times the float64 error of ``φ'`` measured against mpmath
+(:func:`symsel.bounds.precision.dphi_float_error`; arguments nudged outwards first), and every
+breakpoint and weight of the final mixture is inflated by :data:`MIXTURE_MARGIN`, which covers the
+rounding of the hull arithmetic (the inflation raises the envelope by at least ``MIXTURE_MARGIN``
+times the intercept of the active line, far above the ``O(2^-52)`` relative error of each hull
+operation).
 """
 
 from __future__ import annotations
@@ -40,8 +42,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from symsel.bounds.precision import VALUE_MARGIN, dphi_float_error
 from symsel.bounds.ratio import initial_grid
 from symsel.distributions import Distribution
+from symsel.errors import NotApplicableError
 from symsel.profiles import Profile
 from symsel.region import ArrayLike
 
@@ -49,8 +53,6 @@ from symsel.region import ArrayLike
 DEFAULT_EPS_SHIFT = 1e-3
 #: lines whose height ``a_j`` is below this are not refined; they add at most this to ``H`` (and to δ).
 NEGLIGIBLE = 1e-45
-#: relative rounding allowance on ``φ'`` values (float64 ``φ'`` is accurate to far better than this).
-VALUE_MARGIN = 1e-10
 #: relative inflation of the final breakpoints ``t_i`` and weights ``c_i`` (module docstring).
 MIXTURE_MARGIN = 1e-9
 #: arguments of ``φ'`` and ``L`` are moved outwards by this relative amount before evaluation.
@@ -74,7 +76,10 @@ class EnvelopeCertificate:
         cells: number of ``u`` cells used.
         hull_lines: lines on the upper envelope ``Ĥ`` before thinning.
         terms: hinge terms ``(t_i, c_i)`` of the final mixture.
-        converged: whether the requested shift was reached within :data:`MAX_CELLS`.
+        converged: whether the requested shift was reached within :data:`MAX_CELLS` (and within the
+            float resolution of ``u``).
+        value_margin: the relative allowance given to every float64 ``φ'`` value
+            (:func:`symsel.bounds.precision.dphi_float_error`).
     """
 
     eps_shift: float
@@ -83,6 +88,7 @@ class EnvelopeCertificate:
     hull_lines: int
     terms: int
     converged: bool
+    value_margin: float = VALUE_MARGIN
 
 
 @dataclass(frozen=True)
@@ -106,18 +112,18 @@ class HingeMixture:
 
 
 # ----------------------------------------------------------------------------------- the u grid
-def _dphi_up(dist: Distribution, u: np.ndarray) -> np.ndarray:
+def _dphi_up(dist: Distribution, u: np.ndarray, margin: float) -> np.ndarray:
     """``φ'(u)`` rounded up (an underflow to 0 or a subnormal is covered by the ``1e-300`` added)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         values = np.asarray(dist.dphi(np.minimum(1.0, u * (1 + ARGUMENT_NUDGE))), dtype=float)
-    return np.nan_to_num(values, nan=np.inf) * (1 + VALUE_MARGIN) + 1e-300
+    return np.nan_to_num(values, nan=np.inf) * (1 + margin) + 1e-300
 
 
-def _dphi_down(dist: Distribution, x: np.ndarray) -> np.ndarray:
+def _dphi_down(dist: Distribution, x: np.ndarray, margin: float) -> np.ndarray:
     """``φ'(x)`` rounded down (subnormal values, whose relative error is large, become 0)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         values = np.asarray(dist.dphi(np.maximum(0.0, x * (1 - ARGUMENT_NUDGE))), dtype=float)
-    values = np.nan_to_num(values, nan=0.0) * (1 - VALUE_MARGIN)
+    values = np.nan_to_num(values, nan=0.0) * max(0.0, 1 - margin)
     return np.where(values >= 1e-300, values, 0.0)
 
 
@@ -138,17 +144,17 @@ def _cell_floor(u: np.ndarray, lows: np.ndarray, corner_slope: float) -> np.ndar
     return np.minimum(floor, lows[1:])
 
 
-def _cell_slopes(dist: Distribution, u: np.ndarray, a: np.ndarray, floor: np.ndarray) -> np.ndarray:
+def _cell_slopes(dist: Distribution, u: np.ndarray, a: np.ndarray, floor: np.ndarray, margin: float) -> np.ndarray:
     """``b_j = φ'(r_j u_{j+1})`` rounded down; where that underflows (but ``r_j u_{j+1} > 0``) the
     equivalent ``a_j / R_j`` with ``log R_j = log φ'(u_{j+1}) − log φ'(r_j u_{j+1})`` from the log-space
     evaluator, so tiny lines keep their slope instead of becoming flat (see :func:`_cell_lines`)."""
-    b = _dphi_down(dist, floor)
+    b = _dphi_down(dist, floor, margin)
     redo = np.nonzero((b == 0) & (floor > 0))[0]
     if redo.size:
         up = np.minimum(1.0, u[1:][redo] * (1 + ARGUMENT_NUDGE))
         down = floor[redo] * (1 - ARGUMENT_NUDGE)
         log_ratio = np.asarray(dist.log_dphi(up), dtype=float) - np.asarray(dist.log_dphi(down), dtype=float)
-        log_ratio = np.nan_to_num(log_ratio, nan=np.inf) * (1 + VALUE_MARGIN) + VALUE_MARGIN
+        log_ratio = np.nan_to_num(log_ratio, nan=np.inf) * (1 + margin) + 2 * margin
         with np.errstate(under="ignore", over="ignore"):
             b[redo] = a[redo] * np.exp(-log_ratio)
     return b
@@ -156,7 +162,7 @@ def _cell_slopes(dist: Distribution, u: np.ndarray, a: np.ndarray, floor: np.nda
 
 def _cell_lines(
     dist: Distribution, boundary: Callable[[np.ndarray], np.ndarray], corner_slope: float, tau_u: float,
-    max_cells: int,
+    max_cells: int, margin: float,
 ) -> tuple[np.ndarray, np.ndarray, float, int, bool]:
     """Lines ``(a_j, b_j)`` that bound ``[φ'(u) − t φ'(L(u))]_+`` on each cell, on a grid refined
     until every cell that matters has ``log(φ'(L(u_{j+1}))/b_j) ≤ tau_u``.
@@ -172,19 +178,19 @@ def _cell_lines(
     u = initial_grid()
     u = np.unique(np.concatenate([u, np.logspace(-300, -16, 36)]))
     lows = _boundary(boundary, u)
-    a_pts = _dphi_up(dist, u)
-    b_pts = _dphi_down(dist, lows)
+    a_pts = _dphi_up(dist, u, margin)
+    b_pts = _dphi_down(dist, lows, margin)
     while True:
         a = a_pts[1:]
-        b = _cell_slopes(dist, u, a, _cell_floor(u, lows, corner_slope))
+        b = _cell_slopes(dist, u, a, _cell_floor(u, lows, corner_slope), margin)
         with np.errstate(divide="ignore", invalid="ignore"):
             gap = np.where(b > 0, np.log(b_pts[1:]) - np.log(b), np.where(b_pts[1:] > 0, np.inf, 0.0))
         gap = np.nan_to_num(gap, nan=np.inf, posinf=np.inf, neginf=0.0)
         matters = a > NEGLIGIBLE
         worst = float(np.max(np.where(matters, gap, 0.0), initial=0.0))
         bad = matters & (gap > tau_u) & ((u[1:] - u[:-1]) > 4e-16 * u[1:])
-        if not bad.any() or u.size >= max_cells:
-            return a, b, max(0.0, worst), int(u.size - 1), not bad.any()
+        if not bad.any() or u.size >= max_cells:  # cells too narrow to split do not count as converged
+            return a, b, max(0.0, worst), int(u.size - 1), worst <= tau_u
         idx = np.nonzero(bad)[0]
         pieces = np.where(np.isfinite(gap[idx]), np.ceil(gap[idx] / tau_u), MAX_SPLIT)
         pieces = np.clip(pieces, 2, MAX_SPLIT).astype(int)
@@ -209,8 +215,8 @@ def _cell_lines(
         order = np.argsort(merged, kind="stable")
         u = merged[order]
         lows = np.concatenate([lows, lows_new])[order]
-        a_pts = np.concatenate([a_pts, _dphi_up(dist, extra)])[order]
-        b_pts = np.concatenate([b_pts, _dphi_down(dist, lows_new)])[order]
+        a_pts = np.concatenate([a_pts, _dphi_up(dist, extra, margin)])[order]
+        b_pts = np.concatenate([b_pts, _dphi_down(dist, lows_new, margin)])[order]
         distinct = np.concatenate([[True], u[1:] > u[:-1]])
         u, lows, a_pts, b_pts = u[distinct], lows[distinct], a_pts[distinct], b_pts[distinct]
 
@@ -379,10 +385,15 @@ def envelope_profile(dist: Distribution, base: Profile, eps_shift: float = DEFAU
     tau = eps_shift / 2
     loss = base.max_privacy_loss
     corner = math.exp(-loss) if loss is not None and math.isfinite(loss) else 0.0
-    a, b, worst, cells, converged = _cell_lines(dist, base.region_lower, corner, tau, max_cells)
+    margin = dphi_float_error(dist)
+    if not math.isfinite(margin) or margin >= 0.5:
+        raise NotApplicableError(
+            f"envelope: the float64 phi' of {dist.spec} disagrees with its 40-digit value by {margin / 64:.2g} "
+            "(relative); no certified envelope can be built from it")
+    a, b, worst, cells, converged = _cell_lines(dist, base.region_lower, corner, tau, max_cells, margin)
     mixture, hull_lines, chord_shift = hinge_mixture(a, b, tau)
     certificate = EnvelopeCertificate(
         eps_shift=float(worst + chord_shift), delta_floor=NEGLIGIBLE, cells=cells, hull_lines=hull_lines,
-        terms=int(mixture.weights.size), converged=converged,
+        terms=int(mixture.weights.size), converged=converged, value_margin=margin,
     )
     return EnvelopeProfile(dist, base, mixture, certificate)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from symsel.bounds.precision import VALUE_MARGIN, dphi_float_error
 from symsel.bounds.ratio import SupCertificate, certified_log_sup
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
@@ -130,7 +131,14 @@ def fdp_ratio(dist: Distribution, base: Profile, tol: float | None = None) -> Ra
     """``log R`` over the whole privacy region of the base (its f-DP lower boundary), certified."""
     kwargs = {} if tol is None else {"tol": tol}
     cert = certified_log_sup(dist.log_dphi, base.region_lower, corner_slope=corner_slope(base), **kwargs)
-    return RatioBound(cert.upper, None, cert, "Koskela et al. Thm 4.1 over the f-DP region")
+    return RatioBound(cert.upper + _float_allowance(dist), None, cert, "Koskela et al. Thm 4.1 over the f-DP region")
+
+
+def _float_allowance(dist: Distribution) -> float:
+    """Allowance on ``log φ'(q) − log φ'(q')`` for the float64 error of ``φ'`` beyond the certificate's own
+    margin (:func:`symsel.bounds.precision.dphi_float_error`; 0 for laws evaluated to ``VALUE_MARGIN``)."""
+    error = dphi_float_error(dist)
+    return 0.0 if error <= VALUE_MARGIN else 2 * error
 
 
 def polygon_ratio_at(dist: Distribution, base: Profile, eps1: float, tol: float | None = None) -> RatioBound:
@@ -139,7 +147,8 @@ def polygon_ratio_at(dist: Distribution, base: Profile, eps1: float, tol: float 
     kwargs = {} if tol is None else {"tol": tol}
     slope = math.exp(-eps1) if delta1 == 0.0 else None
     cert = certified_log_sup(dist.log_dphi, lambda q: polygon_lower(q, eps1, delta1), corner_slope=slope, **kwargs)
-    return RatioBound(cert.upper, eps1, cert, "Koskela et al. Thm 4.1 over the (eps1, delta(eps1)) polygon")
+    theorem = "Koskela et al. Thm 4.1 over the (eps1, delta(eps1)) polygon"
+    return RatioBound(cert.upper + _float_allowance(dist), eps1, cert, theorem)
 
 
 def polygon_ratio(dist: Distribution, base: Profile) -> RatioBound:
