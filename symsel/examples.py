@@ -41,6 +41,7 @@ from symsel.exact import (
     renyi,
     selection_laws,
 )
+from symsel.numeric import bisect_last_feasible
 from symsel.profiles import GaussianProfile, PairProfile, Profile, pure
 
 DEFAULT_DPS = 50
@@ -230,10 +231,7 @@ def gaussian_rnm_bound(m: int, mu: float, delta: float, dps: int = 30) -> float:
         lo, hi = mpmath.mpf(0), mpmath.mpf(1)
         while excess(hi) > 0:
             lo, hi = hi, 2 * hi
-        for _ in range(200):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
-        return float(hi)
+        return float(bisect_last_feasible(excess, lo, hi, mpmath.mpf(2) ** -190 * hi, max_steps=200))
 
 
 # --------------------------------------------------------------------- registry entries

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from scipy.optimize import brentq
 
@@ -45,7 +46,7 @@ def last_feasible(
     try:
         root = brentq(safe, lo, hi, xtol=xtol, rtol=max(rtol, 4.5e-16), maxiter=200)
     except (ValueError, RuntimeError):
-        root = _bisect(safe, lo, hi, tol)
+        root = bisect_last_feasible(safe, lo, hi, tol)
     step = xtol + rtol * abs(root)
     x = min(hi, root + step)
     while safe(x) > 0:  # Brent may stop just left of the crossing: walk right to a checked point
@@ -56,11 +57,14 @@ def last_feasible(
     return x
 
 
-def _bisect(g: Callable[[float], float], lo: float, hi: float, tol: float) -> float:
-    for _ in range(400):
+def bisect_last_feasible(g: Callable[[Any], Any], lo: Any, hi: Any, tol: Any, max_steps: int = 400) -> Any:
+    """Bisection for the same problem as :func:`last_feasible`, in any number type (floats, or mpmath
+    numbers at the working precision): the returned ``hi`` end always has ``g(hi) ≤ 0`` if it had at
+    the start, and ``hi − lo ≤ tol`` unless ``max_steps`` ran out."""
+    for _ in range(max_steps):
         if hi - lo <= tol:
             break
-        mid = 0.5 * (lo + hi)
+        mid = (lo + hi) / 2
         if g(mid) <= 0:
             hi = mid
         else:
