@@ -192,7 +192,7 @@ def _minimize_over_eps1(evaluate: Any, base: Profile, extra: list[float] | tuple
 
         def objective(e1: float) -> float:
             cache[e1] = evaluate(e1)
-            return cache[e1].log_ratio
+            return min(cache[e1].log_ratio, 1e300)  # an infinite value would make the search's arithmetic NaN
 
         minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-7 * max(1, hi)})
         refined = min(cache.values(), key=lambda r: r.log_ratio, default=results[best])
