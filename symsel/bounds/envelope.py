@@ -42,12 +42,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from symsel.bounds.mixture import HingeMixture, MixtureProfile
 from symsel.bounds.precision import VALUE_MARGIN, dphi_float_error
 from symsel.bounds.ratio import initial_grid
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
 from symsel.profiles import Profile
-from symsel.region import ArrayLike
 
 #: total ε shift allowed by default (split evenly between the ``u`` grid and the ``t`` chords).
 DEFAULT_EPS_SHIFT = 1e-3
@@ -89,26 +89,6 @@ class EnvelopeCertificate:
     terms: int
     converged: bool
     value_margin: float = VALUE_MARGIN
-
-
-@dataclass(frozen=True)
-class HingeMixture:
-    """``G(t) = constant + Σ_i weights_i [1 − t/breakpoints_i]_+`` with ``G ≥ H`` on ``t ≥ 0``."""
-
-    log_breakpoints: np.ndarray
-    weights: np.ndarray
-    constant: float
-
-    def __call__(self, t: ArrayLike) -> np.ndarray:
-        """``G(t)`` (vectorized; for tests and plots)."""
-        tt = np.atleast_1d(np.asarray(t, dtype=float))
-        hinge = np.maximum(0.0, 1.0 - tt[:, None] * np.exp(-self.log_breakpoints)[None, :])
-        return self.constant + hinge @ self.weights
-
-    @property
-    def total(self) -> float:
-        """``G(0)``: at least ``E[K]``."""
-        return float(self.constant + self.weights.sum())
 
 
 # ----------------------------------------------------------------------------------- the u grid
@@ -304,73 +284,12 @@ def hinge_mixture(a: np.ndarray, b: np.ndarray, tau_t: float) -> tuple[HingeMixt
 
 
 # ----------------------------------------------------------------------------------- the profile
-class EnvelopeProfile(Profile):
-    """``δ_A(ε) ≤ min(1, C + Σ_i c_i δ_Q(ε − log t_i) + P[K=0][1 − e^ε]_+)`` (MATH.md §4b)."""
-
-    family = "selection"
+class EnvelopeProfile(MixtureProfile):
+    """The envelope bound as a profile, with the certificate of its numerical steps."""
 
     def __init__(self, dist: Distribution, base: Profile, mixture: HingeMixture, certificate: EnvelopeCertificate):
-        self.dist = dist
-        self.base = base
-        self.mixture = mixture
+        super().__init__(dist, base, mixture, "envelope")
         self.certificate = certificate
-        self.p0 = float(dist.p0)
-        self._log_weights = np.log(mixture.weights)
-
-    @property
-    def spec(self) -> str:
-        return f"selection(dist={self.dist.spec}, base={self.base.spec}, method='envelope')"
-
-    def _terms(self, eps: np.ndarray) -> np.ndarray:
-        shifted = eps[:, None] - self.mixture.log_breakpoints[None, :]
-        return np.asarray(self.base.log_delta(shifted.ravel()), dtype=float).reshape(shifted.shape)
-
-    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        eps = np.asarray(eps, dtype=float)
-        out = np.full(eps.shape, -np.inf)
-        flat = eps.ravel()
-        chunk = max(1, 4_000_000 // max(1, self.mixture.weights.size))
-        pieces = []
-        for start in range(0, flat.size, chunk):
-            part = flat[start:start + chunk]
-            logs = self._terms(part) + self._log_weights[None, :] if self._log_weights.size else None
-            total = _logsumexp_rows(logs) if logs is not None else np.full(part.shape, -np.inf)
-            extras = [total]
-            if self.mixture.constant > 0:
-                extras.append(np.full(part.shape, math.log(self.mixture.constant)))
-            if self.p0 > 0:
-                with np.errstate(divide="ignore"):
-                    extras.append(np.log(self.p0 * np.maximum(0.0, -np.expm1(part))))
-            pieces.append(np.logaddexp.reduce(np.vstack(extras), axis=0))
-        if pieces:
-            out = np.concatenate(pieces).reshape(eps.shape)
-        # summation rounding (a few ulps per term) is covered by this relative allowance
-        return np.minimum(0.0, out + 1e-12 * (1 + self.mixture.weights.size) ** 0.5)
-
-    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        return np.exp(self._log_delta_finite(eps))
-
-    @property
-    def delta_at_infinity(self) -> float:
-        tail = self.mixture.weights.sum() * self.base.delta_at_infinity + self.mixture.constant
-        return float(min(1.0, tail * (1 + 1e-12)))
-
-    @property
-    def max_privacy_loss(self) -> float | None:
-        loss = self.base.max_privacy_loss
-        if loss is None or self.mixture.constant > 0:
-            return None if loss is None else math.inf
-        if self.mixture.weights.size == 0:
-            return 0.0
-        return loss + float(self.mixture.log_breakpoints.max())
-
-
-def _logsumexp_rows(logs: np.ndarray) -> np.ndarray:
-    top = np.max(logs, axis=1)
-    safe = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(under="ignore", divide="ignore"):
-        total = np.log(np.sum(np.exp(logs - safe[:, None]), axis=1)) + safe
-    return np.where(np.isneginf(top), -np.inf, total)
 
 
 def envelope_profile(dist: Distribution, base: Profile, eps_shift: float = DEFAULT_EPS_SHIFT,

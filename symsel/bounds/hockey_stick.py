@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from symsel.bounds.mixture import HingeMixture, MixtureProfile
 from symsel.bounds.precision import VALUE_MARGIN, dphi_float_error
 from symsel.bounds.ratio import SupCertificate, certified_log_sup
 from symsel.distributions import Distribution
@@ -54,19 +55,15 @@ class RatioBound:
     theorem: str = ""
 
 
-class SelectionProfile(Profile):
+class SelectionProfile(MixtureProfile):
     """The certified privacy profile of the selection ``A`` built from a base :class:`Profile`:
-    ``delta_A(eps) = min(1, m delta_Q(eps - log R) + p0 [1 - e^eps]_+)`` (module docstring)."""
-
-    family = "selection"
+    ``delta_A(eps) = min(1, m delta_Q(eps - log R) + p0 [1 - e^eps]_+)`` (module docstring), the one-term
+    mixture ``(c, t) = (m, R)``."""
 
     def __init__(self, dist: Distribution, base: Profile, method: str, ratio: RatioBound):
-        self.dist = dist
-        self.base = base
-        self.method = method
+        mixture = HingeMixture(np.array([ratio.log_ratio]), np.array([float(dist.mean)]), 0.0)
+        super().__init__(dist, base, mixture, method)
         self.ratio = ratio
-        self.mean = float(dist.mean)
-        self.p0 = float(dist.p0)
 
     @property
     def log_ratio(self) -> float:
@@ -75,47 +72,6 @@ class SelectionProfile(Profile):
     @property
     def vacuous(self) -> bool:
         return not math.isfinite(self.log_ratio)
-
-    @property
-    def spec(self) -> str:
-        return f"selection(dist={self.dist.spec}, base={self.base.spec}, method={self.method!r})"
-
-    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        if self.vacuous:
-            return np.ones_like(eps)
-        shifted = np.asarray(self.base.delta(eps - self.log_ratio), dtype=float)
-        atom = self.p0 * np.maximum(0.0, -np.expm1(eps))
-        return np.minimum(1.0, self.mean * shifted + atom)
-
-    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        if self.vacuous:
-            return np.zeros_like(eps)
-        log_main = math.log(self.mean) + np.asarray(self.base.log_delta(eps - self.log_ratio), dtype=float)
-        with np.errstate(divide="ignore"):
-            log_atom = np.log(self.p0 * np.maximum(0.0, -np.expm1(eps))) if self.p0 > 0 else np.full_like(eps, -np.inf)
-        return np.minimum(0.0, np.logaddexp(log_main, log_atom))
-
-    @property
-    def delta_at_infinity(self) -> float:
-        return 1.0 if self.vacuous else min(1.0, self.mean * self.base.delta_at_infinity)
-
-    @property
-    def max_privacy_loss(self) -> float | None:
-        if self.vacuous:
-            return math.inf
-        base_loss = self.base.max_privacy_loss
-        return None if base_loss is None else base_loss + self.log_ratio
-
-    def epsilon(self, delta: float) -> float:
-        """Smallest ``eps >= 0`` with the bound ``<= delta``: ``log R + eps_Q(delta / m)`` (exact for
-        this profile when that is ``>= 0``; otherwise the generic search)."""
-        d = self._check_delta(delta)
-        if self.vacuous:
-            return 0.0 if d >= 1.0 else math.inf
-        candidate = self.log_ratio + self.base.epsilon(min(1.0, d / self.mean))
-        if candidate > 0 or not math.isfinite(candidate):
-            return candidate
-        return super().epsilon(d)
 
 
 # ---------------------------------------------------------------------------------- the sup
