@@ -152,7 +152,9 @@ class Profile(ABC):
             return math.inf
         if d == 0 and self.max_privacy_loss is not None:
             return max(0.0, float(self.max_privacy_loss))
-        return _bracket_epsilon(self.log_delta, log_target)
+        answer = _bracket_epsilon(self.log_delta, log_target)
+        loss = self.max_privacy_loss  # δ(loss) = 0 by definition: never answer above it
+        return answer if loss is None or not math.isfinite(loss) else min(answer, max(0.0, float(loss)))
 
     def _check_delta(self, delta: Any) -> float:
         return v.probability(delta, "delta", f"{self.family}.epsilon")

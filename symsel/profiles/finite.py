@@ -182,6 +182,11 @@ class RandomizedResponseProfile(FinitePairProfile):
     def max_privacy_loss(self) -> float:
         return self.eps
 
+    @property
+    def delta_at_infinity(self) -> float:
+        """0: both outcomes have positive probability (float64 rounds ``e^-ε`` to 0 past ``ε ≈ 745``)."""
+        return 0.0
+
 
 # --------------------------------------------------------------------------- one (ε, δ) guarantee
 
