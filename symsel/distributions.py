@@ -73,6 +73,49 @@ def _plain(value: Any) -> Any:
         return float(value)
     return value
 
+FAMILY_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "point": ("k",),
+    "tnb": ("eta", "gamma"),
+    "binomial": ("n", "p"),
+    "poisson": ("mu",),
+}
+"""The families that papers give closed forms for, and their parameters (:class:`Family`)."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """A known family of laws of ``K``, with exact parameter values.
+
+    * ``point``: ``phi(z) = z^k`` (``k`` fixed runs);
+    * ``tnb``: the truncated negative binomial ``D_{eta,gamma}`` of Papernot & Steinke, Definition 1
+      (``eta = 0`` logarithmic, ``eta = 1`` geometric);
+    * ``binomial``: ``(1 - p + p z)^n`` with ``0 < p < 1`` (``p = 1`` is the point mass ``k = n``);
+    * ``poisson``: ``exp(mu (z - 1))``.
+
+    Attributes:
+        name: one of :data:`FAMILY_PARAMETERS`.
+        params: parameter name -> exact SymPy number.
+    """
+
+    name: str
+    params: Mapping[str, sympy.Expr]
+
+    def __post_init__(self) -> None:
+        if self.name not in FAMILY_PARAMETERS:
+            raise ParameterError("name", self.name, "one of " + ", ".join(FAMILY_PARAMETERS), "Family")
+        if tuple(self.params) != FAMILY_PARAMETERS[self.name]:
+            raise ParameterError(
+                "params", list(self.params), f"exactly {', '.join(FAMILY_PARAMETERS[self.name])}", "Family"
+            )
+        object.__setattr__(self, "params", {n: sympy.sympify(v) for n, v in self.params.items()})
+
+    def __hash__(self) -> int:
+        return hash((self.name, tuple(self.params.items())))
+
+    def floats(self) -> dict[str, float]:
+        """The parameters as floats."""
+        return {n: float(v) for n, v in self.params.items()}
+
 
 @dataclass(frozen=True, eq=False)
 class Distribution:
@@ -94,6 +137,8 @@ class Distribution:
         stable_form: optional expression equal to ``pgf_symbolic`` written with ``expm1``/``log1p``
             so that numeric evaluation does not cancel (used by the truncated negative binomial
             for ``eta`` near 0).
+        known_family: the :class:`Family` when the constructor knows it (a fast path for
+            :attr:`family`; user PGFs leave it ``None`` and are recognized from the PGF).
     """
 
     name: str
@@ -108,6 +153,17 @@ class Distribution:
     stable_form: sympy.Expr | None = field(default=None, repr=False)
     truncation_of: tuple[Distribution, int] | None = field(default=None, repr=False)
     log_dpgf_form: sympy.Expr | None = field(default=None, repr=False)
+    known_family: Family | None = field(default=None, repr=False)
+
+    @cached_property
+    def family(self) -> Family | None:
+        """The known family this law belongs to (point, truncated negative binomial, binomial,
+        Poisson), recognized from the PGF itself (:func:`recognize_family`), so that a law typed as
+        ``pgf(expr=...)``, ``pmf(...)``, a one-component mixture or a compound gets the same closed
+        forms as the named constructor. ``None`` when no known family matches (always safe)."""
+        if self.known_family is not None:
+            return self.known_family
+        return recognize_family(self)
 
     # ----------------------------------------------------------------- symbolic side
     @cached_property
@@ -118,28 +174,28 @@ class Distribution:
     @cached_property
     def dpgf_symbolic(self) -> sympy.Expr:
         """``phi'(z)``, symbolic in the parameters."""
-        return _simplify(sympy.diff(self.pgf_symbolic, z))
+        return _simplify(_diff(self.pgf_symbolic))
 
     @cached_property
     def dpgf(self) -> sympy.Expr:
         """``phi'(z)`` with the parameter values substituted (differentiated, not simplified:
         simplification can introduce removable singularities such as ``(z^6 + z)/z``)."""
-        return sympy.diff(self.pgf, z)
+        return _diff(self.pgf)
 
     @cached_property
     def mean_symbolic(self) -> sympy.Expr:
         """``E[K] = phi'(1)`` in simplified closed form."""
         if self.moments_closed is not None:
             return self.moments_closed[0]
-        return _simplify(_at_one(sympy.diff(self.pgf_symbolic, z)))
+        return _simplify(_at_one(_diff(self.pgf_symbolic)))
 
     @cached_property
     def variance_symbolic(self) -> sympy.Expr:
         """``Var[K] = phi''(1) + phi'(1) - phi'(1)^2`` in simplified closed form."""
         if self.moments_closed is not None:
             return self.moments_closed[1]
-        d1 = _at_one(sympy.diff(self.pgf_symbolic, z))
-        d2 = _at_one(sympy.diff(self.pgf_symbolic, z, 2))
+        d1 = _at_one(_diff(self.pgf_symbolic))
+        d2 = _at_one(_diff(self.pgf_symbolic, 2))
         return _simplify(d2 + d1 - d1**2)
 
     @property
@@ -209,6 +265,10 @@ class Distribution:
         SymPy into a cancelling ``exp(x) - 1``; otherwise the values are substituted."""
         if self.stable_form is None:
             expr = self.dpgf if derivative else self.pgf
+            if expr.is_Add and len(expr.args) > _HORNER_MIN_TERMS:
+                coeffs = _monomials(expr)
+                if coeffs is not None:
+                    return _horner(coeffs, module)
             return sympy.lambdify([z], expr, module)
         expr = sympy.diff(self.stable_form, z) if derivative else self.stable_form
         return sympy.lambdify([z, *self.values], expr, module)
@@ -449,6 +509,39 @@ def _simplify(expr: sympy.Expr) -> sympy.Expr:
     return sympy.simplify(expr)
 
 
+#: polynomials with more terms than this are evaluated by Horner's rule from their coefficients
+#: (``lambdify`` of a sum of thousands of terms is slow and can exceed Python's recursion limit).
+_HORNER_MIN_TERMS = 300
+
+
+def _horner(coeffs: Mapping[int, sympy.Expr], module: str) -> Callable:
+    """An evaluator of ``sum_j c_j x^j`` by Horner's rule, in float64 (``numpy``) or at the current
+    mpmath precision (``mpmath``; the coefficients are rounded once per precision)."""
+    degree = max(coeffs)
+    exact = [coeffs.get(j, sympy.Integer(0)) for j in range(degree, -1, -1)]
+    if module == "numpy":
+        floats = np.array([float(c) for c in exact])
+        return lambda x: np.polyval(floats, np.asarray(x, dtype=float))
+    cache: dict[int, list] = {}
+
+    def evaluate(x: Any) -> mpmath.mpf:
+        prec = mpmath.mp.prec
+        if prec not in cache:
+            cache[prec] = [mpmath.mpf(sympy.N(c, mpmath.mp.dps + 5)) for c in exact]
+        return mpmath.polyval(cache[prec], x)
+
+    return evaluate
+
+
+def _diff(expr: sympy.Expr, order: int = 1) -> sympy.Expr:
+    """``d^order expr / dz^order``; a long polynomial ``sum_j c_j z^j`` (pmfs, truncations) is
+    differentiated term by term, which is much faster than ``sympy.diff`` on it."""
+    coeffs = _monomials(expr, numeric=False) if expr.is_Add and len(expr.args) > 50 else None
+    if coeffs is None:
+        return sympy.diff(expr, z, order)
+    return sympy.Add(*[c * sympy.ff(j, order) * z ** (j - order) for j, c in coeffs.items() if j >= order])
+
+
 def _evaluate(expr: sympy.Expr, dps: int, what: str, where: str) -> mpmath.mpf:
     """Evaluate an exact SymPy number to ``dps`` digits, refusing to return digits SymPy could not
     certify (``strict=True`` raises instead of silently losing them to cancellation)."""
@@ -478,6 +571,207 @@ def _symbols(*names: str) -> tuple[sympy.Symbol, ...]:
     return tuple(sympy.Symbol(n, real=True) for n in names)
 
 
+# --------------------------------------------------------------------- family recognition
+#: non-polynomial PGFs with more expression nodes than this are not recognized (returns ``None``).
+_RECOGNIZE_MAX_NODES = 300
+#: at most this many nodes go through ``sympy.simplify`` for the symbolic confirmation.
+_SIMPLIFY_CONFIRM_MAX_NODES = 120
+#: polynomial PGFs with more terms than this are not recognized.
+_RECOGNIZE_MAX_TERMS = 5001
+_RECOGNIZE_DPS = 50
+_RECOGNIZE_POINTS = ("0", "0.0625", "0.1875", "0.3", "0.41", "0.5", "0.61", "0.7", "0.83", "0.9", "0.97", "1")
+_RECOGNIZE_ERRORS = (ArithmeticError, ValueError, TypeError, AttributeError, SymselError, PrecisionExhausted)
+
+
+def family_pgf(family: Family) -> sympy.Expr:
+    """The PGF of a :class:`Family` in ``z`` with its exact parameter values."""
+    par = family.params
+    if family.name == "point":
+        return z ** par["k"]
+    if family.name == "poisson":
+        return sympy.exp(par["mu"] * (z - 1))
+    if family.name == "binomial":
+        return (1 - par["p"] + par["p"] * z) ** par["n"]
+    eta, gamma = par["eta"], par["gamma"]
+    if eta == 0:
+        return sympy.log(1 - (1 - gamma) * z) / sympy.log(gamma)
+    return ((1 - (1 - gamma) * z) ** (-eta) - 1) / (gamma ** (-eta) - 1)
+
+
+def recognize_family(dist: Distribution) -> Family | None:
+    """The :class:`Family` whose PGF equals ``dist.pgf``, else ``None``.
+
+    Polynomials (``sum_k c_k z^k`` or ``(a + b z)^n``) are matched exactly against the point mass
+    and the binomial (``p`` from the two top coefficients, then every coefficient compared as an
+    exact number). Other PGFs are candidates for Poisson and the truncated negative binomial, whose
+    ``phi'/phi''`` is affine in ``z`` (``1/mu``; ``(1 - (1-gamma) z)/((eta+1)(1-gamma))``): its
+    values at ``z = 1/4, 3/4`` (50 digits) give the parameters, which are rounded to nearby
+    rationals; the candidate must then agree with ``phi`` at twelve points of [0, 1] to 1e-40
+    and ``sympy.simplify`` must reduce the difference to 0. The work is bounded by the size of
+    the expression (larger ones give ``None``), and ``None`` is always a safe answer: the generic
+    bounds apply to every law.
+    """
+    pgf = dist.pgf
+    if pgf.free_symbols - {z}:
+        return None
+    try:
+        if _node_count(pgf, _RECOGNIZE_MAX_NODES) > _RECOGNIZE_MAX_NODES:
+            if dist.support_max is None and not pgf.is_Add:
+                return None
+            coeffs = _monomials(pgf)
+            return None if coeffs is None else _recognize_polynomial(coeffs)
+        if dist.support_max is not None or pgf.is_polynomial(z):
+            return _recognize_finite(pgf)
+        return _recognize_analytic(dist)
+    except _RECOGNIZE_ERRORS:
+        return None
+
+
+def _node_count(expr: sympy.Expr, limit: int) -> int:
+    """Number of nodes of ``expr``, counting stops just above ``limit``."""
+    count = 0
+    for _ in sympy.preorder_traversal(expr):
+        count += 1
+        if count > limit:
+            break
+    return count
+
+
+def _monomials(expr: sympy.Expr, numeric: bool = True) -> dict[int, sympy.Expr] | None:
+    """``{j: c_j}`` when ``expr`` is literally a sum of coefficients times powers ``z^j`` (numbers,
+    or with ``numeric=False`` any expressions free of ``z``)."""
+    terms = expr.args if expr.is_Add else (expr,)
+    if len(terms) > _RECOGNIZE_MAX_TERMS:
+        return None
+    out: dict[int, sympy.Expr] = {}
+    for term in terms:
+        split = _coefficient_and_power(term)
+        if split is None:
+            return None
+        c, e = split
+        if not (c.is_number if numeric else not c.has(z)):
+            return None
+        out[int(e)] = out.get(int(e), sympy.Integer(0)) + c
+    return {j: c for j, c in out.items() if c != 0}
+
+
+def _coefficient_and_power(term: sympy.Expr) -> tuple[sympy.Expr, int] | None:
+    """``(c, j)`` when ``term`` is ``c z^j`` with ``c`` free of ``z`` and ``j >= 0`` an integer
+    (structural: much faster than ``as_coeff_exponent`` on long sums)."""
+    factors = term.args if term.is_Mul else (term,)
+    power = 0
+    rest = []
+    for f in factors:
+        if f == z:
+            power += 1
+        elif f.is_Pow and f.base == z and f.exp.is_Integer and f.exp >= 0:
+            power += int(f.exp)
+        elif f.has(z):
+            return None
+        else:
+            rest.append(f)
+    return sympy.Mul(*rest), power
+
+
+def _recognize_finite(pgf: sympy.Expr) -> Family | None:
+    if pgf.is_Pow and pgf.exp.is_Integer and pgf.exp >= 1:
+        base = _monomials(pgf.base)
+        if base is not None and set(base) <= {0, 1} and 1 in base:
+            a, b, n = base.get(0, sympy.Integer(0)), base[1], int(pgf.exp)
+            if (a + b - 1).is_zero:
+                if b == 1:
+                    return Family("point", {"k": sympy.Integer(n)})
+                return Family("binomial", {"n": sympy.Integer(n), "p": b})
+            return None
+    coeffs = _monomials(pgf)
+    if coeffs is None:
+        # a small polynomial written otherwise (a product, a mixture of powers): expand it when its
+        # degree is small.
+        if max((int(p.exp) for p in pgf.atoms(sympy.Pow) if p.exp.is_Integer), default=1) > 200:
+            return None
+        coeffs = _monomials(sympy.expand(pgf))
+        if coeffs is None:
+            return None
+    return _recognize_polynomial(coeffs)
+
+
+def _recognize_polynomial(coeffs: dict[int, sympy.Expr]) -> Family | None:
+    """Point mass or binomial, decided by comparing every coefficient exactly."""
+    if len(coeffs) == 1:
+        ((j, c),) = coeffs.items()
+        return Family("point", {"k": sympy.Integer(j)}) if j >= 1 and c == 1 else None
+    n = max(coeffs)
+    if set(coeffs) != set(range(n + 1)):
+        return None
+    top, below = coeffs[n], coeffs[n - 1]
+    p = n * top / (below + n * top)  # c_{n-1}/c_n = n (1-p)/p
+    q = 1 - p
+    if not (p.is_positive and q.is_positive):
+        return None
+    if not (coeffs[0] - q**n).is_zero:
+        return None
+    ratio = p / q
+    term = q**n
+    for j in range(n + 1):
+        if not (coeffs[j] - term).is_zero:
+            return None
+        term = term * (n - j) / (j + 1) * ratio
+    return Family("binomial", {"n": sympy.Integer(n), "p": p})
+
+
+def _exactify(value: mpmath.mpf) -> sympy.Expr:
+    """A rational with denominator <= 1e12 within 1e-40 (relative) of ``value``, else a 50-digit Float."""
+    from fractions import Fraction
+
+    guess = Fraction(mpmath.nstr(value, _RECOGNIZE_DPS + 10)).limit_denominator(10**12)
+    if abs(value - mpmath.mpf(guess.numerator) / guess.denominator) <= mpmath.mpf("1e-40") * max(1, abs(value)):
+        return sympy.Rational(guess.numerator, guess.denominator)
+    return sympy.Float(value, _RECOGNIZE_DPS)
+
+
+def _recognize_analytic(dist: Distribution) -> Family | None:
+    dps = _RECOGNIZE_DPS + 20
+    candidates = []
+    with mpmath.workdps(dps):
+        mean = dist.mean_mp(dps)
+        if mpmath.isfinite(mean) and mean > 0:
+            candidates.append(Family("poisson", {"mu": _exactify(mean)}))
+        d2 = sympy.lambdify([z], _diff(dist.dpgf), "mpmath")
+        x1, x2 = mpmath.mpf(1) / 4, mpmath.mpf(3) / 4
+        psi1, psi2 = dist.dphi_mp(x1, dps) / d2(x1), dist.dphi_mp(x2, dps) / d2(x2)
+        slope = (psi2 - psi1) / (x2 - x1)
+        intercept = psi1 - slope * x1
+        if slope < 0 and intercept > 0:
+            s, c = -1 / slope, -slope / intercept
+            if s > 0 and 0 < c < 1:
+                candidates.append(Family("tnb", {"eta": _exactify(s - 1), "gamma": _exactify(1 - c)}))
+    for family in candidates:
+        template = family_pgf(family)
+        if _agree_numerically(dist, template) and _agree_symbolically(dist.pgf, template):
+            return family
+    return None
+
+
+def _agree_numerically(dist: Distribution, template: sympy.Expr) -> bool:
+    fn = sympy.lambdify([z], template, "mpmath")
+    with mpmath.workdps(_RECOGNIZE_DPS + 10):
+        for x in _RECOGNIZE_POINTS:
+            value = dist.phi_mp(mpmath.mpf(x), _RECOGNIZE_DPS + 10)
+            if not abs(value - fn(mpmath.mpf(x))) <= mpmath.mpf("1e-40"):
+                return False
+    return True
+
+
+def _agree_symbolically(expr: sympy.Expr, template: sympy.Expr) -> bool:
+    difference = expr - template
+    if difference == 0 or sympy.expand(difference) == 0:
+        return True
+    if _node_count(difference, _SIMPLIFY_CONFIRM_MAX_NODES) > _SIMPLIFY_CONFIRM_MAX_NODES:
+        return False
+    return sympy.simplify(difference) == 0
+
+
+
 # --------------------------------------------------------------------- families
 def point(k: int) -> Distribution:
     """A fixed number ``k >= 1`` of runs: ``phi(z) = z^k`` (naive repetition)."""
@@ -494,6 +788,7 @@ def point(k: int) -> Distribution:
         support_max=kk_int,
         sampler=lambda rng, n: np.full(n, kk_int),
         label=f"point(k={kk_int})",
+        known_family=Family("point", {"k": sympy.Integer(kk_int)}),
     )
 
 
@@ -603,6 +898,7 @@ def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) ->
         label=label,
         stable_form=stable,
         log_dpgf_form=log_dpgf,
+        known_family=Family("tnb", {"eta": e, "gamma": g}),
     )
     return dist
 
@@ -632,6 +928,7 @@ def poisson(mean: Number) -> Distribution:
         sampler=lambda rng, n: rng.poisson(mf, n),
         label=f"poisson(mean={_plain(mu)!r})",
         log_dpgf_form=sympy.log(mu_s) + mu_s * (z - 1),
+        known_family=Family("poisson", {"mu": mu}),
     )
 
 
@@ -653,6 +950,7 @@ def binomial(n: int, p: Number) -> Distribution:
         sampler=lambda rng, size: rng.binomial(ni, pf, size),
         label=f"binomial(n={ni}, p={_plain(pp)!r})",
         log_dpgf_form=sympy.log(n_s * p_s) + (n_s - 1) * log1p(p_s * (z - 1)),
+        known_family=Family("point", {"k": nn}) if pp == 1 else Family("binomial", {"n": nn, "p": pp}),
     )
 
 
@@ -772,7 +1070,8 @@ def truncated(dist: Distribution, k_max: int) -> Distribution:
 
 
 def mixture(components: Sequence[tuple[Number, Distribution]]) -> Distribution:
-    """A finite mixture ``sum_i w_i phi_i(z)`` (weights positive, summing to 1)."""
+    """A finite mixture ``sum_i w_i phi_i(z)`` (weights positive, summing to 1). A mixture of one
+    component is that component itself."""
     where = "mixture"
     allowed = "a non-empty list of (weight, distribution) pairs"
     if not isinstance(components, list | tuple) or not components:
@@ -786,6 +1085,8 @@ def mixture(components: Sequence[tuple[Number, Distribution]]) -> Distribution:
         _check(w > 0, "weight", w, "weights > 0", where)
     total = sympy.Add(*weights)
     _check(abs(float(total) - 1) < 1e-12, "weights", [_plain(w) for w in weights], "weights summing to 1", where)
+    if len(components) == 1:
+        return components[0][1]
     pgf = sympy.Add(*[(w / total) * d.pgf for w, (_, d) in zip(weights, components, strict=True)])
     dists = [d for _, d in components]
     inner = ", ".join(f"({_plain(w)!r}, {d.spec})" for w, d in zip(weights, dists, strict=True))
@@ -859,7 +1160,7 @@ def from_pmf(
     dist = Distribution(
         "pmf", pgf, vals, expr if k_max is not None else expr.subs(values), support_min=lo, support_max=hi, label=label
     )
-    validate_pgf(dist)
+    validate_pgf(dist, pmf=expr.subs(values) if k_max is None else None)
     return dist
 
 
@@ -886,45 +1187,111 @@ def _bind_params(
     return values, expr.xreplace(renames)
 
 
-def validate_pgf(dist: Distribution) -> None:
-    """Check that ``dist.pgf`` is a PGF: finite and real on [0, 1], ``phi(1) = 1`` to 25 digits,
-    the first Taylor coefficients non-negative, and a finite mean ``phi'(1)``."""
+#: tolerance of ``phi(1) = 1`` and of ``0 <= phi <= 1`` (evaluated at 40 digits), as an mpmath number:
+#: ``1 + 1e-25`` is exactly 1.0 in float64.
+_PGF_TOLERANCE = "1e-25"
+#: for a pmf with unbounded support, this many masses from ``k_min`` are checked to be non-negative.
+_PMF_MASSES_CHECKED = 1000
+
+
+def _short(expr: Any, width: int = 60) -> str:
+    """A one-line, bounded rendering of an expression for error messages."""
+    text = " ".join(str(expr).split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
+    """Check that ``dist.pgf`` is a PGF of a law on ``{0, 1, ...}``.
+
+    * a polynomial ``sum_k c_k z^k`` (every finite ``pmf``/``truncated`` law, and user polynomials):
+      every coefficient is a real number ``>= 0`` and they sum to 1 (exactly when SymPy can decide
+      it, else to 25 digits);
+    * otherwise: finite and real on [0, 1], ``0 <= phi <= 1`` there and ``phi(1) = 1`` to 25
+      digits, the first 16 Taylor coefficients non-negative and, when the pmf formula ``pmf`` is
+      given (unbounded support), its first 1000 masses non-negative;
+    * a finite mean ``phi'(1)``.
+
+    Raises :class:`ParameterError` (one line, the expression shortened) otherwise.
+    """
     where = dist.name
+    shown = _short(dist.pgf)
+    coeffs = _monomials(dist.pgf)
     with mpmath.workdps(40):
+        tol = mpmath.mpf(_PGF_TOLERANCE)
+        if coeffs is not None:
+            _check_masses(coeffs, shown, where)
         for x in (0, 0.25, 0.5, 0.75, 0.999, 1):
             try:
                 value = dist.phi_mp(x, 40)
             except (ZeroDivisionError, ValueError, TypeError, OverflowError) as exc:
                 raise ParameterError(
-                    "expr", str(dist.pgf), f"a PGF defined on [0, 1] (fails at z={x}: {exc})", where
+                    "expr", shown, f"a PGF defined on [0, 1] (fails at z={x}: {_short(exc)})", where
                 ) from None
             if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
+                raise ParameterError("expr", shown, f"a PGF real and finite on [0, 1] (phi({x}) = {value})", where)
+            if value < -tol or value > 1 + tol:
                 raise ParameterError(
-                    "expr", str(dist.pgf), f"a PGF real and finite on [0, 1] (phi({x}) = {value})", where
-                )
-            if value < -1e-30 or value > 1 + 1e-25:
-                raise ParameterError(
-                    "expr",
-                    str(dist.pgf),
-                    f"a PGF with 0 <= phi(z) <= 1 on [0, 1] (phi({x}) = {mpmath.nstr(value, 8)})",
-                    where,
+                    "expr", shown, f"a PGF with 0 <= phi(z) <= 1 on [0, 1] (phi({x}) = {mpmath.nstr(value, 30)})", where
                 )
         one = dist.phi_mp(1, 40)
-        if abs(one - 1) > 1e-25:
-            raise ParameterError("expr", str(dist.pgf), f"a PGF with phi(1) = 1 (it is {mpmath.nstr(one, 15)})", where)
+        if abs(one - 1) > tol:
+            raise ParameterError("expr", shown, f"a PGF with phi(1) = 1 (it is {mpmath.nstr(one, 30)})", where)
+    if coeffs is None:
+        _check_series(dist, shown, where)
+        if pmf is not None:
+            _check_pmf_formula(pmf, dist.support_min, shown, where)
+    try:
+        m = dist.mean
+    except (TypeError, ValueError, ZeroDivisionError, SymselError) as exc:
+        raise ParameterError("expr", shown, f"a PGF with a finite mean ({_short(exc)})", where) from None
+    if not math.isfinite(m) or m < 0:
+        raise ParameterError("expr", shown, f"a PGF with a finite mean (phi'(1) = {m})", where)
+
+
+def _check_masses(coeffs: Mapping[int, sympy.Expr], shown: str, where: str) -> None:
+    """Every coefficient of a polynomial PGF is a real number >= 0, and they sum to 1."""
+    for i in sorted(coeffs):
+        c = coeffs[i]
+        value = complex(sympy.N(c, 30))
+        if c.is_negative or c.is_extended_real is False or abs(value.imag) > 1e-25 or value.real < -1e-25:
+            raise ParameterError(
+                "expr", shown, f"a PGF with non-negative coefficients (P[K={i}] = {_short(c, 30)})", where
+            )
+    total = sympy.Add(*coeffs.values())
+    exact = (total - 1).is_zero
+    if exact is False or (exact is None and abs(complex(sympy.N(total - 1, 40))) > float(_PGF_TOLERANCE)):
+        raise ParameterError(
+            "expr", shown, f"probabilities summing to 1 (they sum to {sympy.N(total, 20)})", where
+        )
+
+
+def _check_series(dist: Distribution, shown: str, where: str) -> None:
     terms = _SERIES_TERMS_CHECKED if dist.support_max is None else min(_SERIES_TERMS_CHECKED, dist.support_max + 1)
     for i, c in enumerate(dist._series_coefficients(terms)):
         cval = complex(sympy.N(c, 30))
         if abs(cval.imag) > 1e-25 or cval.real < -1e-25:
             raise ParameterError(
-                "expr", str(dist.pgf), f"a PGF with non-negative coefficients (P[K={i}] = {cval.real:.3g})", where
+                "expr", shown, f"a PGF with non-negative coefficients (P[K={i}] = {cval.real:.3g})", where
             )
-    try:
-        m = dist.mean
-    except (TypeError, ValueError, ZeroDivisionError) as exc:
-        raise ParameterError("expr", str(dist.pgf), f"a PGF with a finite mean ({exc})", where) from None
-    if not math.isfinite(m) or m < 0:
-        raise ParameterError("expr", str(dist.pgf), f"a PGF with a finite mean (phi'(1) = {m})", where)
+
+
+def _check_pmf_formula(pmf: sympy.Expr, k_min: int, shown: str, where: str) -> None:
+    """The first :data:`_PMF_MASSES_CHECKED` masses of a pmf formula are real and non-negative."""
+    fn = sympy.lambdify([k], pmf, "mpmath")
+    with mpmath.workdps(30):
+        for i in range(k_min, k_min + _PMF_MASSES_CHECKED):
+            try:
+                value = fn(i)
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                continue  # the PGF checks above already passed; a formula that fails far out is not an error
+            if isinstance(value, mpmath.mpc):
+                if abs(value.imag) > mpmath.mpf("1e-25"):
+                    raise ParameterError("expr", shown, f"a pmf with real masses (P[K={i}] = {value})", where)
+                value = value.real
+            if value < -mpmath.mpf("1e-25"):
+                raise ParameterError(
+                    "expr", shown, f"a pmf with non-negative masses (P[K={i}] = {mpmath.nstr(value, 3)})", where
+                )
 
 
 FAMILIES: dict[str, Callable[..., Distribution]] = {

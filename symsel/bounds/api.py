@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -204,10 +204,32 @@ def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionB
         raise ParameterError("dist", repr(dist), "a Distribution (see symsel.parse_distribution)", "bound")
     if not isinstance(base, Profile):
         raise ParameterError("base", repr(base), "a Profile (see symsel.parse_profile)", "bound")
+    law = canonical_law(dist)
     if method in ("paper", "polygon", "fdp"):
-        return _hockey_stick(dist, base, method)
-    if method == "envelope":
-        return _envelope(dist, base)
-    if method in ("rdp", "rdp_lemma7"):
-        return _renyi(dist, base, method)
-    return _best(dist, base)
+        result = _hockey_stick(law, base, method)
+    elif method == "envelope":
+        result = _envelope(law, base)
+    elif method in ("rdp", "rdp_lemma7"):
+        result = _renyi(law, base, method)
+    else:
+        result = _best(law, base)
+    return result if law is dist else replace(result, dist=dist)
+
+
+def canonical_law(dist: Distribution) -> Distribution:
+    """The law as its family's own constructor builds it, when the PGF is recognized as a known family
+    (``dist.family``): every numerical step then sees the same PGF whichever way the law was typed,
+    so ``pgf(expr='exp(10*(z-1))')`` and ``poisson(mean=10)`` get identical numbers."""
+    family = dist.family
+    if family is None or dist.known_family is not None:
+        return dist
+    from symsel import distributions as laws
+
+    p = family.params
+    if family.name == "point":
+        return laws.point(int(p["k"]))
+    if family.name == "tnb":
+        return laws.tnb(p["eta"], gamma=p["gamma"])
+    if family.name == "binomial":
+        return laws.binomial(int(p["n"]), p["p"])
+    return laws.poisson(p["mu"])

@@ -161,31 +161,39 @@ def _minimize_over_eps1(evaluate: Any, base: Profile, extra: list[float] | tuple
 def paper_log_ratio_at(dist: Distribution, eps1: float, delta1: float) -> float:
     """``log R_paper(eps1)``: Koskela et al. Thm 5.2 (truncated negative binomial), Thm 5.7
     (binomial; ``inf`` where its validity condition ``eps1 >= log(1 + p delta1/(1-p))`` fails) and
-    Cor 5.8 (Poisson). Raises :class:`NotApplicableError` for other laws."""
-    family, params = dist.name, dist.parameters
-    if family in ("tnb", "geometric", "logarithmic"):
-        eta = float(params.get("eta", 0.0))
-        gamma = float(params["gamma"])
-        return (eta + 1) * math.log(math.exp(eps1) + (1 - gamma) / gamma * delta1)
-    if family == "binomial":
-        n, p = int(params["n"]), float(params["p"])
+    Cor 5.8 (Poisson). The family is recognized from the law's PGF (``dist.family``), so a law typed
+    as its own PGF gets the same closed form. Raises :class:`NotApplicableError` for other laws."""
+    family = dist.family
+    name = None if family is None else family.name
+    if name not in PAPER_THEOREM:
+        raise NotApplicableError(
+            f"method 'paper' has closed forms only for truncated negative binomial (tnb, geometric, logarithmic), "
+            f"binomial and poisson laws of K (Koskela et al. Thm 5.2, 5.7, Cor 5.8); got {dist.spec}: "
+            f"use method 'envelope', 'polygon' or 'fdp'"
+        )
+    params = family.floats()
+    if name == "tnb":  # (η+1) log(e^ε1 + (1−γ)δ1/γ), in log space (ε1 may be in the hundreds)
+        eta, gamma = params["eta"], params["gamma"]
+        return (eta + 1) * _log_add(eps1, (1 - gamma) / gamma * delta1)
+    if name == "binomial":  # (n−1) log(1 + p(e^ε1 − 1) + p δ1) = (n−1) log(p e^ε1 + 1 − p + p δ1)
+        n, p = int(params["n"]), params["p"]
         if p < 1 and eps1 < math.log1p(p * delta1 / (1 - p)):
             return math.inf
-        return (n - 1) * math.log1p(p * math.expm1(eps1) + p * delta1)
-    if family == "poisson":
-        mu = float(params["mu"])
-        return mu * math.expm1(eps1) + mu * delta1
-    raise NotApplicableError(
-        f"method 'paper' has closed forms only for truncated negative binomial (tnb, geometric, logarithmic), "
-        f"binomial and poisson laws of K (Koskela et al. Thm 5.2, 5.7, Cor 5.8); got {dist.spec}: "
-        f"use method 'polygon' or 'fdp'"
-    )
+        if eps1 < 1.0:
+            return (n - 1) * math.log1p(p * math.expm1(eps1) + p * delta1)
+        return (n - 1) * _log_add(math.log(p) + eps1, 1 - p + p * delta1)
+    mu = params["mu"]
+    return mu * math.expm1(eps1) + mu * delta1 if eps1 < 700 else math.inf
 
 
-_PAPER_THEOREM = {
+def _log_add(log_x: float, y: float) -> float:
+    """``log(e^log_x + y)`` for ``y ≥ 0`` without overflow."""
+    return log_x + math.log1p(y * math.exp(-log_x)) if log_x > 0 else math.log(math.exp(log_x) + y)
+
+
+#: the theorem behind each family's closed form.
+PAPER_THEOREM = {
     "tnb": "Koskela et al. Thm 5.2",
-    "geometric": "Koskela et al. Thm 5.2",
-    "logarithmic": "Koskela et al. Thm 5.2",
     "binomial": "Koskela et al. Thm 5.7",
     "poisson": "Koskela et al. Cor 5.8",
 }
@@ -194,7 +202,7 @@ _PAPER_THEOREM = {
 def paper_ratio(dist: Distribution, base: Profile) -> RatioBound:
     """``min_{eps1 >= 0} log R_paper(eps1)`` (scan and local refinement; any ``eps1`` is valid)."""
     paper_log_ratio_at(dist, 0.0, 1.0)  # raises NotApplicableError early for other laws
-    theorem = _PAPER_THEOREM[dist.name]
+    theorem = PAPER_THEOREM[dist.family.name]
 
     def evaluate(e1: float) -> RatioBound:
         return RatioBound(paper_log_ratio_at(dist, e1, float(base.delta(e1))), e1, None, theorem)

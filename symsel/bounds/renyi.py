@@ -60,7 +60,6 @@ LEMMA7_ORDERS = np.unique(np.concatenate([np.geomspace(1.01, 1e4, 160), np.arang
 LEMMA7_MAX_ORDERS = 200
 #: offsets ``ε̂ − log(1 + 1/(λ−1))`` tried by the extended Theorem 6.
 _THM6_OFFSETS = np.concatenate([[0.0], np.geomspace(1e-5, 30.0, 240)])
-_TNB_NAMES = ("tnb", "geometric", "logarithmic")
 _METHODS = ("closed", "lemma7", "cor4")
 _REGIONS = ("profile", "polygon")
 
@@ -278,23 +277,16 @@ def _pure_loss(base: Profile) -> float | None:
 
 
 def tnb_parameters(dist: Distribution) -> tuple[float, float]:
-    """``(η, γ)`` of a truncated negative binomial law (``tnb``, ``geometric``, ``logarithmic``)."""
-    if dist.name not in _TNB_NAMES:
+    """``(η, γ)`` of a law recognized (from its PGF, :attr:`Distribution.family`) as the truncated
+    negative binomial ``D_{η,γ}`` (P&S Definition 1; ``η = 0`` logarithmic, ``η = 1`` geometric)."""
+    family = dist.family
+    if family is None or family.name != "tnb":
         raise NotApplicableError(
             f"renyi: Theorem 2 of Papernot-Steinke is for the truncated negative binomial law, not {dist.spec}; "
             "use method='lemma7' (any PGF)"
         )
-    params = dist.parameters
-    eta = 0.0 if dist.name == "logarithmic" else float(params["eta"])
-    return eta, float(params["gamma"])
-
-
-def _log_dphi(dist: Distribution) -> Callable[[np.ndarray], np.ndarray]:
-    def fn(x: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(np.maximum(np.asarray(dist.dphi(x), dtype=float), 0.0))
-
-    return fn
+    values = family.floats()
+    return values["eta"], values["gamma"]
 
 
 # --------------------------------------------------------------------------- closed forms
@@ -445,9 +437,10 @@ def theorem6_delta_term(lam: np.ndarray, base: Profile, extended: bool) -> tuple
 
 
 def _theorem6(dist: Distribution, base: Profile, grid: np.ndarray, extended: bool) -> SelectionCurve:
-    if dist.name != "poisson":
+    family = dist.family
+    if family is None or family.name != "poisson":
         raise NotApplicableError(f"renyi: Theorem 6 of Papernot-Steinke is for a Poisson law, not {dist.spec}")
-    mu = float(dist.parameters["mu"])
+    mu = family.floats()["mu"]
 
     def raw(lam: np.ndarray) -> np.ndarray:
         term, _ = theorem6_delta_term(lam, base, extended)
@@ -463,7 +456,10 @@ def _theorem6(dist: Distribution, base: Profile, grid: np.ndarray, extended: boo
 
 
 def _point_mass(dist: Distribution, base: Profile, grid: np.ndarray) -> SelectionCurve:
-    k = int(dist.parameters["k_runs"])
+    family = dist.family
+    if family is None or family.name != "point":
+        raise NotApplicableError(f"renyi: P&S Appendix D.1 is for a fixed number of runs, not {dist.spec}")
+    k = int(family.params["k"])
 
     def raw(lam: np.ndarray) -> np.ndarray:
         return k * base_rdp_curve(base, lam) + math.log(k) / (lam - 1.0)
@@ -491,7 +487,7 @@ def lemma7_log_sup(
     The refinement stops when the certificate is within ``tol · min(1, λ − 1)`` (relative) of the best
     attained value, so that the gap stays below ``tol`` after the division by ``λ − 1``."""
     lam = check_order(order, "lemma7_log_sup")
-    log_dphi = _log_dphi(dist)
+    log_dphi = dist.log_dphi  # log space, with an mpmath fallback where float64 underflows
     if math.isinf(lam):
         cert = certified_log_sup(log_dphi, boundary, weights=(1.0, 1.0), corner_slope=corner_slope, tol=tol)
     else:
@@ -626,11 +622,12 @@ def renyi_selection_curve(
         return _lemma7(dist, base, grid, region, eps_hat_grid)
     if method == "cor4":
         return _corollary4(dist, base, grid)
-    if dist.name in _TNB_NAMES:
+    family = dist.family  # recognized from the PGF: the law decides, not how it was typed
+    if family is not None and family.name == "tnb":
         return _theorem2(dist, base, grid, extended)
-    if dist.name == "poisson":
+    if family is not None and family.name == "poisson":
         return _theorem6(dist, base, grid, extended)
-    if dist.name == "point":
+    if family is not None and family.name == "point":
         return _point_mass(dist, base, grid)
     split = split_truncated(dist)
     if split is not None:
@@ -670,12 +667,11 @@ def approximate_dp_law(dist: Distribution, delta0: float) -> Distribution:
     if d0 == 0:
         return dist
     keep = 1 - sympy.Rational(repr(d0))
-    exact = {str(s): v for s, v in dist.values.items()}
-    if dist.name in _TNB_NAMES:
-        eta = exact.get("eta", sympy.Integer(0))
-        return tnb_law(eta, gamma=1 - (1 - exact["gamma"]) * keep)
-    if dist.name == "poisson":
-        return poisson_law(exact["mu"] * keep)
+    family = dist.family
+    if family is not None and family.name == "tnb":
+        return tnb_law(family.params["eta"], gamma=1 - (1 - family.params["gamma"]) * keep)
+    if family is not None and family.name == "poisson":
+        return poisson_law(family.params["mu"] * keep)
     pgf = dist.pgf.subs(z, z * keep) / dist.pgf.subs(z, keep)
     return Distribution("pgf", pgf, {}, support_min=dist.support_min, support_max=dist.support_max,
                         label=f"lemma20({dist.spec}, delta0={d0!r})")
