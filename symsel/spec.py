@@ -118,6 +118,11 @@ def _value(node: ast.AST, text: str, families: Mapping[str, Callable[..., Any]])
         inner = _value(node.operand, text, families)
         if isinstance(inner, int | float):
             return -inner if isinstance(node.op, ast.USub) else inner
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+            and all(isinstance(n, ast.Constant) and type(n.value) is int for n in (node.left, node.right))):
+        if node.right.value == 0:
+            raise SpecError("division by zero", text, node.col_offset + 1)
+        return sympy.Rational(node.left.value, node.right.value)  # an exact fraction such as 9/10
     if isinstance(node, ast.Name) and node.id in {"true", "false", "True", "False"}:
         return node.id.lower() == "true"
     if isinstance(node, ast.Name) and node.id in {"inf", "infinity"}:
@@ -128,7 +133,7 @@ def _value(node: ast.AST, text: str, families: Mapping[str, Callable[..., Any]])
     if isinstance(node, ast.Call):
         return _call(node, text, families)
     raise SpecError(
-        f"unsupported value {ast.unparse(node)!r} (numbers, strings, lists and nested specs only)",
+        f"unsupported value {ast.unparse(node)!r} (numbers, fractions a/b, strings, lists and nested specs only)",
         text,
         getattr(node, "col_offset", 0) + 1,
     )

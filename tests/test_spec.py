@@ -102,3 +102,17 @@ def test_profile_specs_share_the_syntax():
     assert parse_profile("rdp_pure(eps=1.0, exact=True)").spec
     with pytest.raises(SpecError, match="unknown name 'gausian'"):
         parse_profile("gausian(sigma=4)")
+
+
+def test_fractions_of_integers_are_exact_values():
+    """g=9/10 is the exact rational 9/10 (the issue's P[K = 1] = 0 example); a zero denominator or a float
+    operand is a one-line SpecError."""
+    import sympy
+
+    law = parse_distribution("pgf(expr='z^2*(1-g)/(1-g*z)', g=9/10)")
+    assert law.values[sympy.Symbol("g")] == sympy.Rational(9, 10)
+    assert law.mean == pytest.approx(11.0, rel=1e-12)  # 2 + g/(1-g)
+    with pytest.raises(SpecError, match="division by zero"):
+        parse_distribution("geometric(gamma=1/0)")
+    with pytest.raises(SpecError, match="unsupported value"):
+        parse_distribution("geometric(gamma=9/10.0)")
