@@ -58,8 +58,8 @@ def test_gaussian_matches_quadrature(sigma: float) -> None:
     g = GaussianProfile(sigma)
     for eps in (-2.0, -0.2, 0.0, 0.3, 1.0, 3.0):
         ref = gaussian_hockey_stick_quad(1 / sigma, eps)
-        # the float path rounds up by its error bound (at most ~1e-9 relative), never down
-        assert g.delta(eps) == pytest.approx(float(ref), rel=1e-9, abs=1e-300)
+        # the float path rounds up by its error bound (at most ~1e-7 relative), never down
+        assert g.delta(eps) == pytest.approx(float(ref), rel=2e-7, abs=1e-300)
         assert g.delta(eps) >= ref
         with mpmath.workdps(40):
             assert abs(g.delta_mp(eps, 35) - ref) <= mpmath.mpf(10) ** -30 * ref
@@ -74,7 +74,7 @@ def test_gaussian_vs_dp_accounting_pld(sigma: float) -> None:
     ours = g.delta(eps)
     theirs = np.asarray(ref.get_delta_for_epsilon(eps))
     big = theirs > 1e-12
-    assert np.all(ours[big] <= theirs[big] * (1 + 1e-9))
+    assert np.all(ours[big] <= theirs[big] * (1 + 2e-7))
     assert np.allclose(ours[big], theirs[big], rtol=2e-3)
     for d in (1e-3, 1e-6, 1e-9):
         assert g.epsilon(d) == pytest.approx(ref.get_epsilon_for_delta(d), abs=2e-3)
@@ -116,7 +116,7 @@ def test_gaussian_small_mu_accuracy() -> None:
     """Large σ: the log-space formula keeps its digits (falls back to mpmath on cancellation)."""
     g = GaussianProfile(2000.0)
     for eps in (0.0, 1e-4, 2e-3):
-        assert g.delta(eps) == pytest.approx(float(g.delta_mp(eps, 40)), rel=1e-9)
+        assert g.delta(eps) == pytest.approx(float(g.delta_mp(eps, 40)), rel=2e-7)
 
 
 def test_gaussian_region_and_rdp_and_compose() -> None:
@@ -215,14 +215,14 @@ def _gaussian_delta_exact(sigma: float, eps: float) -> mpmath.mpf:
 @given(sigma=st.floats(0.05, 100.0), eps=st.floats(-5.0, 50.0))
 def test_gaussian_float_delta_never_below_the_exact_value(sigma: float, eps: float) -> None:
     """A profile used in a bound must never round down: the float64 δ(ε) is at least the exact value
-    (50 digits) and at most 1e-9 above it relatively (the smallest positive float where the exact
-    value underflows)."""
+    (50 digits) and at most 2e-7 above it relatively (the float path adds its error bound, at most 1e-7
+    in log δ before it hands over to mpmath; the smallest positive float where the exact value underflows)."""
     prof = GaussianProfile(sigma)
     value = prof.delta(eps)
     with mpmath.workdps(_EXACT_DPS):
         exact = _gaussian_delta_exact(sigma, eps)
         assert mpmath.mpf(value) >= exact, (sigma, eps, value, exact)
-        assert mpmath.mpf(value) <= exact * (1 + mpmath.mpf("1e-9")) + mpmath.mpf("1e-320"), (sigma, eps)
+        assert mpmath.mpf(value) <= exact * (1 + mpmath.mpf("2e-7")) + mpmath.mpf("1e-320"), (sigma, eps)
         if exact > 0:
             assert mpmath.mpf(prof.log_delta(eps)) >= mpmath.log(exact)
 

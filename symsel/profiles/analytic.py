@@ -39,8 +39,10 @@ from symsel.region import (
 )
 
 #: where the error bound of the float log-space Gaussian formula exceeds this (absolute, in
-#: ``log δ``; relative ``≈ 4e-10`` in ``δ``), the value is taken from mpmath instead.
-_GAUSSIAN_MAX_LOG_ERROR = 4e-10
+#: ``log δ``; relative ``≈ 1e-7`` in ``δ``), the value is taken from mpmath instead. Below it the bound
+#: is added (the value rounds up); it grows like ``ε`` in the far tail (1.6e-9 at ε = 100 for μ = 1/4),
+#: and a stricter threshold sent every tiny-δ evaluation of a many-term envelope to mpmath.
+_GAUSSIAN_MAX_LOG_ERROR = 1e-7
 _GAUSSIAN_FALLBACK_DPS = 40
 _UNIT = 2.0**-53  # unit roundoff of float64
 #: relative error allowed for ``scipy.special.log_ndtr`` (it is accurate to a few ulp; 64 is generous).
