@@ -31,10 +31,9 @@ import math
 
 import sympy as sp
 
+import symsel
 from symsel.bounds.hockey_stick import polygon_ratio_at
 from symsel.bounds.ratio import certified_log_sup
-from symsel.distributions import tnb
-from symsel.profiles import GaussianProfile
 from symsel.region import polygon_lower
 
 gamma, E, d1, u, q = sp.symbols("gamma E delta_1 u q", positive=True)  # E = e^{eps1} >= 1
@@ -104,7 +103,7 @@ def log_r_closed(eta: float, g: float, eps1: float, delta1: float) -> float:
 
 
 CASES = (  # (eta, gamma, eps1, delta1)
-    (1.0, 1 / 30, 0.5, float(GaussianProfile(4.0).delta(0.5))),
+    (1.0, 1 / 30, 0.5, float(symsel.parse_profile("gaussian(sigma=4)").delta(0.5))),
     (0.5, 0.01, 1.0, 1e-3),
     (0.0, 1e-3, 0.2, 0.05),
     (-0.5, 0.2, 2.0, 1e-6),
@@ -114,7 +113,7 @@ CASES = (  # (eta, gamma, eps1, delta1)
 print("\n| eta | gamma | eps1 | delta1 | closed form | certified sup (lower, upper) | paper (Thm 5.2) |")
 print("|---|---|---|---|---|---|---|")
 for eta, g, eps1, delta1 in CASES:
-    law = tnb(eta, gamma=g)
+    law = symsel.tnb(eta, gamma=g)
     closed = log_r_closed(eta, g, eps1, delta1)
     cert = certified_log_sup(law.log_dphi, lambda x, e=eps1, d=delta1: polygon_lower(x, e, d), tol=1e-10)
     paper = (eta + 1) * math.log(math.exp(eps1) + (1 - g) / g * delta1)
@@ -126,7 +125,7 @@ for eta, g, eps1, delta1 in CASES:
     assert closed <= paper + 1e-12, "polygon supremum above the paper's relaxed bound"
 
 # symsel's polygon method at a fixed eps1 reproduces the closed form (Gaussian base, geometric K, mean 30).
-base, law = GaussianProfile(4.0), tnb(1, gamma=sp.Rational(1, 30))
+base, law = symsel.parse_profile("gaussian(sigma=4)"), symsel.tnb(1, gamma=sp.Rational(1, 30))
 for eps1 in (0.2, 0.6, 1.2):
     via_symsel = polygon_ratio_at(law, base, eps1).log_ratio
     closed = log_r_closed(1.0, 1 / 30, eps1, float(base.delta(eps1)))
