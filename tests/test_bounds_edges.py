@@ -31,3 +31,14 @@ def test_randomized_response_with_a_huge_epsilon_is_bounded_by_it():
     for method in ("paper", "fdp", "envelope", "best"):
         value = symsel.bound(law, base, method).epsilon(1e-6)
         assert 1000.0 - 1e-6 <= value <= 1000.0 + math.log(900.0) + 1e-6, method
+
+
+def test_a_base_without_privacy_gets_reasons_not_an_abort():
+    """approx(eps=1, delta=1) is no guarantee at all: the Rényi route is marked not applicable (with a
+    reason) and every other method answers ε = ∞ at δ < 1."""
+    law, base = symsel.geometric(mean=30), symsel.parse_profile("approx(eps=1, delta=1)")
+    for method in ("rdp", "rdp_lemma7"):
+        with pytest.raises(symsel.NotApplicableError, match="no privacy"):
+            symsel.bound(law, base, method)
+    for method in ("paper", "fdp", "envelope", "best"):
+        assert symsel.bound(law, base, method).epsilon(1e-6) == math.inf

@@ -155,6 +155,10 @@ def _envelope(dist: Distribution, base: Profile) -> SelectionBound:
 def _renyi(dist: Distribution, base: Profile, method: str) -> SelectionBound:
     from symsel.bounds.renyi import renyi_bound
 
+    if base.delta_at_infinity >= 1.0:
+        raise NotApplicableError(
+            f"method {method!r}: the base {base.spec} has delta = 1 at every epsilon (no privacy), so it has "
+            "no Renyi curve; the hockey-stick methods still apply")
     if method == "rdp":
         try:
             selection = renyi_bound(dist, base, "closed")
