@@ -247,25 +247,20 @@ def test_slice_insertion_order_on_a_small_pair():
     for eps in (0.0, 1.0, 3.0):
         order = slice_insertion_order(p, q, dist, eps)
         assert order[-1] == 0  # most extreme low slice on top
-        base = [1, 0]  # lows, lowest first
-        base_with_2 = None
-        best = -math.inf
-        for k in range(3):  # slice 2 (ratio 1.5) first, least extreme high
-            trial = [*base[:k], 2, *base[k:]]
-            u = sum(p[j] for j in trial[: trial.index(2)])
-            v = sum(q[j] for j in trial[: trial.index(2)])
-            g = dphi(u) * p[2] - math.exp(eps) * dphi(v) * q[2]
-            if g > best + 1e-15:
-                best, base_with_2 = g, trial
-        best = -math.inf
-        expected = None
-        for k in range(4):
-            trial = [*base_with_2[:k], 3, *base_with_2[k:]]
-            u = sum(p[j] for j in trial[: trial.index(3)])
-            v = sum(q[j] for j in trial[: trial.index(3)])
-            g = dphi(u) * p[3] - math.exp(eps) * dphi(v) * q[3]
-            if g > best + 1e-15:
-                best, expected = g, trial
+        def insert_best(order: list[int], j: int, eps: float = eps) -> list[int]:
+            """Insert slice j where dphi(u) p_j - e^eps dphi(u') q_j is largest (first on ties)."""
+            best, chosen = -math.inf, order
+            for k in range(len(order) + 1):
+                trial = [*order[:k], j, *order[k:]]
+                u = sum(p[i] for i in trial[: trial.index(j)])
+                v = sum(q[i] for i in trial[: trial.index(j)])
+                g = dphi(u) * p[j] - math.exp(eps) * dphi(v) * q[j]
+                if g > best + 1e-15:
+                    best, chosen = g, trial
+            return chosen
+
+        # lows lowest first, then slice 2 (ratio 1.5, the least extreme high) and then slice 3
+        expected = insert_best(insert_best([1, 0], 2), 3)
         assert list(order) == expected
 
 
