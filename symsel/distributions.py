@@ -314,9 +314,10 @@ class Distribution:
             if self.log_dpgf_form is not None:
                 values = [float(v) for v in self.values.values()]
                 out = np.asarray(self._log_dphi_np(arr, *values), dtype=float) + np.zeros_like(arr)
+                redo = ~np.isfinite(out)  # the log form itself does not underflow
             else:
                 out = np.log(self.dphi(arr))
-        redo = ~np.isfinite(out) | (out < -645)
+                redo = ~np.isfinite(out) | (out < -645)
         for i in np.nonzero(redo)[0]:
             value = self.dphi_mp(arr[i], DEFAULT_DPS)
             out[i] = float(mpmath.log(value)) if value > 0 else -math.inf

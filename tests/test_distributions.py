@@ -336,3 +336,35 @@ def test_bad_parameters_name_the_parameter_and_range(call, name):
     assert f"parameter {name}=" in message
     assert "allowed:" in message
     assert isinstance(info.value, ValueError)
+
+
+# --------------------------------------------------------------------- validation of user laws
+@pytest.mark.parametrize(("spec", "mean"), [
+    ("pmf(expr='1/10', k_min=1, k_max=10)", 5.5),  # phi(1) = 1 exactly; once refused (1 + 1e-25 == 1.0)
+    ("pmf(expr='1/501', k_max=500)", 250.0),
+    ("pmf(expr='1/1001', k_max=1000)", 500.0),
+    ("pmf(expr='1/1501', k_max=1500)", 750.0),
+    ("pgf(expr='(1-sqrt(1-0.99*z))/0.9')", 5.5),  # tnb(eta=-1/2, gamma=1/100): phi(1) = 1 up to rounding
+])
+def test_valid_user_laws_pass(spec: str, mean: float) -> None:
+    from symsel.spec import parse_distribution
+
+    # brute-force mean of the discrete uniform law / the closed-form TNB mean eta(1-g)/(g(1-g^eta))
+    assert parse_distribution(spec).mean == pytest.approx(mean, rel=1e-12)
+
+
+@pytest.mark.parametrize(("spec", "fragment"), [
+    ("pmf(expr='1/9', k_min=1, k_max=10)", "summing to 1"),
+    ("pmf(expr='1/1500', k_max=1500)", "summing to 1"),
+    ("pgf(expr='0.5*z+0.6*z^20-0.1*z^30')", "P[K=30]"),  # a negative coefficient beyond the 16th
+    ("pmf(expr='(-1)^k*0.1', k_max=9)", "non-negative"),
+    ("pgf(expr='exp(10*(z-1))*1.000001')", "phi"),
+])
+def test_invalid_user_laws_are_refused_in_one_line(spec: str, fragment: str) -> None:
+    from symsel.errors import ParameterError
+    from symsel.spec import parse_distribution
+
+    with pytest.raises(ParameterError) as info:
+        parse_distribution(spec)
+    message = str(info.value)
+    assert fragment in message and "\n" not in message and len(message) < 300

@@ -293,3 +293,48 @@ def test_bad_input_names_the_parameter() -> None:
         renyi_selection_curve(dist, ApproxDPProfile(1.0, 1e-6))
     with pytest.raises(ParameterError, match="delta0"):
         approximate_dp_law(dist, 1.0)
+
+
+def test_lemma7_poisson_2000_is_finite_and_above_a_brute_force_sup() -> None:
+    """Lemma 7 with Poisson(2000) (phi' underflows float64 below q ~ 0.65) and a Gaussian base.
+
+    Reference, independent of symsel's certified sup: on the Gaussian f-DP boundary
+    q' = Phi(Phi^-1(q) - 1/4), log phi'(q)^lam phi'(q')^(1-lam) = log mu + mu (lam q - (lam-1) q' - 1);
+    its maximum over a fine grid (scipy, in log form) is a *lower* value of the sup, so the Lemma 7
+    curve must lie above eps_base(lam) + that / (lam - 1)."""
+    from scipy.stats import norm
+
+    from symsel.bounds import bound
+    from symsel.bounds.renyi import renyi_bound
+    from symsel.distributions import poisson
+    from symsel.spec import parse_profile
+
+    mu, base = 2000.0, parse_profile("gaussian(sigma=4)")
+    eps = bound(poisson(mean=2000), base, "rdp_lemma7").epsilon(1e-6)
+    assert np.isfinite(eps) and 5 < eps < 30
+    profile = renyi_bound(poisson(mean=2000), base, "lemma7", orders=[1.5, 2.0, 4.0, 16.0])
+    q = np.linspace(0.0, 1.0, 200_001)[1:-1]
+    q_min = norm.cdf(norm.ppf(q) - 0.25)
+    for lam in (1.5, 2.0, 4.0, 16.0):
+        log_sup = np.log(mu) + mu * np.max(lam * q - (lam - 1.0) * q_min - 1.0)
+        reference = lam / 32.0 + log_sup / (lam - 1.0)  # Gaussian RDP: lam / (2 sigma^2)
+        ours = float(profile.curve.raw_values([lam])[0])
+        assert ours >= reference - 1e-9
+        assert ours <= reference + 1e-3 * (1.0 + 1.0 / (lam - 1.0))  # certified, and tight
+
+
+@pytest.mark.parametrize(("typed", "user"), [
+    ("poisson(mean=10)", "pgf(expr='exp(10*(z-1))')"),
+    ("geometric(gamma=0.1)", "pmf(expr='0.1*0.9^(k-1)', k_min=1)"),
+    ("tnb(eta=0, gamma=0.1)", "pgf(expr='log(1-0.9*z)/log(0.1)')"),
+    ("point(k=5)", "pgf(expr='z^5')"),
+])
+def test_closed_forms_follow_the_law_not_its_typing(typed: str, user: str) -> None:
+    """Theorem 2 / Theorem 6 / App. D.1 apply to the law, recognized from its PGF."""
+    from symsel.spec import parse_distribution, parse_profile
+
+    base = parse_profile("gaussian(sigma=4)")
+    a = renyi_bound(parse_distribution(typed), base, "closed")
+    b = renyi_bound(parse_distribution(user), base, "closed")
+    assert a.theorem == b.theorem
+    assert b.epsilon(1e-6) == a.epsilon(1e-6)
