@@ -1,80 +1,13 @@
-"""The ``symsel`` command line: a thin layer over the Python API.
-
-Every command takes ``--json`` and then prints exactly one JSON object on stdout. A user mistake
-(bad spec, parameter out of range) prints one line ``symsel: error: ...`` on stderr and exits
-with status 2; nothing else is printed.
-"""
+"""The core commands: facts about a law, base profiles, bounds, verification, audits, Report Noisy Max."""
 
 from __future__ import annotations
 
-import json
-import math
 import sys
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 import click
 
-from symsel.errors import SymselError
-
-
-def _finite_or_none(value: Any) -> Any:
-    """JSON has no inf/NaN: infinities become the strings "inf"/"-inf" (NaN never reaches here)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        if math.isnan(value):
-            raise SymselError("internal error: a NaN reached the output")
-        return "inf" if value > 0 else "-inf"
-    if isinstance(value, dict):
-        return {k: _finite_or_none(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite_or_none(v) for v in value]
-    return value
-
-
-def emit(payload: dict[str, Any], as_json: bool, text: Callable[[dict[str, Any]], str]) -> None:
-    """Print ``payload`` as one JSON object, or as human-readable text."""
-    if as_json:
-        click.echo(json.dumps(_finite_or_none(payload), indent=2))
-    else:
-        click.echo(text(payload))
-
-
-def user_errors(fn: Callable) -> Callable:
-    """Turn symsel's errors into one line on stderr and exit status 2."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except SymselError as exc:
-            click.echo(f"symsel: error: {exc}", err=True)
-            sys.exit(2)
-
-    return wrapper
-
-
-class _OneLineErrors(click.Group):
-    """A group whose usage errors are one line on stderr with exit status 2 (no usage dump)."""
-
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs["standalone_mode"] = False
-        try:
-            return super().main(*args, **kwargs)
-        except click.exceptions.Exit as exc:
-            sys.exit(exc.exit_code)
-        except click.ClickException as exc:
-            click.echo(f"symsel: error: {exc.format_message()}", err=True)
-            sys.exit(2)
-        except click.Abort:
-            click.echo("symsel: aborted", err=True)
-            sys.exit(1)
-
-
-@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="symsel")
-def main() -> None:
-    """symsel: privacy profiles of private selection (best of K runs of a DP mechanism)."""
+from symsel.cli._app import _one_of, emit, main, user_errors
 
 
 @main.command("dist")
@@ -88,22 +21,6 @@ def dist_command(spec: str, as_json: bool, candidates: float | None) -> None:
 
     facts = distribution_facts(spec, candidates)
     emit(facts, as_json, lambda f: "\n".join(f"{k:>20}: {v}" for k, v in f.items()))
-
-
-@main.command("report")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@user_errors
-def report_command(as_json: bool) -> None:
-    """The main report on built-in defaults."""
-    from symsel.report import default_report, format_report
-
-    report = default_report()
-    emit(report, as_json, format_report)
-
-
-def _one_of(delta: float | None, epsilon: float | None) -> None:
-    if (delta is None) == (epsilon is None):
-        raise click.UsageError("give exactly one of --delta or --epsilon")
 
 
 @main.command("profile")
@@ -304,35 +221,3 @@ def rnm_command(m: int, base_spec: str, delta: float | None, epsilon: float | No
     emit(payload, as_json, lambda p: "\n".join(
         f"{r['method']:<14} " + (f"epsilon = {r['epsilon']:.6g}, delta = {r['delta']:.4g}" if r.get("epsilon")
                                  is not None else f"n/a: {r.get('reason')}") for r in p.get("results", [p])))
-
-
-@main.command("plan")
-@click.option("--base", "base_spec", required=True, help='The base run, e.g. "dpsgd(q=0.01, sigma=1.1, steps=1000)".')
-@click.option("--epsilon", type=float, required=True, help="Privacy budget epsilon.")
-@click.option("--delta", type=float, required=True, help="Privacy budget delta.")
-@click.option("--dist", "templates", multiple=True,
-              help='Family of K with a {mean} placeholder (repeatable); default poisson and geometric.')
-@click.option("--method", "methods", multiple=True,
-              help="Methods (repeatable); default best (symsel's tightest) and rdp (what dp-accounting runs).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@user_errors
-def plan_command(base_spec: str, epsilon: float, delta: float, templates: tuple[str, ...], methods: tuple[str, ...],
-                 as_json: bool) -> None:
-    """How many candidates (mean of K) fit a budget (epsilon, delta), per law of K and method."""
-    from symsel.bounds import METHODS
-    from symsel.errors import ParameterError
-    from symsel.plan import max_mean
-    from symsel.spec import parse_profile
-
-    base = parse_profile(base_spec)
-    templates = templates or ("poisson(mean={mean})", "geometric(mean={mean})")
-    methods = methods or ("best", "rdp")
-    for m in methods:
-        if m not in METHODS:
-            raise ParameterError("method", m, " | ".join(METHODS), "plan")
-    rows = [{"dist": t, **max_mean(t, base, epsilon, delta, m)} for t in templates for m in methods]
-    payload = {"base": base.spec, "epsilon": epsilon, "delta": delta, "plans": rows}
-    emit(payload, as_json, lambda p: "\n".join(
-        f"{r['dist']:<32} {r['method']:<11} " + ("n/a: " + r["reason"] if r.get("mean") is None
-                                                 else f"mean K = {r['mean']:.4g} (epsilon {r['epsilon']:.4f})")
-        for r in p["plans"]))
