@@ -23,7 +23,7 @@ from symsel.bounds.renyi import (
     theorem2_constant,
     truncation_terms,
 )
-from symsel.distributions import binomial, geometric, logarithmic, poisson, tnb, truncated
+from symsel.distributions import binomial, geometric, logarithmic, poisson, tnb, truncated, two_point
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.exact import FinitePair, selection_epsilon, selection_renyi
 from symsel.profiles import (
@@ -338,3 +338,48 @@ def test_closed_forms_follow_the_law_not_its_typing(typed: str, user: str) -> No
     b = renyi_bound(parse_distribution(user), base, "closed")
     assert a.theorem == b.theorem
     assert b.epsilon(1e-6) == a.epsilon(1e-6)
+
+
+def test_convex_upper_fill_is_above_every_exact_value_and_close_to_it() -> None:
+    """The chord fill of a convex function never falls below it, evaluates it at a fraction of the orders,
+    and stays within the tolerance of the full evaluation (reference: the function itself at every order)."""
+    from symsel.bounds.renyi import convex_upper_fill
+
+    orders = np.unique(np.concatenate([np.linspace(1.01, 8, 60), np.geomspace(8, 5000, 140)]))
+    calls: list[float] = []
+
+    def f(lam: float) -> float:  # convex: a log-sum-exp of affine functions of lam
+        calls.append(lam)
+        return float(np.logaddexp(0.3 * lam - 2.0, np.logaddexp(0.02 * lam, -1.5 * lam + 4.0)))
+
+    filled = convex_upper_fill(orders, f, tol=1e-5)
+    used = len(calls)
+    exact = np.array([f(x) for x in orders])
+    assert np.all(filled >= exact - 1e-12)
+    assert np.max((filled - exact) / (orders - 1.0)) <= 1e-5
+    assert used < 0.6 * orders.size  # the fill skipped at least 40 % of the orders
+
+
+def test_convex_upper_fill_never_interpolates_next_to_an_infinite_value() -> None:
+    from symsel.bounds.renyi import convex_upper_fill
+
+    orders = np.linspace(1.5, 40.0, 50)
+    filled = convex_upper_fill(orders, lambda lam: math.inf if lam > 20 else lam**2, tol=1e-6)
+    assert np.all(np.isinf(filled[orders > 20]))
+    assert np.all(filled[orders <= 20] >= orders[orders <= 20] ** 2 - 1e-9)
+
+
+def test_lemma7_curve_with_the_fill_agrees_with_every_order_evaluated() -> None:
+    """The filled Lemma 7 curve is never below (and within 1e-4 of) the curve with a certified sup at every
+    order, for a law without closed form."""
+    from symsel.bounds.renyi import lemma7_log_sup
+
+    dist, base = two_point(L=50, s=0.2), GaussianProfile(4.0)
+    curve = renyi_selection_curve(dist, base, method="lemma7")
+    grid = curve.grid
+    filled = curve.raw_values(grid)
+    rdp = base_rdp_curve(base, grid)
+    direct = np.array([r + lemma7_log_sup(dist, base.region_lower, float(x), None) / (x - 1.0)
+                       for r, x in zip(rdp, grid, strict=True)])
+    assert np.all(filled >= direct - 1e-12)
+    assert np.max(filled - direct) < 1e-4

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from types import MappingProxyType
 
 import numpy as np
@@ -165,7 +166,7 @@ def _renyi(dist: Distribution, base: Profile, method: str) -> SelectionBound:
         except NotApplicableError:
             if base.rdp(2.0) is None:  # no Rényi curve of the base: Lemma 7 cannot help either
                 raise
-            selection = renyi_bound(dist, base, "lemma7")
+            return replace(_computed(dist, base, "rdp_lemma7"), method="rdp")
     else:
         selection = renyi_bound(dist, base, "lemma7")
     details = {k: v for k, v in selection.details.items() if isinstance(v, float | int | bool | str) or v is None}
@@ -209,15 +210,21 @@ def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionB
     if not isinstance(base, Profile):
         raise ParameterError("base", repr(base), "a Profile (see symsel.parse_profile)", "bound")
     law = canonical_law(dist)
-    if method in ("paper", "polygon", "fdp"):
-        result = _hockey_stick(law, base, method)
-    elif method == "envelope":
-        result = _envelope(law, base)
-    elif method in ("rdp", "rdp_lemma7"):
-        result = _renyi(law, base, method)
-    else:
-        result = _best(law, base)
+    result = _computed(law, base, method)
     return result if law is dist else replace(result, dist=dist)
+
+
+@lru_cache(maxsize=64)
+def _computed(law: Distribution, base: Profile, method: str) -> SelectionBound:
+    """One method on one (law, base) pair, computed once: laws and profiles are immutable and compared by
+    identity, so ``best`` and ``--method all`` reuse the components they share instead of recomputing them."""
+    if method in ("paper", "polygon", "fdp"):
+        return _hockey_stick(law, base, method)
+    if method == "envelope":
+        return _envelope(law, base)
+    if method in ("rdp", "rdp_lemma7"):
+        return _renyi(law, base, method)
+    return _best(law, base)
 
 
 def canonical_law(dist: Distribution) -> Distribution:

@@ -497,6 +497,73 @@ def lemma7_log_sup(
     return cert.upper
 
 
+#: Lemma 7 orders evaluated first (evenly spread over the grid's indices) before adaptive refinement.
+LEMMA7_COARSE_ORDERS = 16
+#: refinement stops when the chord's possible excess, divided by ``λ − 1``, is below this at every order.
+LEMMA7_CHORD_TOL = 1e-5
+
+
+def convex_upper_fill(orders: np.ndarray, upper: Callable[[float], float],
+                      tol: float = LEMMA7_CHORD_TOL, coarse: int = LEMMA7_COARSE_ORDERS) -> np.ndarray:
+    """Certified upper values of a convex function ``f`` of the order at every one of the sorted ``orders``,
+    calling ``upper`` (a certified upper bound of ``f`` at one order) only where needed.
+
+    ``f(λ) = log sup_q φ'(q)^λ φ'(q')^(1−λ) = sup_q [log φ'(q') + λ (log φ'(q) − log φ'(q'))]`` is a supremum of
+    affine functions of ``λ``, hence convex (P&S Lemma 7's term, per boundary). Between two evaluated orders the
+    chord of the certified values lies above ``f``, so it is itself a certified value. The chord replaces an
+    evaluation where the secants of the neighbouring intervals (extended, a convexity-based estimate of ``f``
+    from below) show that it exceeds ``f`` by less than ``tol · (λ − 1)``; elsewhere the middle order of the
+    interval is evaluated. Infinite values are never interpolated."""
+    n = orders.size
+    values: dict[int, float] = {}
+
+    def evaluate(i: int) -> None:
+        if i not in values:
+            values[i] = float(upper(float(orders[i])))
+
+    for i in np.unique(np.linspace(0, n - 1, min(n, coarse)).round().astype(int)):
+        evaluate(int(i))
+    while True:
+        known = sorted(values)
+        todo = []
+        for pos in range(len(known) - 1):
+            i, j = known[pos], known[pos + 1]
+            if j - i < 2:
+                continue
+            fi, fj = values[i], values[j]
+            if not (math.isfinite(fi) and math.isfinite(fj)):
+                todo.append((i + j) // 2)
+                continue
+            inner = orders[i + 1 : j]
+            chord = fi + (fj - fi) * (inner - orders[i]) / (orders[j] - orders[i])
+            below = np.full(inner.shape, -np.inf)
+            neighbours = []
+            if pos > 0:
+                neighbours.append((known[pos - 1], i))
+            if pos + 2 < len(known):
+                neighbours.append((j, known[pos + 2]))
+            for a, b in neighbours:
+                if not (math.isfinite(values[a]) and math.isfinite(values[b])):
+                    continue
+                slope = (values[b] - values[a]) / (orders[b] - orders[a])
+                below = np.maximum(below, values[b] + slope * (inner - orders[b]))
+            if np.any((chord - below) > tol * (inner - 1.0)):
+                todo.append((i + j) // 2)
+        if not todo:
+            break
+        for i in todo:
+            evaluate(i)
+    known = sorted(values)
+    out = np.interp(orders, orders[known], [values[i] for i in known])
+    for pos in range(len(known) - 1):  # no interpolation next to an infinite value
+        i, j = known[pos], known[pos + 1]
+        if not (math.isfinite(values[i]) and math.isfinite(values[j])):
+            out[i + 1 : j] = np.inf
+    for i in known:
+        out[i] = values[i]
+    return out
+
+
 def _lemma7(
     dist: Distribution, base: Profile, grid: np.ndarray, region: str, eps_hat_grid: Sequence[float] | None
 ) -> SelectionCurve:
@@ -520,14 +587,15 @@ def _lemma7(
 
     def raw(lam: np.ndarray) -> np.ndarray:
         lam = np.atleast_1d(np.asarray(lam, dtype=float))
-        rdp = base_rdp_curve(base, lam)
+        order = np.argsort(lam)
+        sorted_lam = lam[order]
+        rdp = base_rdp_curve(base, sorted_lam)
+        sup = np.full(sorted_lam.shape, np.inf)
+        for b, c, _ in boundaries:
+            sup = np.minimum(sup, convex_upper_fill(sorted_lam, lambda x, b=b, c=c: lemma7_log_sup(dist, b, x, c)))
         out = np.empty(lam.shape)
-        for i, x in enumerate(lam):
-            if not math.isfinite(rdp[i]):
-                out[i] = math.inf
-                continue
-            sup = min(lemma7_log_sup(dist, b, float(x), c) for b, c, _ in boundaries)
-            out[i] = rdp[i] + sup / (x - 1.0)
+        with np.errstate(invalid="ignore"):
+            out[order] = np.where(np.isfinite(rdp), rdp + sup / (sorted_lam - 1.0), np.inf)
         return out
 
     pure_eps = None
