@@ -13,28 +13,6 @@ One import is enough::
     symsel.bound(law, base).epsilon(1e-6)          # method "best"; see symsel.METHODS
 """
 
-from symsel.bounds import BEST_COMPONENTS, METHODS, SelectionBound, bound
-from symsel.distributions import (
-    Distribution,
-    beta_binomial,
-    binomial,
-    compound,
-    from_pgf,
-    from_pmf,
-    geometric,
-    logarithmic,
-    mixture,
-    negative_binomial,
-    point,
-    poisson,
-    tnb,
-    truncated,
-    two_point,
-)
-from symsel.errors import NotApplicableError, ParameterError, SpecError, SymselError
-from symsel.profiles import Profile
-from symsel.spec import parse_distribution, parse_expression, parse_profile
-
 __all__ = [
     "BEST_COMPONENTS",
     "METHODS",
@@ -65,13 +43,32 @@ __all__ = [
     "two_point",
 ]
 
-#: evidence tools, imported on first use (they pull in mpmath-heavy modules the bounds do not need).
-_LAZY = {"lower_bound": "symsel.lower", "get_example": "symsel.examples", "list_examples": "symsel.examples"}
+#: every public name, imported on first use: ``import symsel`` (and so ``symsel --help``) stays cheap, and SymPy,
+#: SciPy and dp-accounting load only when a law, a profile or a bound is first asked for.
+_LAZY = {
+    **dict.fromkeys(["BEST_COMPONENTS", "METHODS", "SelectionBound", "bound"], "symsel.bounds"),
+    **dict.fromkeys(
+        ["Distribution", "beta_binomial", "binomial", "compound", "from_pgf", "from_pmf", "geometric", "logarithmic",
+         "mixture", "negative_binomial", "point", "poisson", "tnb", "truncated", "two_point"],
+        "symsel.distributions",
+    ),
+    **dict.fromkeys(["NotApplicableError", "ParameterError", "SpecError", "SymselError"], "symsel.errors"),
+    "Profile": "symsel.profiles",
+    **dict.fromkeys(["parse_distribution", "parse_expression", "parse_profile"], "symsel.spec"),
+    "lower_bound": "symsel.lower",
+    **dict.fromkeys(["get_example", "list_examples"], "symsel.examples"),
+}
 
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'symsel' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
