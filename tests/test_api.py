@@ -55,3 +55,21 @@ def test_bad_arguments_are_parameter_errors():
         symsel.bound(law, "gaussian(sigma=4)", "best")
     with pytest.raises(symsel.ParameterError, match="dist"):
         symsel.bound("geometric(mean=30)", base, "best")
+
+
+def test_a_delta_below_the_float_range_is_reported_in_log_space_not_as_zero() -> None:
+    """K = 1: the selection is the base itself, so its log δ at ε = 60 (δ ≈ 1e-800, far below float64) is
+    the Gaussian's, computed here at 50 digits from the closed form Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), μ = 1."""
+    import mpmath
+
+    from symsel.bounds import bound_summary
+
+    with mpmath.workdps(50):
+        eps, mu = mpmath.mpf(60), mpmath.mpf(1)
+        exact = mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+        log_exact = float(mpmath.log(exact))
+    record = bound_summary(symsel.point(1), symsel.parse_profile("gaussian(sigma=1)"), "envelope", epsilon=60.0)
+    assert record["delta"] == 0.0
+    assert log_exact <= record["log_delta"] <= log_exact + 0.01
+    mantissa, exponent = record["delta_decimal"].split("e")
+    assert float(mantissa) * 10 ** (int(exponent) - float(mpmath.log10(exact))) >= 1.0  # rounded up

@@ -17,7 +17,9 @@ def bound_summary(
 ) -> dict[str, Any]:
     """``{method, theorem, epsilon, delta, mean_K, certificate, details, vacuous}`` for one method at
     the given ``delta`` (→ epsilon) or ``epsilon`` (→ delta). A method that does not apply gets
-    ``reason`` (and ``None`` numbers) instead."""
+    ``reason`` (and ``None`` numbers) instead. At a given ``epsilon`` the record also has ``log_delta``
+    (natural log, exact where ``delta`` underflows) and, when ``delta`` is below the float range,
+    ``delta_decimal`` (e.g. ``"3.2e-412"``), so a tiny ``delta`` is never reported as a bare 0."""
     if (delta is None) == (epsilon is None):
         raise ParameterError("delta", delta, "exactly one of delta or epsilon", "bound")
     if delta is not None:
@@ -32,9 +34,23 @@ def bound_summary(
     if delta is not None:
         record.update(epsilon=float(result.epsilon(delta)), delta=delta)
     else:
-        record.update(epsilon=epsilon, delta=float(result.delta(epsilon)))
+        log_delta = float(result.log_delta(epsilon))
+        record.update(epsilon=epsilon, delta=float(result.delta(epsilon)), log_delta=log_delta)
+        if record["delta"] == 0.0 and log_delta > -math.inf:  # below the float range: say so, never a silent 0
+            record["delta_decimal"] = _decimal_from_log(log_delta)
     record["theorem"] = result.theorem
     record["certificate"] = dict(result.certificate)
     record["details"] = dict(result.details)
     record["vacuous"] = not math.isfinite(record["epsilon"]) or record["delta"] >= 1.0
     return record
+
+
+def _decimal_from_log(log_value: float) -> str:
+    """``exp(log_value)`` as a decimal string in scientific notation, rounded up in the last digit shown."""
+    log10 = log_value / math.log(10.0)
+    exponent = math.floor(log10)
+    mantissa = 10.0 ** (log10 - exponent)
+    mantissa = math.ceil(mantissa * 100 * (1 + 1e-12)) / 100
+    if mantissa >= 10.0:
+        mantissa, exponent = mantissa / 10.0, exponent + 1
+    return f"{mantissa:.2f}e{exponent:+d}"
