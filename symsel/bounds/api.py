@@ -214,7 +214,7 @@ def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionB
     return result if law is dist else replace(result, dist=dist)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)  # small: an entry keeps its base alive, and a DP-SGD base holds its PLD
 def _computed(law: Distribution, base: Profile, method: str) -> SelectionBound:
     """One method on one (law, base) pair, computed once: laws and profiles are immutable and compared by
     identity, so ``best`` and ``--method all`` reuse the components they share instead of recomputing them."""
