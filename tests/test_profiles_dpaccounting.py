@@ -69,7 +69,7 @@ def test_dpsgd_region_grid_loss_and_threshold_tests() -> None:
     (5.5e-8 here; 3.0e-8 for q=0.01, σ=1.1, 1000 steps), shrinking like 1/N². The first-order certificate
     of :func:`fdp_upper_from_profile` bounds the loss by ~1e-4 (it ignores the curvature of δ).
     """
-    prof = DpsgdProfile(0.05, 1.0, 1)
+    prof = PldProfile.from_event(dpsgd_event(0.05, 1.0, 1))  # the PLD alone (DpsgdProfile adds the RDP curve)
     q = np.concatenate([np.geomspace(1e-12, 0.5, 300), 1 - np.geomspace(1e-12, 0.5, 300)])
     lower = prof.region_lower(q)
     grid = prof.region_eps_grid()
@@ -132,7 +132,7 @@ def test_many_point_queries_are_never_below_dp_accounting(q, sigma, steps):
     """Arrays longer than the scalar threshold go through symsel's suffix-sum evaluation of the same PLD
     sum; it must never fall below dp-accounting's own term-by-term value (the rounding allowance), and
     stay within 1e-6 of it."""
-    profile = DpsgdProfile(q, sigma, steps)
+    profile = PldProfile.from_event(dpsgd_event(q, sigma, steps))  # the PLD alone
     eps = np.linspace(-2.0, 10.0, 4001)
     fast = np.asarray(profile.delta(eps))
     sample = eps[::20]
@@ -140,3 +140,24 @@ def test_many_point_queries_are_never_below_dp_accounting(q, sigma, steps):
     assert np.all(fast[::20] >= reference)
     positive = reference > 0
     assert np.max((fast[::20][positive] - reference[positive]) / reference[positive]) < 1e-6
+
+
+def test_dpsgd_below_the_pld_truncation_mass_falls_back_to_the_rdp_conversion() -> None:
+    """The pessimistic PLD of q=0.01, σ=1.1, 1000 steps keeps about 1.5e-15 at a loss of +inf, so its ε(δ) is inf
+    below that. The DP-SGD profile is also bounded by the RDP curve's conversion: ε(1e-16) and ε(1e-30) are
+    finite and equal dp-accounting's RdpAccountant on the same event and orders; above the truncation mass the
+    PLD (tighter) still decides, and δ(ε(δ)) ≤ δ holds on both sides."""
+    from symsel.profiles.rdp import SUBSAMPLED_ORDERS
+
+    profile = DpsgdProfile(0.01, 1.1, 1000)
+    pld = PldProfile.from_event(dpsgd_event(0.01, 1.1, 1000))
+    assert pld.epsilon(1e-16) == math.inf
+    accountant = rdp_privacy_accountant.RdpAccountant(orders=list(SUBSAMPLED_ORDERS))
+    accountant.compose(dpsgd_event(0.01, 1.1, 1000))
+    for delta in (1e-16, 1e-30):
+        eps = profile.epsilon(delta)
+        assert eps == pytest.approx(float(accountant.get_epsilon(delta)), rel=1e-9)
+        assert profile.delta(eps) <= delta * (1 + 1e-12)
+    assert profile.epsilon(1e-5) == pld.epsilon(1e-5)
+    assert profile.epsilon(1e-5) < float(accountant.get_epsilon(1e-5))  # the PLD is the tighter one there
+    assert profile.delta_at_infinity == 0.0
