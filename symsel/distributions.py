@@ -833,6 +833,12 @@ def _solve_gamma_for_mean(eta: sympy.Expr, mean: sympy.Expr, where: str) -> symp
         return sympy.Float(mpmath.exp((lo + hi) / 2), dps)
 
 
+#: the largest shape of a truncated negative binomial law (``gamma^-eta`` is held exactly).
+TNB_MAX_ETA = 1000
+#: the largest ``k_max`` of :func:`truncated` (its PGF is a polynomial with exact coefficients).
+TRUNCATION_MAX_K = 1000
+
+
 def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) -> Distribution:
     """Truncated negative binomial ``D_{eta,gamma}`` (Papernot & Steinke, Definition 1).
 
@@ -843,7 +849,7 @@ def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) ->
     """
     where = "tnb"
     e = exact_number(eta, "eta", where)
-    _check(e > -1, "eta", eta, "eta > -1", where)
+    _check(-1 < e <= TNB_MAX_ETA, "eta", eta, f"-1 < eta <= {TNB_MAX_ETA} (exact arithmetic on gamma^-eta)", where)
     if (gamma is None) == (mean is None):
         raise ParameterError("gamma", gamma, "exactly one of gamma or mean", where)
     if mean is not None:
@@ -1052,7 +1058,9 @@ def truncated(dist: Distribution, k_max: int) -> Distribution:
     where = "truncated"
     dist = _as_distribution(dist, "dist", where)
     km = exact_number(k_max, "k_max", where)
-    _check(km.is_integer and 1 <= km <= 5000, "k_max", k_max, "an integer 1 <= k_max <= 5000", where)
+    _check(km.is_integer and 1 <= km <= TRUNCATION_MAX_K, "k_max", k_max,
+           f"an integer 1 <= k_max <= {TRUNCATION_MAX_K} (the truncated PGF is expanded with exact coefficients)",
+           where)
     ki = int(km)
     _check(ki >= dist.support_min, "k_max", k_max, f"k_max >= {dist.support_min} (the smallest value of K)", where)
     top = ki if dist.support_max is None else min(ki, dist.support_max)

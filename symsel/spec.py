@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import sympy
 
-from symsel.errors import SpecError, SymselError
+from symsel.errors import ParameterError, SpecError, SymselError
 
 _FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "exp": sympy.exp,
@@ -57,23 +58,73 @@ _BINARY = {
     ast.Pow: lambda a, b: a**b,
 }
 _MAX_SPEC_LENGTH = 20_000
+#: deepest nesting of the syntax tree accepted (calls, operators, brackets, signs).
+_MAX_DEPTH = 60
+#: a power of two numbers is refused when its result would have more decimal digits than this.
+_MAX_NUMBER_DIGITS = 2_000
+#: the largest exponent of the variable in a formula (``z^n``, ``k^n``).
+_MAX_EXPONENT = 10**7
+#: factorial, gamma, binomial, rf, ff of numbers: arguments up to this size.
+_MAX_COMBINATORIAL_ARGUMENT = 10**4
+_COMBINATORIAL = frozenset({"factorial", "gamma", "binomial", "rf", "ff", "beta"})
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 60 else text[:40] + "..."
 
 
 def _parse(text: str, what: str) -> ast.expr:
     if not isinstance(text, str) or not text.strip():
-        raise SpecError(f"empty {what} spec", text)
+        raise SpecError(f"empty {what} spec", text if isinstance(text, str) else repr(text))
     if len(text) > _MAX_SPEC_LENGTH:
-        raise SpecError(f"{what} spec longer than {_MAX_SPEC_LENGTH} characters", text[:40] + "...")
+        raise SpecError(f"{what} spec longer than {_MAX_SPEC_LENGTH} characters", _shown(text))
     try:
-        return ast.parse(text.strip(), mode="eval").body
+        tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
-        raise SpecError(f"syntax error ({exc.msg})", text, exc.offset) from None
+        if "integer string conversion" in str(exc.msg):
+            raise SpecError(f"{what} spec has a number with too many digits (at most {_MAX_NUMBER_DIGITS})",
+                            _shown(text)) from None
+        raise SpecError(f"syntax error ({exc.msg})", _shown(text), exc.offset) from None
+    except (RecursionError, MemoryError):
+        raise SpecError(f"{what} spec nested too deeply (at most {_MAX_DEPTH} levels)", _shown(text)) from None
+    except ValueError:  # e.g. an integer literal beyond Python's digit limit
+        raise SpecError(f"{what} spec has a number with too many digits (at most {_MAX_NUMBER_DIGITS})",
+                        _shown(text)) from None
+    if _depth(tree) > _MAX_DEPTH:
+        raise SpecError(f"{what} spec nested too deeply (at most {_MAX_DEPTH} levels)", _shown(text))
+    return tree
+
+
+def _depth(tree: ast.AST) -> int:
+    """Depth of the syntax tree, without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _checked_power(base: sympy.Expr, exponent: sympy.Expr, text: str, node: ast.AST) -> sympy.Expr:
+    """``base ** exponent``, refused before SymPy evaluates a power too large to hold or to expand."""
+    column = getattr(node, "col_offset", 0) + 1
+    if exponent.is_Number and not (exponent.is_finite and abs(float(exponent)) <= _MAX_EXPONENT):
+        raise SpecError(f"exponent {_shown(str(exponent))} too large (at most {_MAX_EXPONENT:.0e} in absolute value)",
+                        _shown(text), column)
+    if base.is_Number and exponent.is_Number and base not in (0, 1, -1):
+        digits = abs(float(exponent)) * abs(math.log10(abs(float(base)))) if float(base) != 0 else 0.0
+        if digits > _MAX_NUMBER_DIGITS:
+            raise SpecError(f"the number {base}^{exponent} has about {digits:.3g} digits (at most "
+                            f"{_MAX_NUMBER_DIGITS})", _shown(text), column)
+    return base**exponent
 
 
 def parse_expression(text: str, symbols: tuple[str, ...] = ("z",), params: tuple[str, ...] = ()) -> sympy.Expr:
     """Convert a formula string to SymPy. Allowed names: ``symbols``, ``params``, the whitelisted
     functions and ``pi``, ``E``. Anything else is a :class:`SpecError` naming the token."""
     # ``^`` means power in formulas; rewriting it before parsing keeps Python's precedence of ``**``.
+    if not isinstance(text, str):
+        raise SpecError(f"a formula must be a quoted string, e.g. expr='exp(mu*(z-1))'; got {text!r}")
     tree = _parse(text.replace("^", "**"), "expression")
     allowed = set(symbols) | set(params)
 
@@ -92,6 +143,8 @@ def parse_expression(text: str, symbols: tuple[str, ...] = ("z",), params: tuple
                 text,
                 node.col_offset + 1,
             )
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            return _checked_power(convert(node.left), convert(node.right), text, node)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             return _BINARY[type(node.op)](convert(node.left), convert(node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
@@ -104,7 +157,14 @@ def parse_expression(text: str, symbols: tuple[str, ...] = ("z",), params: tuple
                     text,
                     node.col_offset + 1,
                 )
-            return _FUNCTIONS[node.func.id](*[convert(a) for a in node.args])
+            args = [convert(a) for a in node.args]
+            if node.func.id in _COMBINATORIAL:
+                for a in args:
+                    if a.is_Number and not abs(float(a)) <= _MAX_COMBINATORIAL_ARGUMENT:
+                        raise SpecError(f"{node.func.id} of {_shown(str(a))} is too large to evaluate exactly "
+                                        f"(arguments at most {_MAX_COMBINATORIAL_ARGUMENT})", _shown(text),
+                                        node.col_offset + 1)
+            return _FUNCTIONS[node.func.id](*args)
         raise SpecError(f"unsupported syntax {ast.unparse(node)!r}", text, getattr(node, "col_offset", 0) + 1)
 
     return convert(tree)
@@ -150,15 +210,24 @@ def _call(node: ast.Call, text: str, families: Mapping[str, Callable[..., Any]])
     kwargs = {}
     for kw in node.keywords:
         if kw.arg is None:
-            raise SpecError("'**' is not allowed", text, kw.value.col_offset + 1)
+            raise SpecError("'**' is not allowed", _shown(text), kw.value.col_offset + 1)
+        if kw.arg in kwargs:
+            raise SpecError(f"{name}(): parameter {kw.arg!r} given twice", _shown(text), kw.value.col_offset + 1)
         kwargs[kw.arg] = _value(kw.value, text, families)
     _check_signature(constructor, name, args, kwargs, node, text)
     try:
         return constructor(*args, **kwargs)
+    except ParameterError as exc:
+        if getattr(exc, "spec_named", False) or exc.where == name:
+            raise
+        # name the family the user typed (``geometric``), not the constructor it delegates to (``tnb``)
+        renamed = ParameterError(exc.name, exc.value, exc.allowed, name)
+        renamed.spec_named = True
+        raise renamed from None
     except SymselError:
         raise
     except (TypeError, ValueError, ZeroDivisionError, OverflowError) as exc:
-        raise SpecError(f"{name}: {exc}", text, node.col_offset + 1) from None
+        raise SpecError(f"{name}: {str(exc).splitlines()[0][:200]}", _shown(text), node.col_offset + 1) from None
 
 
 def _check_signature(constructor: Callable, name: str, args: list, kwargs: dict, node: ast.Call, text: str) -> None:
@@ -179,9 +248,28 @@ def _check_signature(constructor: Callable, name: str, args: list, kwargs: dict,
         raise SpecError(f"{name}(): {exc} (parameters: {', '.join(accepted)})", text, node.col_offset + 1) from None
 
 
+def _check_user_law(kind: str, variable: str, expr: Any, params: dict[str, Any]) -> None:
+    if not isinstance(expr, str):
+        raise ParameterError("expr", expr, f"a quoted formula in {variable}, e.g. expr='...'", kind)
+    if variable in params:
+        raise ParameterError(variable, params[variable], f"none ({variable} is the variable of the {kind} and "
+                             "takes no value)", kind)
+    for name, value in params.items():
+        if isinstance(value, bool) or not isinstance(value, int | float | sympy.Rational):
+            raise ParameterError(name, value, "a number", kind)
+
+
+def _support_bound(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float | sympy.Integer) or (
+            isinstance(value, float) and not (math.isfinite(value) and value.is_integer())):
+        raise ParameterError(name, value, "an integer", "pmf")
+    return int(value)
+
+
 def _user_pgf(expr: str, **params: Any) -> Any:
     from symsel.distributions import from_pgf
 
+    _check_user_law("pgf", "z", expr, params)
     parsed = parse_expression(expr, ("z",), tuple(params))
     label = "pgf(" + ", ".join([f"expr={expr!r}", *(f"{n}={v!r}" for n, v in params.items())]) + ")"
     return from_pgf(parsed, params, label=label)
@@ -190,6 +278,9 @@ def _user_pgf(expr: str, **params: Any) -> Any:
 def _user_pmf(expr: str, k_min: int = 0, k_max: int | None = None, **params: Any) -> Any:
     from symsel.distributions import from_pmf
 
+    _check_user_law("pmf", "k", expr, params)
+    k_min = _support_bound(k_min, "k_min")
+    k_max = None if k_max is None else _support_bound(k_max, "k_max")
     parsed = parse_expression(expr, ("k",), tuple(params))
     parts = [f"expr={expr!r}", f"k_min={k_min}"] + ([f"k_max={k_max}"] if k_max is not None else [])
     label = "pmf(" + ", ".join(parts + [f"{n}={v!r}" for n, v in params.items()]) + ")"

@@ -84,7 +84,7 @@ def test_unknown_names_list_the_known_ones():
 
 
 def test_out_of_range_parameters_are_parameter_errors():
-    with pytest.raises(ParameterError, match=r"parameter eta=-2 .*eta > -1"):
+    with pytest.raises(ParameterError, match=r"parameter eta=-2 .*-1 < eta"):
         parse_distribution("tnb(eta=-2, gamma=0.5)")
     with pytest.raises(ParameterError, match="parameter expr="):
         parse_distribution("pgf(expr='z^2 + 1')")

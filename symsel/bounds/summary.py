@@ -25,7 +25,7 @@ def bound_summary(
     if delta is not None:
         delta = probability(delta, "delta", "bound")
     if epsilon is not None:
-        epsilon = real(epsilon, "epsilon", "bound", lo=0.0, allowed="epsilon >= 0")
+        epsilon = real(epsilon, "epsilon", "bound", lo=0.0, hi=math.inf, hi_open=True, allowed="a finite epsilon >= 0")
     record: dict[str, Any] = {"method": method, "mean_K": float(dist.mean)}
     try:
         result = bound(dist, base, method)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import math
 import sys
+import warnings
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
 import click
+import numpy as np
 
 from symsel.errors import SymselError
 
@@ -35,7 +37,7 @@ def _finite_or_none(value: Any) -> Any:
 def emit(payload: dict[str, Any], as_json: bool, text: Callable[[dict[str, Any]], str]) -> None:
     """Print ``payload`` as one JSON object, or as human-readable text."""
     if as_json:
-        click.echo(json.dumps(_finite_or_none(payload), indent=2))
+        click.echo(json.dumps(_finite_or_none(payload), indent=2, allow_nan=False))
     else:
         click.echo(text(payload))
 
@@ -46,9 +48,12 @@ def user_errors(fn: Callable) -> Callable:
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                # Answers are checked for NaN/inf on output; intermediate float warnings are not for the user.
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return fn(*args, **kwargs)
         except SymselError as exc:
-            click.echo(f"symsel: error: {exc}", err=True)
+            click.echo(f"symsel: error: {_one_line(exc)}", err=True)
             sys.exit(2)
 
     return wrapper
@@ -69,6 +74,30 @@ class _OneLineErrors(click.Group):
         except click.Abort:
             click.echo("symsel: aborted", err=True)
             sys.exit(1)
+        except SymselError as exc:
+            _fail(f"symsel: error: {exc}", 2)
+        except RecursionError:
+            _fail("symsel: error: the input is nested too deeply to evaluate", 2)
+        except MemoryError:
+            _fail("symsel: error: not enough memory for these parameters (try fewer steps, a smaller grid or "
+                  "a smaller law)", 2)
+        except ValueError as exc:
+            if "integer string conversion" in str(exc):
+                _fail("symsel: error: a number in the result has too many digits to print; use smaller "
+                      "parameters", 2)
+            _fail(f"symsel: error: {_one_line(exc)}", 2)
+        except Exception as exc:  # a bug: still one line, never a traceback
+            _fail(f"symsel: internal error: {type(exc).__name__}: {_one_line(exc)} (please report this)", 1)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _fail(message: str, status: int) -> None:
+    click.echo(message, err=True)
+    sys.exit(status)
 
 
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
 import click
 
 from symsel.cli._app import _one_of, emit, main, user_errors
+
+#: the largest exact-evaluation budget of ``verify``'s lower-bound search (each evaluation is exact).
+MAX_BUDGET = 20_000
+#: the most simulated games per side of an audit (memory and minutes grow linearly).
+MAX_TRIALS = 10**8
 
 
 @main.command("dist")
@@ -40,7 +46,8 @@ def profile_command(spec: str, delta: float | None, epsilon: float | None, as_js
         delta = probability(delta, "delta", "profile")
         payload = {"spec": profile.spec, "delta": delta, "epsilon": float(profile.epsilon(delta))}
     else:
-        epsilon = real(epsilon, "epsilon", "profile")
+        epsilon = real(epsilon, "epsilon", "profile", lo=-math.inf, hi=math.inf, lo_open=True, hi_open=True,
+                       allowed="a finite epsilon")
         payload = {"spec": profile.spec, "epsilon": epsilon, "delta": float(profile.delta(epsilon))}
     emit(payload, as_json, lambda p: f"{p['spec']}: epsilon = {p['epsilon']:.10g}, delta = {p['delta']:.6g}")
 
@@ -94,8 +101,9 @@ def _format_bounds(payload: dict[str, Any]) -> str:
 @click.option("--dist", "dist_spec", default=None, help="Law of K (with --base and --delta).")
 @click.option("--base", "base_spec", default=None, help="Base mechanism with a known dominating pair.")
 @click.option("--delta", type=float, default=None, help="delta at which epsilon is compared.")
-@click.option("--budget", type=int, default=200, show_default=True, help="Exact evaluations for the search.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--budget", type=click.IntRange(1, MAX_BUDGET), default=200, show_default=True,
+              help=f"Exact evaluations for the search (at most {MAX_BUDGET}).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed (>= 0).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @user_errors
 def verify_command(example: str | None, list_examples: bool, dist_spec: str | None, base_spec: str | None,
@@ -150,9 +158,10 @@ def _format_verify(p: dict[str, Any]) -> str:
 @click.option("--dist", "dist_spec", default=None, help="Law of K (with --base).")
 @click.option("--base", "base_spec", default=None, help="Base mechanism: its dominating pair, monotone score.")
 @click.option("--delta", type=float, required=True)
-@click.option("--trials", type=int, default=1_000_000, show_default=True, help="Simulated games per side.")
+@click.option("--trials", type=click.IntRange(1, MAX_TRIALS), default=1_000_000, show_default=True,
+              help=f"Simulated games per side (at most {MAX_TRIALS:.0e}).")
 @click.option("--confidence", type=float, default=0.95, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed (>= 0).")
 @click.option("--progress", is_flag=True, help="Show a progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @user_errors
@@ -214,7 +223,7 @@ def rnm_command(m: int, base_spec: str, delta: float | None, epsilon: float | No
             d = probability(delta, "delta", "rnm")
             results.append({"method": name, "epsilon": float(bound.epsilon(d)), "delta": d})
         else:
-            e = real(epsilon, "epsilon", "rnm", lo=0.0, allowed="epsilon >= 0")
+            e = real(epsilon, "epsilon", "rnm", lo=0.0, hi=math.inf, hi_open=True, allowed="a finite epsilon >= 0")
             results.append({"method": name, "epsilon": e, "delta": float(bound.delta(e))})
     payload: dict[str, Any] = {"m": m, "base": base.spec, "rounds": rounds, "monotone": monotone}
     payload.update({"results": results} if method == "all" else results[0])

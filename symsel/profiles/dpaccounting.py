@@ -191,6 +191,29 @@ def _suffix_delta(table: tuple[np.ndarray, ...], eps: np.ndarray) -> np.ndarray:
     return inf_mass + np.maximum(difference, 0.0) + allowance
 
 
+#: the most DP-SGD steps accepted.
+DPSGD_MAX_STEPS = 10**7
+#: the largest privacy-loss range (in discretization intervals) a DP-SGD PLD may need: about 2e7 points, a few
+#: hundred MB while dp-accounting composes it.
+DPSGD_MAX_PLD_POINTS = 2e7
+
+
+def _check_pld_size(q: float, sigma: float, steps: int, interval: float) -> None:
+    """Refuse, before building, a DP-SGD PLD too large to hold: the loss range that matters is at most the
+    RDP conversion's ε at δ = 1e-15 (one step and all steps), so about ``ε/interval`` points."""
+    from symsel.profiles.rdp import SUBSAMPLED_ORDERS, RdpProfile
+
+    one_step = RdpProfile(lambda orders: rdp_poisson_subsampled_gaussian(q, sigma, orders), orders=SUBSAMPLED_ORDERS)
+    for count, name, value in ((1, "sigma", sigma), (steps, "steps", steps)):
+        curve = one_step if count == 1 else RdpProfile(
+            lambda orders, n=count: n * rdp_poisson_subsampled_gaussian(q, sigma, orders), orders=SUBSAMPLED_ORDERS)
+        points = curve.epsilon(1e-15) / interval
+        if not points <= DPSGD_MAX_PLD_POINTS:
+            raise ParameterError(
+                name, value, f"a DP-SGD run whose PLD fits in {DPSGD_MAX_PLD_POINTS:.0e} points (this one needs "
+                f"about {points:.1e}: larger sigma, fewer steps or a smaller q)", "dpsgd")
+
+
 class DpsgdProfile(PldProfile):
     """DP-SGD: Poisson-subsampled Gaussian (rate ``q``, noise multiplier ``σ``) composed ``steps`` times.
 
@@ -222,6 +245,9 @@ class DpsgdProfile(PldProfile):
         self.q = v.real(q, "q", where, lo=0.0, hi=1.0, lo_open=True)
         self.sigma = v.positive(sigma, "sigma", where)
         self.steps = v.integer(steps, "steps", where, lo=1)
+        if self.steps > DPSGD_MAX_STEPS:
+            raise ParameterError("steps", steps, f"an integer 1 <= steps <= {DPSGD_MAX_STEPS:.0e}", where)
+        _check_pld_size(self.q, self.sigma, self.steps, float(value_discretization_interval))
         event = dp_event.SelfComposedDpEvent(
             dp_event.PoissonSampledDpEvent(self.q, dp_event.GaussianDpEvent(self.sigma)), self.steps
         )
@@ -288,7 +314,15 @@ def rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: Any) -> np.n
 
 @lru_cache(maxsize=64)
 def _rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: tuple[float, ...]) -> tuple[float, ...]:
+    import logging
+
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    values = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, np.asarray(orders))
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)  # orders where its series does not converge come back as inf (never used)
+    try:
+        values = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, np.asarray(orders))
+    finally:
+        absl.setLevel(level)
     return tuple(float(v) for v in np.atleast_1d(values))

@@ -1,0 +1,124 @@
+"""Issue 10's hostile and extreme inputs, each through the command line in-process: a right answer (exit 0,
+finite numbers) or one line on stderr with exit status 2 that names what was wrong — never a traceback,
+never an accepted non-law, never a hang (each of these returns in seconds; `benchmarks/bench_scale.py`
+records the times of the large ones)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from symsel.cli import main
+
+B = ("--base", "gaussian(sigma=4)")
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def assert_one_line_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("symsel: error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(("spec", "fragments"), [
+    ("pgf(expr='1.2*z^100 - 0.2*z^101')", ("non-negative coefficients", "P[K=101]")),
+    ("pmf(expr='0.6 - 1.6*(k-17) + 0.8*(k-17)^2', k_min=17, k_max=19)", ("non-negative", "P[K=18]")),
+    ("pgf(expr='z', z=1)", ("parameter z=1", "variable")),
+    ("geometric(mean=30, mean=40)", ("'mean' given twice",)),
+    ("pgf(expr='z', expr='z^2')", ("'expr' given twice",)),
+    ("pmf(expr='1/4', k_min=2.5, k_max=5)", ("k_min=2.5", "integer")),
+    ("pgf(expr=3)", ("expr=3", "quoted formula")),
+    ("point(k=" + "-" * 5000 + "1)", ("nested too deeply",)),
+    ("pmf(p=[" + ",".join(["0.0002"] * 5001) + "])", ("longer than",)),
+    ("tnb(eta=1e6, gamma=0.5)", ("eta=", "eta <= 1000")),
+    ("truncated(dist=geometric(mean=30), k_max=5000)", ("k_max=5000", "k_max <= 1000")),
+    ("pgf(expr='z^(9^9^9)')", ("exponent", "too large")),
+    ("pgf(expr='factorial(10^9)*z')", ("factorial", "too large")),
+    ("pgf(expr='(10^10)^(10^10)*z')", ("too large",)),
+    ("pgf(expr='(10^10)^(10^6)*z')", ("digits",)),
+    ("pgf(expr='" + "9" * 5000 + "*z')", ("too many digits",)),
+    ("geometric(mean=-3)", ("geometric: parameter mean=-3",)),  # the family the user typed, not tnb
+    ("__import__('os').system('true')", ("expected a name",)),
+    ("geometric(mean=30).__class__", ("expected a distribution spec",)),
+])
+def test_a_bad_law_gets_a_one_line_error(spec: str, fragments: tuple[str, ...]) -> None:
+    assert_one_line_error(run("dist", spec, "--json"), *fragments)
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (("profile", "dpsgd(q=0.01, sigma=1.1, steps=1e12)", "--delta", "1e-5"), ("steps=",)),
+    (("profile", "dpsgd(q=0.5, sigma=0.01, steps=1000)", "--delta", "1e-5"), ("sigma=0.01", "PLD")),
+    (("verify", "--dist", "geometric(mean=30)", *B, "--delta", "1e-6", "--seed", "-1"), ("--seed",)),
+    (("verify", "--dist", "geometric(mean=30)", *B, "--delta", "1e-6", "--budget", "1000000000"), ("--budget",)),
+    (("audit", "--dist", "geometric(mean=30)", *B, "--delta", "1e-6", "--trials", "1000000000000"), ("--trials",)),
+    (("bound", "--dist", "geometric(mean=30)", *B, "--epsilon", "inf"), ("epsilon=inf", "finite")),
+    (("bound", "--dist", "geometric(mean=30)", *B, "--epsilon", "-inf"), ("epsilon=-inf",)),
+    (("plan", *B, "--epsilon", "inf", "--delta", "1e-6"), ("epsilon=inf",)),
+    (("profile", "gaussian(sigma=4)", "--epsilon", "nan"), ("epsilon=nan",)),
+])
+def test_bad_options_get_a_one_line_error(args: tuple[str, ...], fragments: tuple[str, ...]) -> None:
+    assert_one_line_error(run(*args), *fragments)
+
+
+def _number(result, key: str) -> float:
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""  # no warning reaches stderr on success
+    return json.loads(result.stdout)[key]
+
+
+def test_laplace_with_a_tiny_scale_answers() -> None:
+    # max privacy loss 1/scale = 1e9: at delta = 1e-6 the answer is epsilon <= 1e9 (pure DP), not an overflow
+    eps = _number(run("profile", "laplace(scale=1e-9)", "--delta", "1e-6", "--json"), "epsilon")
+    assert 0 < eps <= 1e9
+
+
+def test_dpsgd_below_its_truncated_pld_mass_is_finite() -> None:
+    """dp-accounting's RdpAccountant gives 4.49 at delta = 1e-16 for this run (see test_profiles_dpaccounting)."""
+    eps = _number(run("profile", "dpsgd(q=0.01, sigma=1.1, steps=1000)", "--delta", "1e-16", "--json"), "epsilon")
+    assert 4.0 < eps < 4.6
+
+
+def test_randomized_response_with_a_huge_epsilon_is_bounded_by_it() -> None:
+    eps = _number(run("profile", "randomized_response(eps=1000)", "--delta", "1e-6", "--json"), "epsilon")
+    assert eps <= 1000
+
+
+@pytest.mark.parametrize("k_max", [500, 1000])
+def test_the_uniform_law_on_0_to_k_is_a_law(k_max: int) -> None:
+    result = run("dist", f"pmf(expr='1/{k_max + 1}', k_min=0, k_max={k_max})", "--json")
+    assert _number(result, "mean") == pytest.approx(k_max / 2, rel=1e-12)
+
+
+def test_every_method_gives_epsilon_zero_at_delta_one() -> None:
+    result = run("bound", "--dist", "geometric(mean=30)", *B, "--delta", "1", "--method", "all", "--json")
+    assert result.exit_code == 0, result.output
+    for record in json.loads(result.stdout)["results"]:
+        assert record["epsilon"] in (0.0, None), record
+
+
+def test_a_base_without_privacy_marks_the_renyi_route_not_applicable() -> None:
+    result = run("bound", "--dist", "geometric(mean=30)", "--base", "approx(eps=1, delta=1)", "--delta", "1e-6",
+                 "--method", "all", "--json")
+    assert result.exit_code == 0, result.output
+    records = {r["method"]: r for r in json.loads(result.stdout)["results"]}
+    assert records["rdp"]["epsilon"] is None and "not applicable" not in (records["rdp"].get("theorem") or "")
+    assert "Renyi" in records["rdp"]["reason"] or "Rényi" in records["rdp"]["reason"]
+
+
+def test_json_is_strict_and_tiny_deltas_are_not_silent_zeros() -> None:
+    result = run("bound", "--dist", "geometric(mean=30)", "--base", "gaussian(sigma=1)", "--epsilon", "60",
+                 "--method", "envelope", "--json")
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout, parse_constant=lambda token: pytest.fail(f"non-strict JSON token {token}"))
+    assert record["delta"] == 0.0 and math.isfinite(record["log_delta"]) and record["log_delta"] < -700
+    assert float(record["delta_decimal"].split("e")[1]) < -300
