@@ -34,6 +34,8 @@ def assert_one_line_error(result, *fragments: str) -> None:
     ("pgf(expr='1.2*z^100 - 0.2*z^101')", ("non-negative coefficients", "P[K=101]")),
     ("pmf(expr='0.6 - 1.6*(k-17) + 0.8*(k-17)^2', k_min=17, k_max=19)", ("non-negative", "P[K=18]")),
     ("pgf(expr='z', z=1)", ("parameter z=1", "variable")),
+    # a series whose first 16 coefficients are fine but P[K=18] < 0: phi'' < 0 near 1 gives it away
+    ("pgf(expr='exp(z-1) + (z^17 - z^18)/2')", ("absolutely monotone", "phi''")),
     ("geometric(mean=30, mean=40)", ("'mean' given twice",)),
     ("pgf(expr='z', expr='z^2')", ("'expr' given twice",)),
     ("pmf(expr='1/4', k_min=2.5, k_max=5)", ("k_min=2.5", "integer")),
