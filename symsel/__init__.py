@@ -26,6 +26,7 @@ __all__ = [
     "beta_binomial",
     "binomial",
     "bound",
+    "compose",
     "compound",
     "from_pgf",
     "from_pmf",
@@ -38,6 +39,7 @@ __all__ = [
     "parse_profile",
     "point",
     "poisson",
+    "to_pld",
     "tnb",
     "truncated",
     "two_point",
@@ -56,6 +58,7 @@ _LAZY = {
     "Profile": "symsel.profiles",
     **dict.fromkeys(["parse_distribution", "parse_expression", "parse_profile"], "symsel.spec"),
     "lower_bound": "symsel.lower",
+    **dict.fromkeys(["to_pld", "compose"], "symsel.export"),
     **dict.fromkeys(["get_example", "list_examples"], "symsel.examples"),
 }
 

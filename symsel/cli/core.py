@@ -59,10 +59,13 @@ def profile_command(spec: str, delta: float | None, epsilon: float | None, as_js
 @click.option("--epsilon", type=float, default=None, help="Report delta at this epsilon (>= 0).")
 @click.option("--method", default="best", show_default=True,
               help="paper | polygon | fdp | envelope | rdp | rdp_lemma7 | best | all")
+@click.option("--compose-with", "compose_with", multiple=True,
+              help='Also report the selection composed (dp-accounting PLD) with this mechanism, e.g. "dpsgd(...)"; '
+                   "repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @user_errors
 def bound_command(dist_spec: str, base_spec: str, delta: float | None, epsilon: float | None, method: str,
-                  as_json: bool) -> None:
+                  compose_with: tuple[str, ...], as_json: bool) -> None:
     """Certified privacy of the best of K runs of a base mechanism."""
     from symsel.bounds import METHODS, bound_summary
     from symsel.errors import ParameterError
@@ -77,10 +80,38 @@ def bound_command(dist_spec: str, base_spec: str, delta: float | None, epsilon: 
     payload: dict[str, Any] = (
         {"dist": dist.spec, "base": base.spec, "results": results} if method == "all" else results[0]
     )
+    if compose_with:
+        payload["composed"] = _composed(dist, base, method, compose_with, delta, epsilon)
     emit(payload, as_json, _format_bounds)
 
 
+def _composed(dist: Any, base: Any, method: str, others: tuple[str, ...], delta: float | None,
+              epsilon: float | None) -> dict[str, Any]:
+    """The selection (``best`` when ``--method all``) composed with other mechanisms through dp-accounting."""
+    from symsel.bounds import bound
+    from symsel.export import compose
+    from symsel.spec import parse_profile
+
+    selection = bound(dist, base, "best" if method == "all" else method)
+    pld = compose([selection, *(parse_profile(spec) for spec in others)])
+    record: dict[str, Any] = {"with": list(others), "method": selection.method}
+    if delta is not None:
+        record.update(delta=delta, epsilon=float(pld.get_epsilon_for_delta(delta)))
+    else:
+        record.update(epsilon=epsilon, delta=float(pld.get_delta_for_epsilon(epsilon)))
+    return record
+
+
 def _format_bounds(payload: dict[str, Any]) -> str:
+    text = _format_bound_rows(payload)
+    if "composed" in payload:
+        c = payload["composed"]
+        text += (f"\ncomposed with {', '.join(c['with'])} ({c['method']}, dp-accounting PLD): "
+                 f"epsilon = {c['epsilon']:.6g}, delta = {c['delta']:.4g}")
+    return text
+
+
+def _format_bound_rows(payload: dict[str, Any]) -> str:
     rows = payload.get("results", [payload])
     lines = [f"{'method':<11} {'epsilon':>12} {'delta':>12} {'eps1':>10} {'log R':>10}  note"]
     for r in rows:

@@ -1,0 +1,99 @@
+"""The selection handed back to dp-accounting: a pessimistic ``PrivacyLossDistribution`` of a selection bound.
+
+The construction is dp-accounting's own pessimistic *connect-the-dots* (Doroshenko, Ghazi, Kamath, Kumar,
+Manurangsi, *Connect the Dots*, PETS 2022, Algorithm 1): given ``δ_i = δ(ε_i)`` on an increasing grid it
+builds the PLD supported on the grid (plus ``+∞`` with mass ``δ_n``) whose hockey-stick curve passes through
+every ``(ε_i, δ_i)`` and is linear in ``e^ε`` between them.
+
+Why it dominates. The true hockey-stick curve of any mechanism is convex in ``e^ε``. symsel's ``δ_i`` are
+upper bounds on the selection's true curve, so the chords between them lie above the true curve, and past the
+last grid point the PLD keeps ``δ_n``. The exported PLD is therefore a pessimistic PLD of the selection
+mechanism itself, and composes in dp-accounting with anything else (DP-SGD for a final release, a second
+tuning round). For the ``envelope`` method the bound itself is convex in ``e^ε`` (a sum of shifted base
+profiles), so the PLD also dominates the bound between grid points, except next to the point where the bound
+reaches its cap ``δ = 1``: a capped curve has a concave knee there that no PLD's (convex) curve can follow, and the
+PLD dominates the true selection, not the capped bound. ``best`` (a pointwise minimum) need not be convex either.
+
+The grid covers ``[-E, E]`` with ``E = ε(δ = 1e-300)`` of the bound (at most :data:`MAX_EPSILON`), in
+``points`` steps rounded to dp-accounting's discretization interval; at ``ε < 0`` the bound is tightened by the
+hockey-stick duality ``δ(ε) = 1 − e^ε + e^ε δ'(−ε)`` with the two-sided bound for ``δ'``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from symsel import validate
+from symsel.errors import ParameterError
+from symsel.profiles import Profile
+
+#: the grid's half-width cap (``e^ε`` stays finite; δ there is far below float precision for any real bound).
+MAX_EPSILON = 200.0
+DEFAULT_POINTS = 4001
+DEFAULT_DISCRETIZATION = 1e-4
+
+
+def export_grid(profile: Profile, points: int = DEFAULT_POINTS, discretization: float = DEFAULT_DISCRETIZATION,
+                floor: float = 1e-300) -> tuple[np.ndarray, np.ndarray]:
+    """``(rounded ε indices, δ)``: the connect-the-dots grid of :func:`to_pld` (ε = index × discretization)."""
+    points = validate.integer(points, "points", "to_pld", lo=3)
+    discretization = validate.positive(discretization, "discretization", "to_pld")
+    top = float(profile.epsilon(floor))
+    top = MAX_EPSILON if not math.isfinite(top) or top > MAX_EPSILON else max(top, 10 * discretization)
+    eps = np.linspace(-top, top, points)
+    rounded = np.unique(np.round(eps / discretization).astype(np.int64))
+    grid = rounded * discretization
+    deltas = np.asarray(profile.delta(grid), dtype=float)
+    # ε < 0 by duality, H_{e^ε}(A‖A') = 1 − e^ε + e^ε H_{e^-ε}(A'‖A), with the (two-sided) bound at −ε: a capped
+    # δ = 1 there would not be the curve of any PLD (connect-the-dots would then put more than mass 1 on it).
+    negative = grid < 0
+    mirrored = -np.expm1(grid[negative]) + np.exp(grid[negative]) * np.asarray(profile.delta(-grid[negative]))
+    deltas[negative] = np.minimum(deltas[negative], mirrored)
+    return rounded, lower_convex_hull(np.exp(grid), np.clip(deltas, 0.0, 1.0))
+
+
+def lower_convex_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The greatest convex minorant of the points ``(x_i, y_i)`` and ``(0, 1)``, evaluated at ``x`` (sorted).
+
+    The true hockey-stick curve ``δ`` of any pair is convex in ``x = e^ε`` with ``δ = 1`` at ``x = 0``; it lies
+    below every bound ``y_i``, so it lies below this minorant too, which is itself convex: the curve of a proper
+    PLD (non-negative masses summing to 1), as connect-the-dots needs."""
+    px, py = np.concatenate([[0.0], x]), np.concatenate([[1.0], y])
+    hull: list[int] = []
+    for i in range(px.size):  # Andrew's monotone chain, lower half
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            cross = (px[b] - px[a]) * (py[i] - py[a]) - (py[b] - py[a]) * (px[i] - px[a])
+            if cross > 0:
+                break
+            hull.pop()
+        hull.append(i)
+    values = np.interp(x, px[hull], py[hull])
+    return np.minimum(values, y)
+
+
+def to_pld(profile: Profile, points: int = DEFAULT_POINTS,
+           discretization: float = DEFAULT_DISCRETIZATION) -> Any:
+    """A dp-accounting ``PrivacyLossDistribution`` (symmetric: the same for add and remove) that dominates the
+    selection whose bound is ``profile`` (module docstring); compose it with ``pld.compose(other)``."""
+    from dp_accounting.pld import pld_pmf, privacy_loss_distribution
+
+    if not isinstance(profile, Profile):
+        raise ParameterError("profile", repr(profile), "a symsel Profile (e.g. symsel.bound(law, base))", "to_pld")
+    rounded, deltas = export_grid(profile, points, discretization)
+    pmf = pld_pmf.create_pmf_pessimistic_connect_dots(discretization, rounded, deltas)
+    return privacy_loss_distribution.PrivacyLossDistribution(pmf)
+
+
+def compose(profiles: list[Profile]) -> Any:
+    """The dp-accounting composition of several mechanisms given by symsel profiles (selections, or base
+    profiles such as ``dpsgd(...)``), each exported by :func:`to_pld` on the same discretization."""
+    if not profiles:
+        raise ParameterError("profiles", profiles, "at least one profile", "compose")
+    pld = to_pld(profiles[0])
+    for other in profiles[1:]:
+        pld = pld.compose(to_pld(other))
+    return pld
