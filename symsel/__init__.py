@@ -39,8 +39,8 @@ __all__ = [
     "parse_profile",
     "point",
     "poisson",
-    "to_pld",
     "tnb",
+    "to_pld",
     "truncated",
     "two_point",
 ]
