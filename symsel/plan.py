@@ -7,9 +7,9 @@ Section 4). The family is a spec template with a ``{mean}`` placeholder, e.g.
 ``"poisson(mean={mean})"`` or ``"tnb(eta=0.5, mean={mean})"``.
 
 The search doubles the mean to a bracket, then runs symsel's one conservative root finder
-(:func:`symsel.numeric.last_feasible`) in ``log E[K]``; the answer is a mean whose bound has been
-checked to fit the budget (so the plan itself is certified, not only approximate), within
-``MEAN_RTOL`` of the largest such mean.
+(:func:`symsel.numeric.last_feasible`) in ``log E[K]`` on ``log δ(ε_budget) − log δ_budget`` (one δ
+evaluation per step); the answer is a mean whose bound has been checked to fit the budget (so the plan
+itself is certified, not only approximate), within ``MEAN_RTOL`` of the largest such mean.
 """
 
 from __future__ import annotations
@@ -34,48 +34,124 @@ def _law(template: str, mean: float) -> Distribution:
     return parse_distribution(template.replace("{mean}", repr(mean)))
 
 
-def _epsilon_at(template: str, mean: float, base: Profile, method: str, delta: float) -> float:
-    return float(bound(_law(template, mean), base, method).epsilon(delta))
+def _log_excess(template: str, mean: float, base: Profile, method: str, epsilon: float, delta: float) -> float:
+    """``log δ(ε_budget) − log δ_budget`` of the bound at this mean: ≤ 0 exactly when the mean fits the budget
+    (one evaluation of δ; no root finding of ε(δ) per step)."""
+    value = float(bound(_law(template, mean), base, method).log_delta(epsilon))
+    return value - math.log(delta) if delta > 0 else (0.0 if value == -math.inf else math.inf)
 
 
 def max_mean(template: str, base: Profile, epsilon: float, delta: float, method: str = "best",
-             min_mean: float = 1.0 + 1e-6) -> dict[str, Any]:
+             min_mean: float = 1.0 + 1e-6, candidates: float | None = None) -> dict[str, Any]:
     """The largest ``E[K]`` (within ``MEAN_RTOL``) with the selection bound ``<= epsilon`` at ``delta``.
 
-    The search runs over the value substituted for ``{mean}``; the record reports the law's own mean
-    ``E[K]`` (``mean``; they differ for templates such as ``truncated(dist=geometric(mean={mean}), …)``)
-    and the substituted value (``template_mean``). ``mean`` is ``None`` when even ``min_mean`` exceeds
-    the budget; the search is capped at ``MAX_MEAN`` when the budget is never exceeded."""
+    A mean fits when ``δ(ε_budget) ≤ δ_budget``. The search runs over the value substituted for ``{mean}``; the
+    record reports the law's own mean ``E[K]`` (``mean``; they differ for templates such as
+    ``truncated(dist=geometric(mean={mean}), …)``), the substituted value (``template_mean``), the bound's
+    ``epsilon`` at ``delta`` and ``delta_at_budget`` for the reported mean (both within the budget), and the
+    utility of that law: the expected quantile of the best run (P&S eq. 8) and, with ``candidates``, the
+    probability that the best of ``candidates`` equally likely configurations is found (P&S App. A.2.1).
+    ``mean`` is ``None`` when even ``min_mean`` exceeds the budget; the search is capped at ``MAX_MEAN``."""
     if "{mean}" not in template:
         raise ParameterError("dist", template, "a spec template containing {mean}, e.g. poisson(mean={mean})", "plan")
     epsilon = positive(epsilon, "epsilon", "plan")
     delta = probability(delta, "delta", "plan")
     record: dict[str, Any] = {"method": method, "budget_epsilon": epsilon, "delta": delta}
-    lo, hi = min_mean, min_mean * 2
-    try:
-        eps_lo = _epsilon_at(template, lo, base, method, delta)
-    except NotApplicableError as exc:
-        return {**record, "mean": None, "epsilon": None, "reason": str(exc)}
-    if eps_lo > epsilon:
-        return {**record, "mean": None, "epsilon": eps_lo, "reason": f"even mean {lo:g} needs epsilon {eps_lo:.4g}"}
-    eps_hi = _epsilon_at(template, hi, base, method, delta)
-    while eps_hi <= epsilon:
-        lo, eps_lo = hi, eps_hi
-        hi *= 2
-        if hi > MAX_MEAN:
-            return {**record, **_means(template, lo), "epsilon": eps_lo, "capped": True}
-        eps_hi = _epsilon_at(template, hi, base, method, delta)
-    seen = {-math.log(lo): eps_lo}
+    seen: dict[float, float] = {}
 
     def over_budget(x: float) -> float:  # x = -log(mean): non-increasing, feasible (<= 0) on the right
         if x not in seen:
-            seen[x] = _epsilon_at(template, math.exp(-x), base, method, delta)
-        return seen[x] - epsilon
+            seen[x] = _log_excess(template, math.exp(-x), base, method, epsilon, delta)
+        return seen[x]
 
-    x = last_feasible(over_budget, -math.log(hi), -math.log(lo), xtol=MEAN_RTOL / 2, rtol=0.0)
-    over_budget(x)
-    return {**record, **_means(template, math.exp(-x)), "epsilon": seen[x]}
+    lo, hi = min_mean, min_mean * 2
+    try:
+        excess_lo = over_budget(-math.log(lo))
+    except NotApplicableError as exc:
+        return {**record, "mean": None, "epsilon": None, "reason": str(exc)}
+    if excess_lo > 0:
+        eps_lo = _epsilon(template, lo, base, method, delta)
+        return {**record, "mean": None, "epsilon": eps_lo, "reason": f"even mean {lo:g} needs epsilon {eps_lo:.4g}"}
+    capped = False
+    while over_budget(-math.log(hi)) <= 0:
+        lo, hi = hi, hi * 2
+        if hi > MAX_MEAN:
+            capped = True
+            break
+    x = -math.log(lo) if capped else last_feasible(over_budget, -math.log(hi), -math.log(lo),
+                                                    xtol=MEAN_RTOL / 2, rtol=0.0)
+    value = math.exp(-x)
+    eps = _epsilon(template, value, base, method, delta)
+    for _ in range(20):  # ε(δ) is found on its safe side: if that rounding crosses the budget, step back
+        if eps <= epsilon:
+            break
+        value *= 1 - MEAN_RTOL
+        eps = _epsilon(template, value, base, method, delta)
+    law = _law(template, value)
+    out = {**record, "mean": float(law.mean), "template_mean": value, "epsilon": eps,
+           "delta_at_budget": float(bound(law, base, method).delta(epsilon)),
+           "expected_quantile": law.expected_quantile()}
+    if candidates is not None:
+        out["candidates"] = float(candidates)
+        out["success_probability"] = law.success_probability(candidates)
+    if capped:
+        out["capped"] = True
+    return out
 
 
-def _means(template: str, value: float) -> dict[str, float]:
-    return {"mean": float(_law(template, value).mean), "template_mean": value}
+def _epsilon(template: str, mean: float, base: Profile, method: str, delta: float) -> float:
+    return float(bound(_law(template, mean), base, method).epsilon(delta))
+
+
+#: the knobs of a base template that :func:`solve_base` can solve for, with their search ranges.
+BASE_KNOBS = {"steps": (1.0, 1e6), "sigma": (1e-2, 1e4)}
+
+
+def solve_base(base_template: str, law: str, epsilon: float, delta: float, method: str = "best") -> dict[str, Any]:
+    """The inverse questions: with the law of K fixed, the largest ``{steps}`` (or the smallest ``{sigma}``) of a
+    base template such as ``"dpsgd(q=0.01, sigma=1.1, steps={steps})"`` whose selection bound fits the budget.
+
+    Feasibility ``log δ(ε_budget) ≤ log δ_budget`` is monotone in both knobs (more steps or less noise only
+    weakens the base); the search is :func:`symsel.numeric.last_feasible` in ``log`` of the knob, its answer
+    checked feasible (steps rounded down to an integer, sigma kept on the feasible side)."""
+    from symsel.spec import parse_profile
+
+    knobs = [k for k in BASE_KNOBS if "{" + k + "}" in base_template]
+    if len(knobs) != 1:
+        raise ParameterError("base", base_template, "a base template with exactly one of {steps} or {sigma}", "plan")
+    knob = knobs[0]
+    epsilon = positive(epsilon, "epsilon", "plan")
+    delta = probability(delta, "delta", "plan")
+    dist = parse_distribution(law)
+    low, high = BASE_KNOBS[knob]
+
+    def base_at(value: float) -> Profile:
+        text = str(int(value)) if knob == "steps" else repr(float(value))
+        return parse_profile(base_template.replace("{" + knob + "}", text))
+
+    seen: dict[float, float] = {}
+
+    def excess(x: float) -> float:  # steps: x = log(steps), feasible on the left -> use -x; sigma: x = -log(sigma)
+        value = math.exp(-x) if knob == "steps" else math.exp(x)
+        value = math.floor(value) if knob == "steps" else value
+        key = float(value)
+        if key not in seen:
+            result = bound(dist, base_at(max(value, low)), method)
+            seen[key] = float(result.log_delta(epsilon)) - math.log(delta)
+        return seen[key]
+
+    # map both knobs to a variable in which feasibility holds on the right: steps -> -log(steps); sigma -> log sigma
+    lo_x, hi_x = (-math.log(high), -math.log(low)) if knob == "steps" else (math.log(low), math.log(high))
+    record: dict[str, Any] = {"law": dist.spec, "base": base_template, "knob": knob, "method": method,
+                              "budget_epsilon": epsilon, "delta": delta}
+    if excess(hi_x) > 0:
+        easiest = low if knob == "steps" else high
+        return {**record, knob: None, "reason": f"even {knob} = {easiest:g} exceeds the budget"}
+    whole_range_fits = excess(lo_x) <= 0
+    x = lo_x if whole_range_fits else last_feasible(excess, lo_x, hi_x, xtol=1e-3, rtol=0.0)
+    value = math.floor(math.exp(-x)) if knob == "steps" else math.exp(x)
+    if knob == "steps":
+        value = max(int(value), 1)
+    result = bound(dist, base_at(value), method)
+    return {**record, knob: value, "epsilon": float(result.epsilon(delta)),
+            "delta_at_budget": float(result.delta(epsilon))}

@@ -64,3 +64,40 @@ def test_plan_bad_input():
         max_mean("poisson(mean={mean})", GaussianProfile(1.0), -1, 1e-6)
     tight = max_mean("geometric(mean={mean})", GaussianProfile(1.0), 0.01, 1e-6)
     assert tight["mean"] is None and "needs epsilon" in tight["reason"]
+
+
+def test_plan_reports_utility_and_the_gain_over_rdp():
+    from click.testing import CliRunner
+
+    from symsel.cli import main
+
+    result = CliRunner().invoke(main, ["plan", "--base", "gaussian(sigma=4)", "--epsilon", "2", "--delta", "1e-6",
+                                       "--dist", "geometric(mean={mean})", "--candidates", "10", "--json"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    best, rdp = json.loads(result.stdout)["plans"]
+    assert best["method"] == "best" and rdp["method"] == "rdp"
+    assert best["gain_over_rdp"] == pytest.approx(best["mean"] / rdp["mean"]) and best["gain_over_rdp"] > 5
+    gamma = 1 / best["mean"]  # geometric: phi(z) = gamma z / (1 - (1 - gamma) z); P&S's success probability
+    x = 1 - 1 / 10
+    assert best["success_probability"] == pytest.approx(1 - gamma * x / (1 - (1 - gamma) * x), rel=1e-9)
+    assert best["delta_at_budget"] <= 1e-6 and best["epsilon"] <= 2
+
+
+def test_the_smallest_sigma_and_the_largest_steps_fit_the_budget():
+    from symsel.bounds import bound
+    from symsel.distributions import geometric
+    from symsel.plan import solve_base
+    from symsel.spec import parse_profile
+
+    law = geometric(mean=30)
+    sigma = solve_base("gaussian(sigma={sigma})", "geometric(mean=30)", 2.0, 1e-6, "envelope")["sigma"]
+    assert bound(law, GaussianProfile(sigma), "envelope").epsilon(1e-6) <= 2.0
+    assert bound(law, GaussianProfile(sigma * 0.99), "envelope").epsilon(1e-6) > 2.0
+    template = "rdp_subsampled_gaussian(q=0.01, sigma=1.1, steps={steps})"
+    steps = solve_base(template, "geometric(mean=30)", 3.0, 1e-5, "rdp")["steps"]
+    assert isinstance(steps, int) and steps > 10
+    at = parse_profile(template.replace("{steps}", str(steps)))
+    over = parse_profile(template.replace("{steps}", str(int(steps * 1.01) + 1)))
+    assert bound(law, at, "rdp").epsilon(1e-5) <= 3.0 < bound(law, over, "rdp").epsilon(1e-5)

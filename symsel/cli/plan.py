@@ -1,6 +1,9 @@
-"""`symsel plan`: how many candidates fit a budget."""
+"""`symsel plan`: how many candidates fit a budget, the budget a number of candidates needs, and how many steps
+(or how little noise) each candidate may use."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
@@ -8,32 +11,110 @@ from symsel.cli._app import emit, main, user_errors
 
 
 @main.command("plan")
-@click.option("--base", "base_spec", required=True, help='The base run, e.g. "dpsgd(q=0.01, sigma=1.1, steps=1000)".')
-@click.option("--epsilon", type=float, required=True, help="Privacy budget epsilon.")
+@click.option("--base", "base_spec", required=True,
+              help='The base run, e.g. "dpsgd(q=0.01, sigma=1.1, steps=1000)"; with {steps} or {sigma} in it, solve '
+                   "for that knob instead.")
+@click.option("--epsilon", type=float, default=None, help="Privacy budget epsilon (omit with --mean: report it).")
 @click.option("--delta", type=float, required=True, help="Privacy budget delta.")
 @click.option("--dist", "templates", multiple=True,
-              help='Family of K with a {mean} placeholder (repeatable); default poisson and geometric.')
+              help='Family of K with a {mean} placeholder (repeatable); default poisson and geometric. With a '
+                   "{steps}/{sigma} base: a fixed law.")
 @click.option("--method", "methods", multiple=True,
               help="Methods (repeatable); default best (symsel's tightest) and rdp (what dp-accounting runs).")
+@click.option("--mean", "mean", type=float, default=None, help="Report the smallest epsilon at this mean of K.")
+@click.option("--candidates", type=float, default=None,
+              help="Also report the probability that the best of this many configurations is found.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @user_errors
-def plan_command(base_spec: str, epsilon: float, delta: float, templates: tuple[str, ...], methods: tuple[str, ...],
-                 as_json: bool) -> None:
-    """How many candidates (mean of K) fit a budget (epsilon, delta), per law of K and method."""
+def plan_command(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
+                 methods: tuple[str, ...], mean: float | None, candidates: float | None, as_json: bool) -> None:
+    """How many candidates (mean of K) fit a budget (epsilon, delta), per law of K and method; or the epsilon a
+    mean needs (--mean); or the most steps / least noise a base may use ({steps} or {sigma} in --base)."""
     from symsel.bounds import METHODS
     from symsel.errors import ParameterError
-    from symsel.plan import max_mean
-    from symsel.spec import parse_profile
 
-    base = parse_profile(base_spec)
-    templates = templates or ("poisson(mean={mean})", "geometric(mean={mean})")
     methods = methods or ("best", "rdp")
     for m in methods:
         if m not in METHODS:
             raise ParameterError("method", m, " | ".join(METHODS), "plan")
-    rows = [{"dist": t, **max_mean(t, base, epsilon, delta, m)} for t in templates for m in methods]
-    payload = {"base": base.spec, "epsilon": epsilon, "delta": delta, "plans": rows}
-    emit(payload, as_json, lambda p: "\n".join(
-        f"{r['dist']:<32} {r['method']:<11} " + ("n/a: " + r["reason"] if r.get("mean") is None
-                                                 else f"mean K = {r['mean']:.4g} (epsilon {r['epsilon']:.4f})")
-        for r in p["plans"]))
+    if "{steps}" in base_spec or "{sigma}" in base_spec:
+        payload = _solve_knob(base_spec, epsilon, delta, templates, methods)
+    elif mean is not None:
+        payload = _epsilon_at_mean(base_spec, delta, templates, methods, mean)
+    else:
+        payload = _max_means(base_spec, epsilon, delta, templates, methods, candidates)
+    emit(payload, as_json, _format)
+
+
+def _need_epsilon(epsilon: float | None) -> float:
+    if epsilon is None:
+        raise click.UsageError("give --epsilon (the budget), or --mean to report the epsilon a mean needs")
+    return epsilon
+
+
+def _max_means(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
+               methods: tuple[str, ...], candidates: float | None) -> dict[str, Any]:
+    from symsel.plan import max_mean
+    from symsel.spec import parse_profile
+
+    epsilon = _need_epsilon(epsilon)
+    base = parse_profile(base_spec)
+    templates = templates or ("poisson(mean={mean})", "geometric(mean={mean})")
+    rows = [{"dist": t, **max_mean(t, base, epsilon, delta, m, candidates=candidates)} for t in templates
+            for m in methods]
+    for row in rows:  # the gain over the peer's method, in every output
+        peer = next((r for r in rows if r["dist"] == row["dist"] and r["method"] == "rdp"), None)
+        if peer is not None and row.get("mean") and peer.get("mean"):
+            row["gain_over_rdp"] = row["mean"] / peer["mean"]
+    return {"base": base.spec, "epsilon": epsilon, "delta": delta, "plans": rows}
+
+
+def _epsilon_at_mean(base_spec: str, delta: float, templates: tuple[str, ...], methods: tuple[str, ...],
+                     mean: float) -> dict[str, Any]:
+    from symsel.bounds import bound_summary
+    from symsel.spec import parse_distribution, parse_profile
+    from symsel.validate import real
+
+    mean = real(mean, "mean", "plan", lo=1.0, hi=1e10, allowed="a mean 1 <= mean <= 1e10")
+    base = parse_profile(base_spec)
+    templates = templates or ("poisson(mean={mean})", "geometric(mean={mean})")
+    rows = []
+    for t in templates:
+        law = parse_distribution(t.replace("{mean}", repr(mean)))
+        for m in methods:
+            record = bound_summary(law, base, m, delta=delta)
+            rows.append({"dist": t, "method": m, "mean": float(law.mean), "epsilon": record["epsilon"],
+                         **({"reason": record["reason"]} if record.get("reason") else {})})
+    return {"base": base.spec, "delta": delta, "mean": mean, "epsilons": rows}
+
+
+def _solve_knob(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
+                methods: tuple[str, ...]) -> dict[str, Any]:
+    from symsel.plan import solve_base
+
+    epsilon = _need_epsilon(epsilon)
+    laws = templates or ("geometric(mean=10)",)
+    rows = [solve_base(base_spec, law, epsilon, delta, m) for law in laws for m in methods]
+    return {"base": base_spec, "epsilon": epsilon, "delta": delta, "solutions": rows}
+
+
+def _format(p: dict[str, Any]) -> str:
+    if "plans" in p:
+        lines = []
+        for r in p["plans"]:
+            head = f"{r['dist']:<32} {r['method']:<11} "
+            if r.get("mean") is None:
+                lines.append(head + "n/a: " + r["reason"])
+                continue
+            gain = f"  ({r['gain_over_rdp']:.3g}x rdp)" if "gain_over_rdp" in r and r["method"] != "rdp" else ""
+            success = (f", P[found] = {r['success_probability']:.3f}" if "success_probability" in r else "")
+            lines.append(head + f"mean K = {r['mean']:.4g} (epsilon {r['epsilon']:.4f}, expected quantile "
+                         f"{r['expected_quantile']:.4f}{success}){gain}")
+        return "\n".join(lines)
+    if "epsilons" in p:
+        return "\n".join(f"{r['dist']:<32} {r['method']:<11} " + (
+            f"epsilon = {r['epsilon']:.6g} at mean {r['mean']:.4g}" if r.get("epsilon") is not None
+            else "n/a: " + r.get("reason", "")) for r in p["epsilons"])
+    return "\n".join(f"{r['law']:<32} {r['method']:<11} " + (
+        f"{r['knob']} = {r[r['knob']]:.6g} (epsilon {r['epsilon']:.4f})" if r.get(r["knob"]) is not None
+        else "n/a: " + r["reason"]) for r in p["solutions"])
