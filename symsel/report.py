@@ -1,4 +1,4 @@
-"""The main job, ``symsel report``: tables on built-in defaults.
+"""The main job, ``symsel report``: tables and figures on built-in defaults, written to a report folder.
 
 1. The built-in distributions of K (Papernot & Steinke Section 2 and Appendix A.2; Xiang et al.
    eq. (21)) at a common mean: mean, variance, ``P[K=0]``, expected quantile of the best run and the
@@ -7,13 +7,19 @@
    paper, polygon, f-DP; Papernot & Steinke: RDP).
 3. The papers' worst cases: exact values against the bounds (a bound below an exact value would be
    a soundness bug and is flagged).
+4. :func:`write_report`: all of the above plus certified lower bounds, the candidates each method affords on
+   Koskela et al.'s DP-SGD setting, and the figures of :mod:`symsel.figures` (PNG, PDF, CSV) with
+   ``summary.md``, in one folder. ``quick=True`` is the one-minute version.
 """
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import Any
 
 from symsel.bounds import METHODS
+from symsel.errors import SymselError
 from symsel.spec import parse_distribution
 
 DEFAULT_MEAN = 10
@@ -134,11 +140,17 @@ def format_report(report: dict[str, Any]) -> str:
     bounds = report["bounds"]
     lines += ["", f"Selection epsilon at delta = {bounds['delta']:g}, base {bounds['base']} "
               "(n/a: the method does not apply; inf: vacuous)", ""]
-    header = f"{'distribution':<52} " + " ".join(f"{m:>10}" for m in METHODS)
+    columns = [*METHODS, *(["lower"] if any("lower" in r for r in bounds["rows"]) else [])]
+    header = f"{'distribution':<40} " + " ".join(f"{m:>10}" for m in columns)
     lines += [header, "-" * len(header)]
     for row in bounds["rows"]:
-        cells = " ".join(f"{_num(row[m]):>10}" for m in METHODS)
-        lines.append(f"{row['spec']:<52} {cells}")
+        cells = " ".join(f"{_num(row.get(m)):>10}" for m in columns)
+        lines.append(f"{row['spec']:<40} {cells}")
+    if report.get("affordable"):
+        lines += ["", f"Candidates affordable (largest certified mean of K) at epsilon = {CANDIDATE_BUDGET}, "
+                  "DP-SGD base of Koskela et al. Fig. 7", ""]
+        lines += [f"{r['law']:<16} {r['method']:<20} {'n/a' if not r['mean'] else format(r['mean'], '.4g'):>10}"
+                  for r in report["affordable"]]
     lines += ["", "The papers' worst cases: exact epsilon (mpmath, 50 digits) against every bound", ""]
     header = f"{'example':<24} {'delta':>7} {'exact':>10} " + " ".join(f"{m:>10}" for m in METHODS) + "  sound"
     lines += [header, "-" * len(header)]
@@ -153,3 +165,131 @@ def _num(value: Any) -> str:
     if value is None:
         return "n/a"
     return "inf" if value == float("inf") else f"{value:.4f}"
+
+
+# --------------------------------------------------------------------------- the report folder
+
+FULL = {
+    "budgets": (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0),
+    "fig7_laws": (("geometric", "geometric(mean={mean})", 1.0), ("logarithmic", "logarithmic(mean={mean})", 0.0),
+                  ("tnb(eta=0.5)", "tnb(eta=0.5, mean={mean})", 0.5), ("poisson", "poisson(mean={mean})", math.inf)),
+    "means": (2, 5, 10, 20, 50, 100, 200, 500, 1000),
+    "equal_means": (2, 10, 100, 1000),
+    "table_laws": DEFAULT_DISTRIBUTIONS,
+    "examples": DEFAULT_EXAMPLES,
+}
+QUICK = {
+    "budgets": (2.5,),
+    "fig7_laws": (("geometric", "geometric(mean={mean})", 1.0), ("poisson", "poisson(mean={mean})", math.inf)),
+    "means": (2, 10, 100),
+    "equal_means": (10, 100),
+    "table_laws": DEFAULT_DISTRIBUTIONS[1:4],
+    "examples": DEFAULT_EXAMPLES[:2],
+}
+TABLE_METHODS = ("rdp", "paper", "fdp", "envelope", "best")
+FIGURE_METHODS = ("paper", "fdp", "envelope", "rdp")
+CANDIDATE_BUDGET = 2.5
+
+
+def write_report(out: str | Path = "symsel-report", quick: bool = False,
+                 progress: bool | None = None) -> dict[str, Any]:
+    """Run the report and write its folder: ``summary.md``, one PNG/PDF/CSV per figure, the tables as CSV.
+    Returns the tables and the paths written (JSON-ready)."""
+    from tqdm import tqdm
+
+    from symsel import figures
+
+    settings = QUICK if quick else FULL
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    steps = ["distributions", "bounds", "lower bounds", "examples", "candidates_vs_budget", "epsilon_vs_mean",
+             "profiles", "laws_at_equal_mean"]
+    # progress None: a bar when stderr is a terminal (tqdm's own rule); True/False force it on/off
+    bar = tqdm(steps, desc="symsel report", unit="step", disable=None if progress is None else not progress)
+    written: list[str] = []
+    report: dict[str, Any] = {"quick": quick, "out": str(folder), "candidates": DEFAULT_CANDIDATES}
+    with bar:
+        for step in bar:
+            bar.set_postfix_str(step)
+            if step == "distributions":
+                report["distributions"] = distributions_table()
+            elif step == "bounds":
+                rows = bounds_table(tuple(settings["table_laws"]))
+                report["bounds"] = {"base": DEFAULT_BASE, "delta": DEFAULT_DELTA, "rows": rows}
+            elif step == "lower bounds":
+                for row in report["bounds"]["rows"]:
+                    row["lower"] = _certified_lower(row["spec"])
+            elif step == "examples":
+                report["examples"] = examples_table(tuple(settings["examples"]))
+            elif step == "candidates_vs_budget":
+                budgets = tuple(sorted({*settings["budgets"], CANDIDATE_BUDGET}))
+                rows, draw = figures.candidates_vs_budget(budgets, settings["fig7_laws"])
+                report["affordable"] = [r for r in rows if r["epsilon"] == CANDIDATE_BUDGET]
+                written += map(str, figures.save_figure(step, rows, draw, folder))
+            elif step == "epsilon_vs_mean":
+                rows, draw = figures.epsilon_vs_mean(settings["means"], FIGURE_METHODS, folder)
+                written += map(str, figures.save_figure(step, rows, draw, folder))
+            elif step == "profiles":
+                rows, draw = figures.profiles(FIGURE_METHODS)
+                written += map(str, figures.save_figure(step, rows, draw, folder))
+            else:
+                rows, draw = figures.laws_at_equal_mean(settings["equal_means"])
+                written += map(str, figures.save_figure(step, rows, draw, folder))
+    figures.write_csv(report["bounds"]["rows"], folder / "bounds.csv")
+    figures.write_csv(report["distributions"], folder / "distributions.csv")
+    summary = folder / "summary.md"
+    summary.write_text(format_summary(report))
+    report["files"] = [*written, str(folder / "bounds.csv"), str(folder / "distributions.csv"), str(summary)]
+    return report
+
+
+def _certified_lower(spec: str) -> float | None:
+    from symsel.lower import lower_bound
+    from symsel.spec import parse_profile
+
+    try:
+        return float(lower_bound(parse_profile(DEFAULT_BASE), parse_distribution(spec), DEFAULT_DELTA,
+                                 budget=20).epsilon)
+    except SymselError:
+        return None
+
+
+def format_summary(report: dict[str, Any]) -> str:
+    """``summary.md``: the side-by-side table, the candidates, the worst cases and the figures."""
+    b = report["bounds"]
+    lines = ["# symsel report" + (" (quick)" if report["quick"] else ""), "",
+             "Certified bounds on the privacy of the best of K runs (private selection). Every number is an upper "
+             "bound except `lower`, the exact ε of a real worst-case selection (MATH.md §8): the truth lies "
+             "between `lower` and the smallest upper bound.", "",
+             f"## ε at δ = {b['delta']:g}, base `{b['base']}`", "",
+             "| law of K | mean | " + " | ".join(TABLE_METHODS) + " | lower | best / lower |",
+             "|---|---|" + "---|" * (len(TABLE_METHODS) + 2)]
+    for row in b["rows"]:
+        ratio = row["best"] / row["lower"] if row.get("lower") and row.get("best") else None
+        lines.append(f"| `{row['spec']}` | {row['mean']:.4g} | " + " | ".join(_num(row.get(m)) for m in TABLE_METHODS)
+                     + f" | {_num(row.get('lower'))} | {'' if ratio is None else f'{ratio:.4f}'} |")
+    from symsel.figures import FIG7
+
+    lines += ["", f"## Candidates affordable at ε = {CANDIDATE_BUDGET}, δ = {FIG7['delta']:g}", "",
+              f"DP-SGD base of Koskela et al. Figure 7 (q = {FIG7['q']:.5g}, σ = {FIG7['sigma']}, {FIG7['steps']} "
+              "steps): the largest mean of K each method certifies; `dp-accounting RDP` is the peer's own "
+              "RepeatAndSelectDpEvent.", "", "| law | method | mean of K |", "|---|---|---|"]
+    for row in report.get("affordable", []):
+        mean = "n/a" if not row["mean"] else f"{row['mean']:.4g}"
+        lines.append(f"| {row['law']} | {row['method']} | {mean} |")
+    lines += ["", "## The papers' worst cases (exact ε at 50 digits against every bound)", "",
+              "| example | δ | exact | " + " | ".join(TABLE_METHODS) + " | sound |", "|---|---|---|" +
+              "---|" * (len(TABLE_METHODS) + 1)]
+    for row in report["examples"]:
+        lines.append(f"| {row['example']} | {row['delta']:g} | {_num(row['exact_epsilon'])} | " +
+                     " | ".join(_num(row["bounds"].get(m)) for m in TABLE_METHODS) +
+                     f" | {'yes' if row['sound'] else 'NO'} |")
+    lines += ["", "## Figures", ""]
+    for name, caption in (("candidates_vs_budget", "Koskela et al. Fig. 7: certified candidates against the budget"),
+                          ("epsilon_vs_mean", "ε against E[K], every method and the certified lower bound"),
+                          ("profiles", "the selection's privacy profile by every method"),
+                          ("laws_at_equal_mean", "laws of K at equal mean: envelope against rdp")):
+        lines += [f"![{caption}]({name}.png)", "", f"*{caption}* — numbers in `{name}.csv`, vector in `{name}.pdf`.",
+                  ""]
+    return "\n".join(lines)
+

@@ -1,0 +1,256 @@
+"""Figures of the report, each drawn from its own rows of numbers (written beside it as CSV).
+
+Every builder returns ``(rows, draw)``: the rows (a list of flat dicts, the figure's numbers) and a function
+that draws them on a matplotlib figure. :func:`save_figure` writes ``NAME.png``, ``NAME.pdf`` and ``NAME.csv``.
+The settings are the papers' (in spirit: the same mechanisms, laws and axes, with symsel's methods beside the
+published ones):
+
+* ``candidates_vs_budget`` — Koskela et al. Figure 7: DP-SGD on CIFAR-10 (q = 16384/50000, σ = 21.1, 250 steps,
+  δ = 1e-5, De et al. 2022); the largest mean number of candidates each method certifies for budgets ε, against
+  dp-accounting's RDP ``RepeatAndSelectDpEvent``;
+* ``epsilon_vs_mean`` — Koskela et al. Figures 1–2 / Papernot–Steinke Figure 2: ε(δ = 1e-6) of the selection on
+  a Gaussian base (σ = 4) against E[K] for geometric and Poisson K, every method and the certified lower bound;
+  its cells run through :mod:`symsel.sweep`;
+* ``profiles`` — Papernot–Steinke Figure 3 in spirit: the privacy profile δ(ε) of the selection (geometric K,
+  mean 30, Gaussian σ = 4) by every method, with the base's own profile;
+* ``laws_at_equal_mean`` — Papernot–Steinke Figure 4 in spirit: ε(δ = 1e-6) of TNB laws (η = −0.5, 0, 0.5, 1)
+  and Poisson at equal mean, ``rdp`` against ``envelope``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+Rows = list[dict[str, Any]]
+Draw = Callable[[Any], None]
+
+FIG7 = {"q": 16384 / 50000, "sigma": 21.1, "steps": 250, "delta": 1e-5}
+GAUSSIAN = "gaussian(sigma=4)"
+DELTA = 1e-6
+METHOD_STYLE = {"paper": ("tab:orange", "--"), "fdp": ("tab:green", "-."), "envelope": ("tab:blue", "-"),
+                "best": ("tab:blue", "-"), "rdp": ("tab:red", ":"), "lower": ("black", "-"),
+                "dp-accounting RDP": ("tab:purple", ":"), "base (one run)": ("gray", "-")}
+
+
+def save_figure(name: str, rows: Rows, draw: Draw, folder: Path) -> list[Path]:
+    """Draw and write ``name``.png/.pdf/.csv into ``folder``; returns the paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"{name}.png", folder / f"{name}.pdf", folder / f"{name}.csv"]
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    draw(ax)
+    fig.tight_layout()
+    fig.savefig(paths[0], dpi=130)
+    fig.savefig(paths[1])
+    plt.close(fig)
+    write_csv(rows, paths[2])
+    return paths
+
+
+def write_csv(rows: Rows, path: Path) -> None:
+    keys: list[str] = []
+    for row in rows:
+        keys += [k for k in row if k not in keys]
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _style(ax: Any, label: str) -> dict[str, Any]:
+    colour, line = METHOD_STYLE.get(label, (None, "-"))
+    return {"color": colour, "linestyle": line, "marker": "o", "markersize": 3, "label": label}
+
+
+# --------------------------------------------------------------------------- Koskela et al. Figure 7
+
+
+def candidates_vs_budget(budgets: Sequence[float], laws: Sequence[tuple[str, str, float]],
+                         methods: Sequence[str] = ("best", "rdp")) -> tuple[Rows, Draw]:
+    """Largest certified mean of K per budget ε on the Figure 7 DP-SGD base; ``laws`` are
+    ``(label, template with {mean}, dp-accounting shape η)``."""
+    from symsel.plan import max_mean
+    from symsel.spec import parse_profile
+
+    base = parse_profile(f"dpsgd(q={FIG7['q']!r}, sigma={FIG7['sigma']}, steps={FIG7['steps']})")
+    rows: Rows = []
+    for label, template, shape in laws:
+        for eps in budgets:
+            for method in methods:
+                plan = max_mean(template, base, eps, FIG7["delta"], method)
+                rows.append({"law": label, "epsilon": eps, "method": method, "mean": plan.get("mean")})
+            rows.append({"law": label, "epsilon": eps, "method": "dp-accounting RDP",
+                         "mean": _dp_accounting_mean(eps, shape)})
+
+    def draw(ax: Any) -> None:
+        for label, _, _ in laws:
+            for method in (*methods, "dp-accounting RDP"):
+                pts = [(r["epsilon"], r["mean"]) for r in rows if r["law"] == label and r["method"] == method
+                       and r["mean"]]
+                if pts:
+                    style = _style(ax, method)
+                    style["label"] = f"{label}, {method}"
+                    style["marker"] = "o" if label.startswith("geometric") else "s"
+                    ax.plot(*zip(*pts, strict=True), **style)
+        ax.set_yscale("log")
+        ax.set_xlabel(r"budget $\varepsilon$ ($\delta = 10^{-5}$)")
+        ax.set_ylabel(r"largest certified $E[K]$")
+        ax.set_title("DP-SGD, CIFAR-10 setting (Koskela et al. Fig. 7)")
+        ax.legend(fontsize=7)
+        ax.grid(True, which="both", alpha=0.3)
+
+    return rows, draw
+
+
+def _dp_accounting_mean(eps: float, shape: float, lo: float = 1.0, hi: float = 1e7) -> float | None:
+    """The peer: the largest mean dp-accounting's RDP RepeatAndSelectDpEvent allows (bisection in log mean)."""
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    def fits(mean: float) -> bool:
+        accountant = rdp_privacy_accountant.RdpAccountant()
+        base = dp_event.SelfComposedDpEvent(
+            dp_event.PoissonSampledDpEvent(FIG7["q"], dp_event.GaussianDpEvent(FIG7["sigma"])), FIG7["steps"])
+        accountant.compose(dp_event.RepeatAndSelectDpEvent(base, mean, shape))
+        return accountant.get_epsilon(FIG7["delta"]) <= eps
+
+    if not fits(lo):
+        return None
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+# --------------------------------------------------------------------------- ε against E[K] (sweep)
+
+
+def epsilon_vs_mean(means: Sequence[float], methods: Sequence[str], folder: Path,
+                    laws: Sequence[str] = ("geometric", "poisson"), lower: bool = True) -> tuple[Rows, Draw]:
+    """ε(δ = 1e-6) against E[K] on the Gaussian σ = 4 base; the cells run through the sweep engine (resumable:
+    the cell table is ``folder/epsilon_vs_mean-cells.csv``)."""
+    from symsel.sweep import Cell, run_sweep
+
+    cells = [Cell(f"{law}(mean={m!r})", GAUSSIAN, "delta", DELTA, method)
+             for law in laws for m in means for method in methods]
+    table = folder / "epsilon_vs_mean-cells.csv"
+    run_sweep(cells, table, jobs=-1)
+    with table.open(newline="") as handle:
+        done = {(r["dist"], r["method"]): r for r in csv.DictReader(handle)}
+    rows: Rows = []
+    for law in laws:
+        for m in means:
+            spec = f"{law}(mean={m!r})"
+            row: dict[str, Any] = {"law": law, "mean": m}
+            for method in methods:
+                value = done.get((spec, method), {}).get("epsilon")
+                row[method] = float(value) if value not in (None, "") else None
+            if lower:
+                row["lower"] = _lower(spec)
+            rows.append(row)
+
+    def draw(ax: Any) -> None:
+        for law in laws:
+            for method in (*methods, *(["lower"] if lower else [])):
+                pts = [(r["mean"], r[method]) for r in rows if r["law"] == law and r.get(method) is not None
+                       and math.isfinite(r[method])]
+                if pts:
+                    style = _style(ax, method)
+                    style["label"] = f"{law}, {method}"
+                    style["marker"] = "o" if law == "geometric" else "s"
+                    ax.plot(*zip(*pts, strict=True), **style)
+        ax.set_xscale("log")
+        ax.set_xlabel(r"$E[K]$")
+        ax.set_ylabel(r"$\varepsilon$ at $\delta = 10^{-6}$")
+        ax.set_title(r"Best of $K$ runs of a Gaussian ($\sigma = 4$) mechanism")
+        ax.legend(fontsize=7, ncol=2)
+        ax.grid(True, which="both", alpha=0.3)
+
+    return rows, draw
+
+
+def _lower(spec: str) -> float:
+    from symsel.lower import lower_bound
+    from symsel.spec import parse_distribution, parse_profile
+
+    return float(lower_bound(parse_profile(GAUSSIAN), parse_distribution(spec), DELTA, budget=20).epsilon)
+
+
+# --------------------------------------------------------------------------- profiles
+
+
+def profiles(methods: Sequence[str], law: str = "geometric(mean=30)") -> tuple[Rows, Draw]:
+    """δ(ε) of the selection by every method, and of one run of the base."""
+    import symsel
+
+    dist, base = symsel.parse_distribution(law), symsel.parse_profile(GAUSSIAN)
+    eps = np.linspace(0.0, 4.0, 81)
+    curves = {"base (one run)": np.asarray(base.delta(eps))}
+    for method in methods:
+        try:
+            curves[method] = np.asarray(symsel.bound(dist, base, method).delta(eps))
+        except symsel.NotApplicableError:
+            continue
+    rows = [{"epsilon": float(e), **{name: float(v[i]) for name, v in curves.items()}} for i, e in enumerate(eps)]
+
+    def draw(ax: Any) -> None:
+        for name, values in curves.items():
+            style = _style(ax, name)
+            style.update(marker=None, label=name)
+            ax.plot(eps, np.maximum(values, 1e-30), **style)
+        ax.set_yscale("log")
+        ax.set_ylim(1e-12, 1.5)
+        ax.set_xlabel(r"$\varepsilon$")
+        ax.set_ylabel(r"$\delta(\varepsilon)$")
+        ax.set_title(f"Selection's privacy profile: {law}, Gaussian $\\sigma = 4$", fontsize=10)
+        ax.legend(fontsize=7)
+        ax.grid(True, which="both", alpha=0.3)
+
+    return rows, draw
+
+
+# --------------------------------------------------------------------------- laws at equal mean
+
+
+def laws_at_equal_mean(means: Sequence[float], methods: Sequence[str] = ("envelope", "rdp")) -> tuple[Rows, Draw]:
+    """ε(δ = 1e-6) of TNB laws (η = −0.5, 0, 0.5, 1) and Poisson against their common mean."""
+    import symsel
+
+    base = symsel.parse_profile(GAUSSIAN)
+    families = {"tnb eta=-0.5": "tnb(eta=-0.5, mean={m})", "logarithmic (eta=0)": "logarithmic(mean={m})",
+                "tnb eta=0.5": "tnb(eta=0.5, mean={m})", "geometric (eta=1)": "geometric(mean={m})",
+                "poisson": "poisson(mean={m})"}
+    rows: Rows = []
+    for label, template in families.items():
+        for m in means:
+            law = symsel.parse_distribution(template.format(m=m))
+            row: dict[str, Any] = {"law": label, "mean": m}
+            for method in methods:
+                row[method] = float(symsel.bound(law, base, method).epsilon(DELTA))
+            rows.append(row)
+
+    def draw(ax: Any) -> None:
+        colours = dict(zip(families, ["tab:brown", "tab:olive", "tab:cyan", "tab:blue", "tab:red"], strict=True))
+        for label in families:
+            for method, line in zip(methods, ("-", ":"), strict=False):
+                pts = [(r["mean"], r[method]) for r in rows if r["law"] == label]
+                ax.plot(*zip(*pts, strict=True), color=colours[label], linestyle=line, marker="o", markersize=3,
+                        label=f"{label}, {method}")
+        ax.set_xscale("log")
+        ax.set_xlabel(r"$E[K]$")
+        ax.set_ylabel(r"$\varepsilon$ at $\delta = 10^{-6}$")
+        ax.set_title(r"Laws of $K$ at equal mean, Gaussian $\sigma = 4$")
+        ax.legend(fontsize=6, ncol=2)
+        ax.grid(True, which="both", alpha=0.3)
+
+    return rows, draw
