@@ -175,14 +175,18 @@ def epsilon_vs_mean(means: Sequence[float], methods: Sequence[str], folder: Path
                     style["label"] = f"{law}, {method}"
                     style["marker"] = "o" if law == "geometric" else "s"
                     ax.plot(*zip(*pts, strict=True), **style)
-        ax.set_xscale("log")
-        ax.set_xlabel(r"$E[K]$")
-        ax.set_ylabel(r"$\varepsilon$ at $\delta = 10^{-6}$")
-        ax.set_title(r"Best of $K$ runs of a Gaussian ($\sigma = 4$) mechanism")
-        ax.legend(fontsize=7, ncol=2)
-        ax.grid(True, which="both", alpha=0.3)
+        _epsilon_against_mean_axes(ax, r"Best of $K$ runs of a Gaussian ($\sigma = 4$) mechanism", 7)
 
     return rows, draw
+
+
+def _epsilon_against_mean_axes(ax: Any, title: str, legend_size: int) -> None:
+    ax.set_xscale("log")
+    ax.set_xlabel(r"$E[K]$")
+    ax.set_ylabel(r"$\varepsilon$ at $\delta = 10^{-6}$")
+    ax.set_title(title)
+    ax.legend(fontsize=legend_size, ncol=2)
+    ax.grid(True, which="both", alpha=0.3)
 
 
 def _lower(spec: str) -> float:
@@ -252,11 +256,6 @@ def laws_at_equal_mean(means: Sequence[float], methods: Sequence[str] = ("envelo
                 pts = [(r["mean"], r[method]) for r in rows if r["law"] == label]
                 ax.plot(*zip(*pts, strict=True), color=colours[label], linestyle=line, marker="o", markersize=3,
                         label=f"{label}, {method}")
-        ax.set_xscale("log")
-        ax.set_xlabel(r"$E[K]$")
-        ax.set_ylabel(r"$\varepsilon$ at $\delta = 10^{-6}$")
-        ax.set_title(r"Laws of $K$ at equal mean, Gaussian $\sigma = 4$")
-        ax.legend(fontsize=6, ncol=2)
-        ax.grid(True, which="both", alpha=0.3)
+        _epsilon_against_mean_axes(ax, r"Laws of $K$ at equal mean, Gaussian $\sigma = 4$", 6)
 
     return rows, draw
