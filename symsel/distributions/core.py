@@ -1,0 +1,463 @@
+"""The :class:`Distribution` of the number of runs ``K``, held as one symbolic probability generating function,
+and the :class:`Family` record of the known families.
+
+A :class:`Distribution` is an immutable value: a SymPy expression ``phi(z) = E[z^K]`` whose free
+symbols other than ``z`` are named parameters, together with their values. Everything else about
+``K`` -- its derivative ``phi'``, mean, variance, pmf, CDF, the utility quantities of
+Papernot & Steinke (ICLR 2022) Section 3.6 / eq. (8) and Appendix A.2.1, a Chernoff tail bound and a
+sampler -- is derived from ``phi``. A new law of ``K`` is one PGF; nothing else needs to change
+for the bounds of :mod:`symsel.bounds` to apply to it.
+
+Numeric evaluation is offered in two flavours, both derived once from the symbolic form:
+
+* float64, vectorized over numpy arrays (``phi``, ``dphi``);
+* mpmath at an explicitly requested number of decimal digits (``phi_mp``, ``dphi_mp``). The
+  precision is set with ``mpmath.workdps`` around each call and never leaks out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import mpmath
+import numpy as np
+import sympy
+
+from symsel.distributions.expressions import (
+    _HORNER_MIN_TERMS,
+    _at_one,
+    _broadcast,
+    _diff,
+    _evaluate,
+    _horner,
+    _monomials,
+    _simplify,
+    k,
+    z,
+)
+from symsel.distributions.params import _as_count, _plain
+from symsel.errors import ParameterError
+
+DEFAULT_DPS = 30
+_SAMPLER_TAIL = 1e-15
+
+FAMILY_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "point": ("k",),
+    "tnb": ("eta", "gamma"),
+    "binomial": ("n", "p"),
+    "poisson": ("mu",),
+}
+"""The families that papers give closed forms for, and their parameters (:class:`Family`)."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """A known family of laws of ``K``, with exact parameter values.
+
+    * ``point``: ``phi(z) = z^k`` (``k`` fixed runs);
+    * ``tnb``: the truncated negative binomial ``D_{eta,gamma}`` of Papernot & Steinke, Definition 1
+      (``eta = 0`` logarithmic, ``eta = 1`` geometric);
+    * ``binomial``: ``(1 - p + p z)^n`` with ``0 < p < 1`` (``p = 1`` is the point mass ``k = n``);
+    * ``poisson``: ``exp(mu (z - 1))``.
+
+    Attributes:
+        name: one of :data:`FAMILY_PARAMETERS`.
+        params: parameter name -> exact SymPy number.
+    """
+
+    name: str
+    params: Mapping[str, sympy.Expr]
+
+    def __post_init__(self) -> None:
+        if self.name not in FAMILY_PARAMETERS:
+            raise ParameterError("name", self.name, "one of " + ", ".join(FAMILY_PARAMETERS), "Family")
+        if tuple(self.params) != FAMILY_PARAMETERS[self.name]:
+            raise ParameterError(
+                "params", list(self.params), f"exactly {', '.join(FAMILY_PARAMETERS[self.name])}", "Family"
+            )
+        object.__setattr__(self, "params", {n: sympy.sympify(v) for n, v in self.params.items()})
+
+    def __hash__(self) -> int:
+        return hash((self.name, tuple(self.params.items())))
+
+    def floats(self) -> dict[str, float]:
+        """The parameters as floats."""
+        return {n: float(v) for n, v in self.params.items()}
+
+
+@dataclass(frozen=True, eq=False)
+class Distribution:
+    """The law of the number of runs ``K``, held as its PGF ``phi(z) = E[z^K]``.
+
+    Attributes:
+        name: family name, as used in spec strings.
+        pgf_symbolic: ``phi`` as a SymPy expression in ``z`` and the parameter symbols.
+        values: the parameter symbols and their exact values.
+        pmf_symbolic: optional closed form of ``P[K = k]`` in the symbol ``k`` (and parameters),
+            valid for ``k >= support_min``; below ``support_min`` the pmf is 0.
+        support_min: the smallest ``k`` with positive mass, when known (0 otherwise).
+        support_max: the largest possible ``k`` (``None`` when unbounded).
+        sampler: optional fast sampler ``(rng, size) -> ndarray``; otherwise inverse-CDF sampling.
+        label: the spec string of the distribution.
+        moments_closed: optional known closed forms ``(mean, variance)`` in the parameters, for
+            families whose PGF is too large for SymPy to simplify quickly (the tests check them
+            against brute-force sums of the pmf).
+        stable_form: optional expression equal to ``pgf_symbolic`` written with ``expm1``/``log1p``
+            so that numeric evaluation does not cancel (used by the truncated negative binomial
+            for ``eta`` near 0).
+        known_family: the :class:`Family` when the constructor knows it (a fast path for
+            :attr:`family`; user PGFs leave it ``None`` and are recognized from the PGF).
+    """
+
+    name: str
+    pgf_symbolic: sympy.Expr
+    values: Mapping[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
+    pmf_symbolic: sympy.Expr | None = None
+    support_min: int = 0
+    support_max: int | None = None
+    sampler: Callable[[np.random.Generator, int], np.ndarray] | None = field(default=None, repr=False)
+    label: str | None = None
+    moments_closed: tuple[sympy.Expr, sympy.Expr] | None = None
+    stable_form: sympy.Expr | None = field(default=None, repr=False)
+    truncation_of: tuple[Distribution, int] | None = field(default=None, repr=False)
+    log_dpgf_form: sympy.Expr | None = field(default=None, repr=False)
+    known_family: Family | None = field(default=None, repr=False)
+
+    @cached_property
+    def family(self) -> Family | None:
+        """The known family this law belongs to (point, truncated negative binomial, binomial,
+        Poisson), recognized from the PGF itself (:func:`recognize_family`), so that a law typed as
+        ``pgf(expr=...)``, ``pmf(...)``, a one-component mixture or a compound gets the same closed
+        forms as the named constructor. ``None`` when no known family matches (always safe)."""
+        if self.known_family is not None:
+            return self.known_family
+        from symsel.distributions.recognize import recognize_family
+
+        return recognize_family(self)
+
+    # ----------------------------------------------------------------- symbolic side
+    @cached_property
+    def pgf(self) -> sympy.Expr:
+        """``phi(z)`` with the parameter values substituted (exact)."""
+        return self.pgf_symbolic.subs(self.values)
+
+    @cached_property
+    def dpgf_symbolic(self) -> sympy.Expr:
+        """``phi'(z)``, symbolic in the parameters."""
+        return _simplify(_diff(self.pgf_symbolic))
+
+    @cached_property
+    def dpgf(self) -> sympy.Expr:
+        """``phi'(z)`` with the parameter values substituted (differentiated, not simplified:
+        simplification can introduce removable singularities such as ``(z^6 + z)/z``)."""
+        return _diff(self.pgf)
+
+    @cached_property
+    def mean_symbolic(self) -> sympy.Expr:
+        """``E[K] = phi'(1)`` in simplified closed form."""
+        if self.moments_closed is not None:
+            return self.moments_closed[0]
+        return _simplify(_at_one(_diff(self.pgf_symbolic)))
+
+    @cached_property
+    def variance_symbolic(self) -> sympy.Expr:
+        """``Var[K] = phi''(1) + phi'(1) - phi'(1)^2`` in simplified closed form."""
+        if self.moments_closed is not None:
+            return self.moments_closed[1]
+        d1 = _at_one(_diff(self.pgf_symbolic))
+        d2 = _at_one(_diff(self.pgf_symbolic, 2))
+        return _simplify(d2 + d1 - d1**2)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """Parameter names and values, as plain Python numbers."""
+        return {str(s): _plain(v) for s, v in self.values.items()}
+
+    @property
+    def spec(self) -> str:
+        """A spec string that rebuilds this distribution (when it is a named family)."""
+        if self.label:
+            return self.label
+        args = ", ".join(f"{n}={v!r}" for n, v in self.parameters.items())
+        return f"{self.name}({args})"
+
+    def __repr__(self) -> str:
+        return f"Distribution({self.spec})"
+
+    # ----------------------------------------------------------------- exact numbers
+    def _number(self, expr: sympy.Expr) -> sympy.Expr:
+        return expr.subs(self.values)
+
+    @cached_property
+    def mean(self) -> float:
+        """``E[K]`` as a float."""
+        return float(self.mean_mp(DEFAULT_DPS))
+
+    @cached_property
+    def variance(self) -> float:
+        """``Var[K]`` as a float."""
+        return float(self.variance_mp(DEFAULT_DPS))
+
+    def variance_mp(self, dps: int = DEFAULT_DPS) -> mpmath.mpf:
+        """``Var[K]`` at ``dps`` decimal digits."""
+        if self.stable_form is not None:
+            with mpmath.workdps(dps + 10):
+                d1, d2 = self._stable_derivative_at_one(1), self._stable_derivative_at_one(2)
+                with mpmath.workdps(dps):
+                    return +(d2 + d1 - d1**2)
+        return _evaluate(self._number(self.variance_symbolic), dps, "variance", self.spec)
+
+    def mean_mp(self, dps: int = DEFAULT_DPS) -> mpmath.mpf:
+        """``E[K]`` at ``dps`` decimal digits."""
+        if self.stable_form is not None:
+            with mpmath.workdps(dps + 10):
+                value = self._stable_derivative_at_one(1)
+            with mpmath.workdps(dps):
+                return +value
+        return _evaluate(self._number(self.mean_symbolic), dps, "mean", self.spec)
+
+    def _stable_derivative_at_one(self, order: int) -> mpmath.mpf:
+        """``phi^(order)(1)`` from the cancellation-free form, at the current precision."""
+        cache = self.__dict__.setdefault("_stable_derivatives", {})
+        if order not in cache:
+            cache[order] = sympy.lambdify([z, *self.values], sympy.diff(self.stable_form, z, order), "mpmath")
+        return cache[order](mpmath.mpf(1), *self._args_mp())
+
+    @cached_property
+    def p0(self) -> float:
+        """``P[K = 0] = phi(0)``."""
+        return float(self.phi_mp(0, DEFAULT_DPS))
+
+    # ----------------------------------------------------------------- numeric evaluators
+    def _lambdify(self, derivative: bool, module: str) -> Callable:
+        """Compile ``phi`` (or ``phi'``) once. With a ``stable_form`` the parameters stay
+        arguments, so ``expm1``/``log1p`` are evaluated at run time instead of being folded by
+        SymPy into a cancelling ``exp(x) - 1``; otherwise the values are substituted."""
+        if self.stable_form is None:
+            expr = self.dpgf if derivative else self.pgf
+            if expr.is_Add and len(expr.args) > _HORNER_MIN_TERMS:
+                coeffs = _monomials(expr)
+                if coeffs is not None:
+                    return _horner(coeffs, module)
+            return sympy.lambdify([z], expr, module)
+        expr = sympy.diff(self.stable_form, z) if derivative else self.stable_form
+        return sympy.lambdify([z, *self.values], expr, module)
+
+    @cached_property
+    def _phi_np(self) -> Callable:
+        return self._lambdify(False, "numpy")
+
+    @cached_property
+    def _dphi_np(self) -> Callable:
+        return self._lambdify(True, "numpy")
+
+    @cached_property
+    def _phi_mpf(self) -> Callable:
+        return self._lambdify(False, "mpmath")
+
+    @cached_property
+    def _dphi_mpf(self) -> Callable:
+        return self._lambdify(True, "mpmath")
+
+    def _args_float(self) -> tuple[float, ...]:
+        return () if self.stable_form is None else tuple(float(v) for v in self.values.values())
+
+    def _args_mp(self) -> tuple[mpmath.mpf, ...]:
+        """Parameter values at the current mpmath precision (call inside ``workdps``)."""
+        if self.stable_form is None:
+            return ()
+        return tuple(mpmath.mpf(sympy.N(v, mpmath.mp.dps + 10)) for v in self.values.values())
+
+    def phi(self, x: Any) -> np.ndarray:
+        """``phi(x)`` in float64, vectorized over ``x``."""
+        return _broadcast(lambda a: self._phi_np(a, *self._args_float()), x)
+
+    def dphi(self, x: Any) -> np.ndarray:
+        """``phi'(x)`` in float64, vectorized over ``x``."""
+        return _broadcast(lambda a: self._dphi_np(a, *self._args_float()), x)
+
+    def log_dphi(self, x: Any) -> np.ndarray:
+        """``log phi'(x)`` in float64, vectorized; where float64 underflows (``phi' < 1e-280``) the
+        value is recomputed with mpmath, so it is ``-inf`` only where ``phi'(x) = 0`` exactly."""
+        arr = np.atleast_1d(np.asarray(x, dtype=float))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.log_dpgf_form is not None:
+                values = [float(v) for v in self.values.values()]
+                out = np.asarray(self._log_dphi_np(arr, *values), dtype=float) + np.zeros_like(arr)
+                redo = ~np.isfinite(out)  # the log form itself does not underflow
+            else:
+                out = np.log(self.dphi(arr))
+                redo = ~np.isfinite(out) | (out < -645)
+        for i in np.nonzero(redo)[0]:
+            value = self.dphi_mp(arr[i], DEFAULT_DPS)
+            out[i] = float(mpmath.log(value)) if value > 0 else -math.inf
+        return out if np.ndim(x) else out[0]
+
+    @cached_property
+    def _log_dphi_np(self) -> Callable:
+        return sympy.lambdify([z, *self.values], self.log_dpgf_form, "numpy")
+
+    def phi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
+        """``phi(x)`` in mpmath at ``dps`` decimal digits (``x`` is converted at that precision)."""
+        with mpmath.workdps(dps):
+            return +self._phi_mpf(mpmath.mpf(x), *self._args_mp())
+
+    def dphi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
+        """``phi'(x)`` in mpmath at ``dps`` decimal digits."""
+        with mpmath.workdps(dps):
+            return +self._dphi_mpf(mpmath.mpf(x), *self._args_mp())
+
+    # ----------------------------------------------------------------- pmf and CDF
+    @cached_property
+    def _pmf_closed(self) -> Callable | None:
+        if self.pmf_symbolic is None:
+            return None
+        return sympy.lambdify(k, self.pmf_symbolic.subs(self.values), "mpmath")
+
+    def pmf_exact(self, kk: int) -> sympy.Expr:
+        """``P[K = kk]`` as an exact SymPy number (closed form, else a series coefficient)."""
+        kk = _as_count(kk, "k", self.name)
+        if kk < self.support_min or (self.support_max is not None and kk > self.support_max):
+            return sympy.Integer(0)
+        if self.pmf_symbolic is not None:
+            return sympy.simplify(self.pmf_symbolic.subs(self.values).subs(k, kk))
+        return self._series_coefficients(kk + 1)[kk]
+
+    def _series_coefficients(self, n_terms: int) -> list[sympy.Expr]:
+        cached = getattr(self, "_series_cache", None)
+        if cached is not None and len(cached) >= n_terms:
+            return cached
+        expansion = sympy.series(self.pgf, z, 0, n_terms).removeO()
+        coeffs = [sympy.simplify(expansion.coeff(z, i)) for i in range(n_terms)]
+        object.__setattr__(self, "_series_cache", coeffs)
+        return coeffs
+
+    def pmf_mp(self, kk: int, dps: int = DEFAULT_DPS) -> mpmath.mpf:
+        """``P[K = kk]`` at ``dps`` digits."""
+        kk = _as_count(kk, "k", self.name)
+        if kk < self.support_min or (self.support_max is not None and kk > self.support_max):
+            return mpmath.mpf(0)
+        with mpmath.workdps(dps):
+            if self._pmf_closed is not None:
+                return +self._pmf_closed(kk)
+            return mpmath.mpf(sympy.N(self._series_coefficients(kk + 1)[kk], dps + 5))
+
+    def pmf(self, kk: Any) -> np.ndarray | float:
+        """``P[K = kk]`` in float64, elementwise over integer arrays."""
+        arr = np.asarray(kk)
+        out = np.array([float(self.pmf_mp(int(v))) for v in arr.ravel()]).reshape(arr.shape)
+        return float(out) if out.ndim == 0 else out
+
+    def cdf(self, kk: Any) -> np.ndarray | float:
+        """``P[K <= kk]`` in float64, elementwise (summed at 30 digits)."""
+        arr = np.asarray(kk)
+        out = np.array([float(self.cdf_mp(int(v))) for v in arr.ravel()]).reshape(arr.shape)
+        return float(out) if out.ndim == 0 else out
+
+    def cdf_mp(self, kk: int, dps: int = DEFAULT_DPS) -> mpmath.mpf:
+        """``P[K <= kk]`` at ``dps`` digits."""
+        if kk < 0:
+            return mpmath.mpf(0)
+        with mpmath.workdps(dps):
+            return mpmath.fsum(self.pmf_mp(i, dps) for i in range(self.support_min, int(kk) + 1))
+
+    # ----------------------------------------------------------------- utility (P&S Sec. 3.6)
+    def expected_quantile(self, dps: int = DEFAULT_DPS) -> float:
+        """``E[K/(K+1)] = 1 - int_0^1 phi(x) dx``: expected quantile of the best of ``K`` runs
+        of a continuous score (Papernot & Steinke, eq. (8))."""
+        return float(self.expected_quantile_mp(dps))
+
+    def expected_quantile_mp(self, dps: int = DEFAULT_DPS) -> mpmath.mpf:
+        """:meth:`expected_quantile` at ``dps`` digits (tanh-sinh quadrature)."""
+        with mpmath.workdps(dps + 10):
+            m = max(float(self.mean), 1.0)
+            # phi varies on the scale 1/m near x = 1: give the quadrature those breakpoints.
+            points = sorted({0.0, *(1 - 10.0**-j for j in range(1, 1 + int(math.log10(m)) + 2)), 1.0})
+            args = self._args_mp()
+            integral = mpmath.quad(lambda x: self._phi_mpf(x, *args), points)
+            with mpmath.workdps(dps):
+                return +(1 - integral)
+
+    def success_probability(self, candidates: float) -> float:
+        """``1 - phi(1 - 1/c)``: probability that the best run is the single good candidate among
+        ``c`` equally likely ones is found at least once (Papernot & Steinke, Appendix A.2.1)."""
+        c = float(candidates)
+        if not c >= 1:
+            raise ParameterError("candidates", candidates, "c >= 1", self.name)
+        return float(1 - self.phi_mp(1 - mpmath.mpf(1) / mpmath.mpf(c)))
+
+    def tail_bound(self, kk: float) -> float:
+        """Chernoff bound ``P[K >= k] <= inf_{t >= 0} phi(e^t) e^{-t k}`` (any ``t`` is valid;
+        the infimum is approximated from above by a bounded scalar search)."""
+        from scipy.optimize import minimize_scalar
+
+        kk = float(kk)
+        if not kk >= 0:
+            raise ParameterError("k", kk, "k >= 0", self.name)
+
+        def log_bound(t: float) -> float:
+            return math.log(self._safe_phi(math.exp(t))) - t * kk
+
+        t_max = self._radius_log()
+        res = minimize_scalar(log_bound, bounds=(0.0, t_max), method="bounded", options={"xatol": 1e-10})
+        best = min(0.0, log_bound(float(res.x)) if math.isfinite(res.fun) else 0.0)
+        return math.exp(best)
+
+    def _radius_log(self) -> float:
+        """Largest ``t`` (capped at 50) with ``phi(e^t)`` finite: log of the radius of convergence."""
+        lo, hi = 0.0, 50.0
+        if math.isfinite(self._safe_phi(math.exp(hi))):
+            return hi
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            if math.isfinite(self._safe_phi(math.exp(mid))):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def _safe_phi(self, x: float) -> float:
+        """``phi(x)`` as a float, ``inf`` where it is undefined or not positive (beyond the radius)."""
+        try:
+            value = self.phi_mp(x, 20)
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return math.inf
+        if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value) or value <= 0:
+            return math.inf
+        return float(value)
+
+    # ----------------------------------------------------------------- sampling
+    def rvs(self, size: int | tuple[int, ...] = 1, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """Draw ``size`` samples of ``K`` with a numpy ``Generator`` (or a seed)."""
+        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        count = int(np.prod(size))
+        draws = self.sampler(gen, count) if self.sampler is not None else self._inverse_sample(gen, count)
+        return np.asarray(draws, dtype=np.int64).reshape(size)
+
+    def _inverse_sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        table = self._inverse_cdf_table
+        draws = self.support_min + np.searchsorted(table, rng.random(n), side="right")
+        return np.minimum(draws, self.support_min + len(table) - 1)
+
+    @cached_property
+    def _inverse_cdf_table(self) -> np.ndarray:
+        """Cumulative probabilities from ``support_min`` until the tail is below 1e-15."""
+        probs: list[float] = []
+        total = mpmath.mpf(0)
+        i = self.support_min
+        limit = self.support_max if self.support_max is not None else 10**7
+        with mpmath.workdps(DEFAULT_DPS):
+            while i <= limit:
+                p = self.pmf_mp(i)
+                total += p
+                probs.append(float(total))
+                if 1 - total < _SAMPLER_TAIL:
+                    break
+                i += 1
+        table = np.array(probs)
+        table[-1] = 1.0
+        return table
