@@ -181,7 +181,7 @@ FULL = {
 QUICK = {
     "budgets": (2.5,),
     "fig7_laws": (("geometric", "geometric(mean={mean})", 1.0), ("poisson", "poisson(mean={mean})", math.inf)),
-    "means": (2, 10, 100),
+    "means": (2, 10, 50),
     "equal_means": (10, 100),
     "table_laws": DEFAULT_DISTRIBUTIONS[1:4],
     "examples": DEFAULT_EXAMPLES[:2],
