@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from symsel.bounds import METHODS
-from symsel.errors import SymselError
+from symsel.errors import ParameterError, SymselError
 from symsel.spec import parse_distribution
 
 DEFAULT_MEAN = 10
@@ -201,7 +201,11 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
 
     settings = QUICK if quick else FULL
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ParameterError("out", str(out), f"a folder symsel can create or write to ({exc.strerror})",
+                             "report") from None
     steps = ["distributions", "bounds", "lower bounds", "examples", "candidates_vs_budget", "epsilon_vs_mean",
              "profiles", "laws_at_equal_mean"]
     # progress None: a bar when stderr is a terminal (tqdm's own rule); True/False force it on/off
