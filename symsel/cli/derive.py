@@ -1,0 +1,26 @@
+"""``symsel derive SPEC [--base SPEC] [--latex | --markdown] [--json]``: a law's closed forms, derived and checked."""
+
+from __future__ import annotations
+
+import click
+
+from symsel.cli._app import emit, main, user_errors
+
+
+@main.command("derive")
+@click.argument("spec")
+@click.option("--base", default=None, help="Base mechanism profile spec, e.g. \"approx(eps=1, delta=1e-6)\".")
+@click.option("--delta", type=click.FloatRange(1e-300, 1.0, min_open=False), default=1e-5,
+              help="delta at which the bound is checked against exact examples (with --base).")
+@click.option("--latex", "style", flag_value="latex", help="Print the closed forms as a LaTeX align* block.")
+@click.option("--markdown", "style", flag_value="markdown", help="Print a Markdown report (default).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@user_errors
+def derive_command(spec: str, base: str | None, delta: float, style: str | None, as_json: bool) -> None:
+    """Derive phi', the mean, the family, the ratio's sup over the polygon and eps_hat for SPEC, each claim
+    checked against the numeric engine (Koskela et al. Thm 4.1, 5.2, 5.7, Cor 5.8; MATH.md §4)."""
+    from symsel.derive import derive
+
+    derivation = derive(spec, base, delta=delta)
+    emit(derivation.to_json(), as_json,
+         lambda _: derivation.latex() if style == "latex" else derivation.markdown())
