@@ -124,3 +124,12 @@ def test_json_is_strict_and_tiny_deltas_are_not_silent_zeros() -> None:
     record = json.loads(result.stdout, parse_constant=lambda token: pytest.fail(f"non-strict JSON token {token}"))
     assert record["delta"] == 0.0 and math.isfinite(record["log_delta"]) and record["log_delta"] < -700
     assert float(record["delta_decimal"].split("e")[1]) < -300
+
+
+@pytest.mark.parametrize(("spec", "mean"), [
+    ("geometric(mean=1e300)", 1e300),  # gamma = 1e-300: was a division by zero
+    ("geometric(gamma=1e-38)", 1e38),  # was 1.00028e38: 1 - gamma lost gamma's digits at z = 1
+    ("tnb(eta=0.5, gamma=1e-200)", 0.5e200 * (1 - 1e-200) / (1 - 1e-100)),  # eta (1-g) / (g (1 - g^eta)), Def. 1
+])
+def test_a_tiny_gamma_keeps_the_mean_exact(spec: str, mean: float) -> None:
+    assert _number(run("dist", spec, "--json"), "mean") == pytest.approx(mean, rel=1e-14)

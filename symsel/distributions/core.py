@@ -205,7 +205,7 @@ class Distribution:
     def variance_mp(self, dps: int = DEFAULT_DPS) -> mpmath.mpf:
         """``Var[K]`` at ``dps`` decimal digits."""
         if self.stable_form is not None:
-            with mpmath.workdps(dps + 10):
+            with mpmath.workdps(dps + self._guard_digits):
                 d1, d2 = self._stable_derivative_at_one(1), self._stable_derivative_at_one(2)
                 with mpmath.workdps(dps):
                     return +(d2 + d1 - d1**2)
@@ -214,11 +214,24 @@ class Distribution:
     def mean_mp(self, dps: int = DEFAULT_DPS) -> mpmath.mpf:
         """``E[K]`` at ``dps`` decimal digits."""
         if self.stable_form is not None:
-            with mpmath.workdps(dps + 10):
+            with mpmath.workdps(dps + self._guard_digits):
                 value = self._stable_derivative_at_one(1)
             with mpmath.workdps(dps):
                 return +value
         return _evaluate(self._number(self.mean_symbolic), dps, "mean", self.spec)
+
+    @cached_property
+    def _guard_digits(self) -> int:
+        """Extra digits for the stable form at ``z = 1``: a parameter ``v`` in (0, 1) enters it as ``1 - v`` (the
+        truncated negative binomial's ``1 - (1 - gamma) z`` is ``gamma`` at ``z = 1``), which keeps only the
+        working precision minus ``-log10 v`` digits of ``v``; without them ``gamma = 1e-38`` gave a mean 3e-4
+        off and ``gamma = 1e-45`` a division by zero."""
+        extra = 10
+        for value in self.values.values():
+            if value.is_number and 0 < abs(value) < 1:
+                lost = -mpmath.log10(mpmath.mpf(sympy.N(abs(value), 15)))
+                extra = max(extra, 10 + math.ceil(lost))
+        return extra
 
     def _stable_derivative_at_one(self, order: int) -> mpmath.mpf:
         """``phi^(order)(1)`` from the cancellation-free form, at the current precision."""
