@@ -133,3 +133,20 @@ def test_json_is_strict_and_tiny_deltas_are_not_silent_zeros() -> None:
 ])
 def test_a_tiny_gamma_keeps_the_mean_exact(spec: str, mean: float) -> None:
     assert _number(run("dist", spec, "--json"), "mean") == pytest.approx(mean, rel=1e-14)
+
+
+@pytest.mark.parametrize(("spec", "fragments"), [
+    ("negative_binomial(eta=1e300, mean=3)", ("eta=", "eta <= 1000")),  # was a hang
+    ("negative_binomial(eta=1000000, gamma=0.5)", ("eta=", "eta <= 1000")),  # was 'too many digits to print'
+    ("pgf(expr='abs(z)')", ("abs",)),  # was an internal error from SymPy's printer
+])
+def test_more_bad_laws_get_a_one_line_error(spec: str, fragments: tuple[str, ...]) -> None:
+    assert_one_line_error(run("dist", spec, "--json"), *fragments)
+
+
+@pytest.mark.parametrize("base", ["gaussian(sigma=1e-300)", "gdp(mu=1e300)"])
+def test_a_gaussian_without_privacy_answers_infinity(base: str) -> None:
+    # mu = 1e300: lambda mu^2 / 2 overflowed; the honest answer is epsilon = inf (no privacy), not an error
+    result = run("bound", "--dist", "geometric(mean=30)", "--base", base, "--delta", "1e-6", "--json")
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    assert json.loads(result.stdout)["epsilon"] == "inf"

@@ -203,7 +203,7 @@ def negative_binomial(eta: Number, gamma: Number | None = None, mean: Number | N
     (support includes 0; Papernot & Steinke, Appendix A.2). The mean is ``eta (1-gamma)/gamma``."""
     where = "negative_binomial"
     e = exact_number(eta, "eta", where)
-    _check(e > 0, "eta", eta, "eta > 0", where)
+    _check(0 < e <= TNB_MAX_ETA, "eta", eta, f"0 < eta <= {TNB_MAX_ETA} (exact arithmetic on gamma^eta)", where)
     if (gamma is None) == (mean is None):
         raise ParameterError("gamma", gamma, "exactly one of gamma or mean", where)
     if mean is not None:

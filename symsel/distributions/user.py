@@ -176,8 +176,12 @@ def _check_absolutely_monotone(dist: Distribution, shown: str, where: str) -> No
     facts (``phi'`` non-negative and non-decreasing); a negative far coefficient that leaves them intact is not
     certified absent, and the error says which derivative failed where."""
     second = sympy.diff(dist.dpgf, z)
-    first_fn = sympy.lambdify([z], dist.dpgf, "mpmath")
-    second_fn = sympy.lambdify([z], second, "mpmath")
+    try:
+        first_fn = sympy.lambdify([z], dist.dpgf, "mpmath")
+        second_fn = sympy.lambdify([z], second, "mpmath")
+    except NotImplementedError:  # e.g. abs(z): SymPy's derivative of abs has no numeric form
+        raise ParameterError("expr", shown, "a PGF whose derivatives phi', phi'' can be evaluated (write it "
+                             "without abs, e.g. z for abs(z))", where) from None
     tol = mpmath.mpf("1e-25")
     with mpmath.workdps(40):
         for j in range(_MONOTONE_GRID):
