@@ -17,6 +17,8 @@ _SIMPLIFY_OPS = 400
 
 
 def _simple(expr: sympy.Expr) -> sympy.Expr:
+    if all(s.name in ("z", "q", "q'") for s in expr.free_symbols) and expr.is_rational_function():
+        return sympy.cancel(expr)  # exact numbers: cancel decides; simplify is slow on large polynomials
     return sympy.simplify(expr) if sympy.count_ops(expr) <= _SIMPLIFY_OPS else sympy.cancel(expr)
 
 
