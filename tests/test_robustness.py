@@ -139,6 +139,7 @@ def test_a_tiny_gamma_keeps_the_mean_exact(spec: str, mean: float) -> None:
     ("negative_binomial(eta=1e300, mean=3)", ("eta=", "eta <= 1000")),  # was a hang
     ("negative_binomial(eta=1000000, gamma=0.5)", ("eta=", "eta <= 1000")),  # was 'too many digits to print'
     ("pgf(expr='abs(z)')", ("abs",)),  # was an internal error from SymPy's printer
+    ("point(k=geometric(mean=3))", ("geometric(mean=3)", "a real number")),  # was the repr Distribution(...)
 ])
 def test_more_bad_laws_get_a_one_line_error(spec: str, fragments: tuple[str, ...]) -> None:
     assert_one_line_error(run("dist", spec, "--json"), *fragments)

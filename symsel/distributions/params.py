@@ -29,8 +29,8 @@ def exact_number(value: Any, name: str, where: str) -> sympy.Expr:
         number = sympy.Rational(repr(float(value)))
     elif isinstance(value, mpmath.mpf):
         number = sympy.Float(value, mpmath.mp.dps)
-    else:
-        raise ParameterError(name, value, "a real number", where)
+    else:  # a nested law is shown as its spec, not as an object repr
+        raise ParameterError(name, getattr(value, "spec", value), "a real number", where)
     if not number.is_number or number.is_real is False or number.has(sympy.zoo, sympy.oo, sympy.nan):
         raise ParameterError(name, value, "a finite real number", where)
     return number
