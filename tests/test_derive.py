@@ -1,13 +1,24 @@
-"""Symbolic and numeric paths agree where SymPy locates the supremum at a polygon corner."""
+"""symsel.derive: symbolic and numeric paths agree; the Derivation record and the ``symsel derive`` CLI.
+
+Reference values are independent of the code under test: the Poisson mean and variance ``mu`` and Cor 5.8's
+``log R = mu (e^eps1 - 1) + mu delta1`` (Koskela et al.), binomial/TNB parameters typed by hand, the
+beta-binomial mean ``n a/(a + b) = 8``, and soundness against :func:`symsel.lower.lower_bound` (exact examples).
+"""
 
 from __future__ import annotations
 
+import json
 import pytest
 import sympy
+from click.testing import CliRunner
 
 from symsel import binomial, geometric, poisson, tnb
 from symsel.bounds.hockey_stick import paper_log_ratio_at, polygon_ratio_at
-from symsel.derive import facts_latex, polygon_vertex_ratios, segment_is_monotone
+from symsel.cli import main
+from symsel.derive import derive, facts_latex, polygon_vertex_ratios, segment_is_monotone
+from symsel.derive.family import recognize
+from symsel.distributions import z
+from symsel.errors import SpecError
 from symsel.profiles import GaussianProfile
 
 
@@ -40,3 +51,50 @@ def test_facts_latex_for_a_user_pgf():
     assert facts["mean"] == "\\mu"
     assert "e^{" in facts["pgf"]
     assert facts["variance"] == "\\mu"  # Poisson: variance = mean
+
+
+def test_family_recognized_from_the_pgf_with_its_parameters():
+    mu = sympy.Symbol("mu", positive=True)
+    assert recognize(sympy.exp(mu * (z - 1))) == ("poisson", {"mu": mu})
+    name, params = recognize((sympy.Rational(7, 10) + sympy.Rational(3, 10) * z) ** 20)
+    assert name == "binomial" and params == {"n": 20, "p": sympy.Rational(3, 10)}
+    g = sympy.Rational(1, 30)
+    name, params = recognize(g * z / (1 - (1 - g) * z))  # geometric: eta = 1
+    assert name == "tnb" and params == {"eta": 1, "gamma": g}
+    assert recognize((z + z**2 + z**5) / 3) is None
+
+
+def test_free_symbol_poisson_gives_cor_5_8():
+    d = derive("pgf(expr='exp(mu*(z-1))')")
+    assert (d.mean, d.variance, d.family) == (r"\mu", r"\mu", "poisson")
+    assert d.sup_location == "vertex" and "proved" in d.sup_argument
+    eps, e1, d1, mu = sympy.symbols("varepsilon varepsilon_1 delta_1 mu", positive=True)
+    assert d.eps_hat_theorem == "Koskela et al. Cor 5.8"
+    assert d.eps_hat == sympy.latex(eps - mu * (sympy.exp(e1) - 1) - mu * d1)  # typed from the paper
+    assert d.verified and all(c.passed for c in d.checks)
+
+
+def test_beta_binomial_with_an_approx_base_is_sound_on_exact_examples():
+    d = derive("beta_binomial(n=20, a=2, b=3)", "approx(eps=1, delta=1e-6)")
+    assert d.family is None and d.mean == "8"  # n a / (a + b)
+    assert d.sup_location == "vertex" and "numerical evidence" in d.sup_argument
+    assert d.bound["epsilon_lower"] <= d.bound["epsilon_best"] <= d.bound["epsilon_derived"] + 1e-6
+    kinds = {c.kind for c in d.checks}
+    assert {"soundness", "sampling", "numeric-50"} <= kinds and d.verified
+    assert "numerical evidence" in d.markdown()
+
+
+def test_cli_json_and_errors():
+    runner = CliRunner()
+    result = runner.invoke(main, ["derive", "pgf(expr='exp(mu*(z-1))')", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    for key in ("pgf", "dpgf", "mean", "variance", "family", "ratio", "sup_location", "eps_hat", "envelope",
+                "latex", "checks"):
+        assert key in payload
+    assert payload["mean"] == r"\mu" and payload["family"] == "poisson" and payload["envelope"] is None
+    assert all("agreement" in c for c in payload["checks"])
+    latex = runner.invoke(main, ["derive", "poisson(3)", "--latex"])
+    assert latex.exit_code == 0 and latex.output.startswith("\\begin{align*}")
+    with pytest.raises(SpecError):
+        derive("pgf(expr='exp(mu*(z-1))')", "approx(eps=1, delta=1e-6)")

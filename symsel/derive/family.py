@@ -40,7 +40,9 @@ def recognize(pgf: sympy.Expr) -> tuple[str, dict[str, sympy.Expr]] | None:
     if d2 == 0:
         return None
     h = _simple(d1 / d2)
-    if h.has(sympy.zoo, sympy.nan) or not h.is_rational_function(z) or sympy.degree(sympy.together(h).as_numer_denom()[1], z) != 0:
+    if h.has(sympy.zoo, sympy.nan) or not h.is_rational_function(z):
+        return None
+    if sympy.degree(sympy.together(h).as_numer_denom()[1], z) != 0:
         return None
     h = sympy.expand(sympy.cancel(h))
     if sympy.degree(h, z) > 1:

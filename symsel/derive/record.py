@@ -97,18 +97,20 @@ class Derivation:
                  f"- mean $m = {self.mean}$, variance ${self.variance}$",
                  f"- $P[K=0] = {self.p0}$, $P[K=1] = {self.p1}$",
                  f"- ratio $\\log\\varphi'(q) - \\log\\varphi'(q') = {self.ratio}$",
-                 f"- supremum over the $(\\varepsilon_1, \\delta_1)$ polygon: **{self.sup_location}** — {self.sup_argument}"]
+                 "- supremum over the $(\\varepsilon_1, \\delta_1)$ polygon: "
+                 f"**{self.sup_location}** — {self.sup_argument}"]
         if self.eps_hat is not None:
-            lines.append(f"- $\\hat\\varepsilon = {self.eps_hat}$ ({self.eps_hat_theorem}); "
+            lines.append(f"- $\\hat\\varepsilon = {self.eps_hat}$ ({self.eps_hat_theorem});"
                          "then $H_{e^\\varepsilon}(A\\|A') \\le m\\,\\delta_Q(\\hat\\varepsilon)$")
         lines.append("- envelope $H(t)$: " + (f"${self.envelope}$" if self.envelope else
                                               "no closed form here; the certified numeric envelope is used"))
         if self.bound:
             lines += ["", "## Bound", ""] + [f"- {k}: {v}" for k, v in self.bound.items()]
         lines += ["", "## Checks", "", "| claim | kind | agreement | passed |", "|---|---|---|---|"]
-        lines += [f"| {c.claim} | {c.kind}{' (proof)' if c.proof else ' (numerical evidence)' if c.kind == 'sampling' else ''}"
-                  f" | {c.agreement:.3g} | {'yes' if c.passed else 'NO'} |" for c in self.checks]
-        lines += ["", "**Verified:** " + ("yes, every check passed" if self.verified else "NO — see the failed checks")]
+        lines += [f"| {c.claim} | {c.kind}{_label(c)} | {c.agreement:.3g} | {'yes' if c.passed else 'NO'} |"
+                  for c in self.checks]
+        verdict = "yes, every check passed" if self.verified else "NO — see the failed checks"
+        lines += ["", "**Verified:** " + verdict]
         lines += [f"\n> {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -120,3 +122,9 @@ class Derivation:
                 "sup_argument": self.sup_argument, "eps_hat": self.eps_hat, "eps_hat_theorem": self.eps_hat_theorem,
                 "envelope": self.envelope, "bound": self.bound, "latex": self.latex(),
                 "checks": [c.to_json() for c in self.checks], "verified": self.verified, "notes": list(self.notes)}
+
+
+def _label(check: Check) -> str:
+    if check.proof:
+        return " (proof)"
+    return " (numerical evidence, not a proof)" if check.kind == "sampling" else ""
