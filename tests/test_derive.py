@@ -8,6 +8,7 @@ beta-binomial mean ``n a/(a + b) = 8``, and soundness against :func:`symsel.lowe
 from __future__ import annotations
 
 import json
+
 import pytest
 import sympy
 from click.testing import CliRunner
