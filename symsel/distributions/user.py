@@ -126,7 +126,7 @@ def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
         one = dist.phi_mp(1, 40)
         if abs(one - 1) > tol:
             raise ParameterError("expr", shown, f"a PGF with phi(1) = 1 (it is {mpmath.nstr(one, 30)})", where)
-    if coeffs is None:
+    if coeffs is None and not _nonnegative_polynomial_product(dist.pgf):
         _check_series(dist, shown, where)
         if pmf is not None:
             _check_pmf_formula(pmf, dist.support_min, shown, where)
@@ -136,6 +136,25 @@ def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
         raise ParameterError("expr", shown, f"a PGF with a finite mean ({_short(exc)})", where) from None
     if not math.isfinite(m) or m < 0:
         raise ParameterError("expr", shown, f"a PGF with a finite mean (phi'(1) = {m})", where)
+
+
+def _nonnegative_polynomial_product(expr: sympy.Expr) -> bool:
+    """``expr`` is a product of positive numbers and integer powers ``p(z)^n`` (``n >= 1``) of polynomials with
+    non-negative coefficients, so its own coefficients are non-negative without expanding it (a series of
+    ``(z/2 + 1/2)^1000000`` did not finish)."""
+    factors = expr.args if expr.is_Mul else (expr,)
+    for factor in factors:
+        base, exponent = (factor.base, factor.exp) if factor.is_Pow else (factor, sympy.Integer(1))
+        if not (exponent.is_Integer and exponent >= 1):
+            return False
+        if base.is_number:
+            if not base.is_positive:
+                return False
+            continue
+        coeffs = _monomials(base)
+        if coeffs is None or not all(c.is_nonnegative for c in coeffs.values()):
+            return False
+    return True
 
 
 def _check_masses(coeffs: Mapping[int, sympy.Expr], shown: str, where: str) -> None:
