@@ -15,12 +15,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DERIVATIONS = sorted((ROOT / "derivations").glob("*.py"))
+DERIVATIONS = sorted((ROOT / "derivations").glob("[!_]*.py"))  # _index.py writes the README
 
 
 def test_there_are_derivations():
     names = {p.name for p in DERIVATIONS}
-    assert {"tnb_polygon_vertex.py", "poisson_fdp_ratio.py", "cor_5_3_pure.py"} <= names
+    assert {"tnb_polygon_vertex.py", "poisson_fdp_ratio.py", "cor_5_3_pure.py", "cor_5_8_poisson.py",
+            "beta_binomial_new_law.py"} <= names
+
+
+def test_the_index_lists_every_derivation_as_verified():
+    index = (ROOT / "derivations" / "README.md").read_text()
+    for script in DERIVATIONS:
+        row = next((line for line in index.splitlines() if f"`{script.name}`" in line), None)
+        assert row is not None, f"{script.name} is missing from derivations/README.md (run derivations/_index.py)"
+        assert row.endswith("| verified |"), row
 
 
 @pytest.mark.parametrize("script", DERIVATIONS, ids=lambda p: p.name)
