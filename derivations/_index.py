@@ -22,7 +22,7 @@ def main() -> int:
         doc = (ast.get_docstring(ast.parse(script.read_text())) or "").splitlines()[0]
         run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=HERE.parent)
         lines = run.stdout.splitlines()
-        starts = [i for i, line in enumerate(lines) if line.startswith("$$")]
+        starts = [i for i, line in enumerate(lines) if "$$" in line]
         latex = "" if not starts else lines[starts[0]] if lines[starts[0]].strip() != "$$" else \
             "$$" + (lines[starts[0] + 1] if starts[0] + 1 < len(lines) else "") + "$$"
         status = "verified" if run.returncode == 0 else "FAILED"
