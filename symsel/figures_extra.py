@@ -1,0 +1,103 @@
+"""More paper figures for the report, built like :mod:`symsel.figures`: each builder returns ``(rows, draw)``
+(rows: flat dicts, the figure's numbers; draw: a function drawing them on a matplotlib axes), to be written
+by :func:`symsel.figures.save_figure`.
+
+* ``rnm_epsilon_vs_m`` — Koskela et al. Figure 1: Report Noisy Max over ``m`` sensitivity-1 queries with
+  Gaussian noise (σ = 4), ε(δ = 1e-6) against ``m`` by Theorem 3.2 (privacy profile), Theorem 3.1 (RDP,
+  Zhu & Wang 2022) and Corollary 3.4 (Gaussian tail); the numbers come from
+  :func:`symsel.bounds.rnm.rnm_figure1_curves`.
+* ``dpsgd_epsilon_vs_mean`` — Koskela et al. Figure 6: private selection over a Poisson-subsampled Gaussian
+  DP-SGD base (q = 256/60000, σ = 1.1, T = 60/q steps, the Papernot–Steinke MNIST example), ε(δ = 1e-5)
+  against E[K] for geometric K (Thm 5.1 vs Thm 5.2) and Poisson K (Thm 5.6 vs Cor 5.8); symsel's ``rdp``
+  method stands for the RDP theorems, ``paper`` for the hockey-stick ones and ``envelope`` is shown beside.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from symsel.figures import Draw, Rows, _style
+
+FIG6 = {"q": 256 / 60000, "sigma": 1.1, "steps": math.ceil(60 / (256 / 60000)), "delta": 1e-5}
+RNM_LABELS = {"profile": "HS bound, Thm 3.2", "rdp": "RDP bound, Thm 3.1", "gaussian_tail": "Cor 3.4 (tail)"}
+RNM_STYLE = {"profile": "envelope", "rdp": "rdp", "gaussian_tail": "paper"}
+
+
+# --------------------------------------------------------------------------- Koskela et al. Figure 1 (RNM)
+
+
+def rnm_epsilon_vs_m(m_values: Sequence[int], sigma: float = 4.0, delta: float = 1e-6) -> tuple[Rows, Draw]:
+    """ε(δ) of Report Noisy Max with Gaussian noise against the number of queries ``m`` (Koskela et al.
+    Section 3, Figure 1: σ = 4, δ = 1e-6, ``m`` from 10 to 1e5)."""
+    from symsel.bounds.rnm import rnm_figure1_curves
+
+    curves = rnm_figure1_curves(list(m_values), sigma=sigma, delta=delta)
+    rows: Rows = [{"m": int(m), **{key: float(curves[key][i]) for key in RNM_LABELS}}
+                  for i, m in enumerate(curves["m"])]
+
+    def draw(ax: Any) -> None:
+        for key, label in RNM_LABELS.items():
+            style = _style(ax, RNM_STYLE[key])
+            style["label"] = label
+            ax.plot([r["m"] for r in rows], [r[key] for r in rows], **style)
+        ax.set_xscale("log")
+        ax.set_xlabel(r"number of queries $m$")
+        ax.set_ylabel(rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$")
+        ax.set_title(rf"Report Noisy Max, Gaussian noise $\sigma = {sigma:g}$ (Koskela et al. Fig. 1)", fontsize=10)
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+
+    return rows, draw
+
+
+# --------------------------------------------------------------------------- Koskela et al. Figure 6 (DP-SGD)
+
+
+def dpsgd_epsilon_vs_mean(means: Sequence[float], methods: Sequence[str] = ("paper", "envelope", "rdp"),
+                          laws: Sequence[str] = ("geometric", "poisson"), q: float = FIG6["q"],
+                          sigma: float = FIG6["sigma"], steps: int = FIG6["steps"],
+                          delta: float = FIG6["delta"]) -> tuple[Rows, Draw]:
+    """ε(δ) of the selection against E[K] on a DP-SGD base (Koskela et al. Figure 6 defaults). A method that
+    does not apply to a law (or an invalid cell) is recorded as ``None`` with its one-line error."""
+    import symsel
+
+    base = symsel.parse_profile(f"dpsgd(q={q!r}, sigma={sigma!r}, steps={int(steps)})")
+    rows: Rows = []
+    for law in laws:
+        for m in means:
+            row: dict[str, Any] = {"law": law, "mean": m}
+            for method in methods:
+                try:
+                    row[method] = float(symsel.bound(symsel.parse_distribution(f"{law}(mean={m!r})"), base,
+                                                     method).epsilon(delta))
+                except ValueError as exc:  # NotApplicableError / ParameterError: record, do not stop the figure
+                    row[method], row[f"{method}_error"] = None, str(exc).splitlines()[0]
+            rows.append(row)
+
+    def draw(ax: Any) -> None:
+        for law in laws:
+            for method in methods:
+                pts = [(r["mean"], r[method]) for r in rows if r["law"] == law and r.get(method) is not None
+                       and math.isfinite(r[method])]
+                if pts:
+                    style = _style(ax, method)
+                    style.update(label=f"{law}, {method}", marker="o" if law == "geometric" else "s")
+                    ax.plot(*zip(*pts, strict=True), **style)
+        ax.set_xlabel(r"$m = E[K]$")
+        ax.set_ylabel(rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$")
+        ax.set_title(rf"DP-SGD base q = {q:.3g}, $\sigma$ = {sigma:g}, T = {int(steps)} (Koskela et al. Fig. 6)",
+                     fontsize=9)
+        ax.legend(fontsize=7, ncol=2)
+        ax.grid(True, alpha=0.3)
+
+    return rows, draw
+
+
+def _latex_number(x: float) -> str:
+    exponent = math.log10(x)
+    return rf"10^{{{round(exponent)}}}" if abs(exponent - round(exponent)) < 1e-12 else f"{x:g}"
+
+
+BUILDERS = {"rnm_epsilon_vs_m": rnm_epsilon_vs_m, "dpsgd_epsilon_vs_mean": dpsgd_epsilon_vs_mean}

@@ -1,0 +1,62 @@
+"""Tests of symsel.figures_extra against independent computations (scipy root finding on the analytic
+Gaussian profile, the closed-form Gaussian tail bound, a dense-order RDP minimisation, dp-accounting)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from symsel.figures import save_figure
+from symsel.figures_extra import dpsgd_epsilon_vs_mean, rnm_epsilon_vs_m
+
+
+def _gaussian_delta(eps: float, mu: float) -> float:
+    return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+
+
+def test_rnm_figure1_against_independent_formulas(tmp_path):
+    sigma, delta, ms = 4.0, 1e-6, [10, 1000, 100000]
+    rows, draw = rnm_epsilon_vs_m(ms, sigma=sigma, delta=delta)
+    assert [r["m"] for r in rows] == ms
+    mu = 2 / sigma  # sensitivity 2 (Thm 3.2)
+    orders = np.linspace(1.001, 200, 400000)
+    for row in rows:
+        m = row["m"]
+        hs = brentq(lambda e, m=m: m * _gaussian_delta(e, mu) - delta, 0.0, 20.0, xtol=1e-12)
+        assert row["profile"] == pytest.approx(hs, abs=1e-6)
+        assert row["profile"] >= hs - 1e-9  # an upper bound never below the exact root
+        tail = 2 / sigma**2 + (2 / sigma) * math.sqrt(2 * math.log(m / delta))
+        assert row["gaussian_tail"] == pytest.approx(tail, rel=1e-9)
+        rdp = orders * mu**2 / 2 + math.log(m) / (orders - 1)
+        conv = np.min(rdp + np.log((orders - 1) / orders) - (math.log(delta) + np.log(orders)) / (orders - 1))
+        assert conv - 1e-6 <= row["rdp"] <= conv + 0.02
+        assert row["profile"] < row["rdp"] < row["gaussian_tail"]
+    paths = save_figure("rnm", rows, draw, tmp_path)
+    assert all(p.stat().st_size > 0 for p in paths)
+    assert paths[2].read_text().splitlines()[0] == "m,profile,rdp,gaussian_tail"
+
+
+def test_dpsgd_figure6_small_setting_against_dp_accounting(tmp_path):
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    q, sigma, steps, delta = 0.01, 1.1, 20, 1e-5
+    rows, draw = dpsgd_epsilon_vs_mean([1, 8], laws=("geometric", "poisson"), q=q, sigma=sigma, steps=steps,
+                                       delta=delta)
+    by = {(r["law"], r["mean"]): r for r in rows}
+    assert by[("geometric", 1)]["envelope"] is None and "mean" in by[("geometric", 1)]["envelope_error"]
+    for law, shape in (("geometric", 1.0), ("poisson", math.inf)):
+        accountant = rdp_privacy_accountant.RdpAccountant()
+        base = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)),
+                                            steps)
+        accountant.compose(dp_event.RepeatAndSelectDpEvent(base, 8, shape))
+        peer = accountant.get_epsilon(delta)
+        row = by[(law, 8)]
+        assert row["rdp"] <= peer * 1.02
+        assert row["envelope"] <= row["rdp"] + 1e-9
+    paths = save_figure("fig6", rows, draw, tmp_path)
+    assert all(p.exists() for p in paths)
