@@ -21,7 +21,7 @@ DERIVATIONS = sorted((ROOT / "derivations").glob("[!_]*.py"))  # _index.py write
 def test_there_are_derivations():
     names = {p.name for p in DERIVATIONS}
     assert {"tnb_polygon_vertex.py", "poisson_fdp_ratio.py", "cor_5_3_pure.py", "cor_5_8_poisson.py",
-            "beta_binomial_new_law.py"} <= names
+            "beta_binomial_new_law.py", "thm_5_2_5_7_families.py"} <= names
 
 
 def test_the_index_lists_every_derivation_as_verified():

@@ -230,6 +230,9 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
     checks: list[Check] = []
     if recognized:
         checks.append(Check(f"phi is the {recognized[0]} PGF (identity)", "symbolic", 0.0, True))
+    elif big and dist is not None and dist.family is not None and dist.family.name in THEOREMS:
+        recognized = (dist.family.name, dict(dist.family.params))  # too large for SymPy here: the engine's
+        checks.append(Check(f"phi is the {recognized[0]} PGF (the engine's recognize_family)", "engine", 0.0, True))
         checks += _family_checks(*recognized, spec, phi, dist)
     worst = 0.0
     for point in _free_points(phi):
