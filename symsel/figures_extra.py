@@ -10,6 +10,10 @@ by :func:`symsel.figures.save_figure`.
   DP-SGD base (q = 256/60000, σ = 1.1, T = 60/q steps, the Papernot–Steinke MNIST example), ε(δ = 1e-5)
   against E[K] for geometric K (Thm 5.1 vs Thm 5.2) and Poisson K (Thm 5.6 vs Cor 5.8); symsel's ``rdp``
   method stands for the RDP theorems, ``paper`` for the hockey-stick ones and ``envelope`` is shown beside.
+* ``binomial_vs_poisson`` — Koskela et al. Figure 4 (top): ε(δ) for K ~ Bin(n, m/n), m = 10, several n
+  (Thm 5.7, ``paper``; ``envelope`` beside) and for K ~ Poisson(m) (Cor 5.8 and the RDP Thm 5.6), Gaussian
+  base σ = 4.
+* ``binomial_cdfs`` — Koskela et al. Figure 4 (bottom): the CDFs of Bin(n, m/n) and Poisson(m).
 """
 
 from __future__ import annotations
@@ -100,4 +104,69 @@ def _latex_number(x: float) -> str:
     return rf"10^{{{round(exponent)}}}" if abs(exponent - round(exponent)) < 1e-12 else f"{x:g}"
 
 
-BUILDERS = {"rnm_epsilon_vs_m": rnm_epsilon_vs_m, "dpsgd_epsilon_vs_mean": dpsgd_epsilon_vs_mean}
+# --------------------------------------------------------------------------- Koskela et al. Figure 4
+
+
+def _fig4_laws(ns: Sequence[int], mean: float) -> dict[str, str]:
+    laws = {f"Bin(n={n}, p={mean / n:.3g})": f"binomial(n={int(n)}, p={mean / n!r})" for n in ns}
+    return {**laws, f"Poisson({mean:g})": f"poisson(mean={mean!r})"}
+
+
+def binomial_vs_poisson(ns: Sequence[int], deltas: Sequence[float], mean: float = 10.0,
+                        methods: Sequence[str] = ("paper", "envelope"), sigma: float = 4.0) -> tuple[Rows, Draw]:
+    """ε(δ) of the selection for binomial K of mean ``mean`` (Thm 5.7) and Poisson K (Cor 5.8; with the RDP
+    bound of Thm 5.6 as ``rdp``) on a Gaussian base (Koskela et al. Figure 4, top)."""
+    import symsel
+
+    base = symsel.parse_profile(f"gaussian(sigma={sigma!r})")
+    laws = _fig4_laws(ns, mean)
+    rows: Rows = []
+    for label, spec in laws.items():
+        dist = symsel.parse_distribution(spec)
+        wanted = (*methods, "rdp") if spec.startswith("poisson") else tuple(methods)
+        bounds = {method: symsel.bound(dist, base, method) for method in wanted}
+        for delta in deltas:
+            rows.append({"law": label, "delta": delta,
+                         **{method: float(b.epsilon(delta)) for method, b in bounds.items()}})
+
+    def draw(ax: Any) -> None:
+        colours = dict(zip(laws, ["tab:brown", "tab:olive", "tab:cyan", "tab:purple", "tab:green", "tab:red"],
+                           strict=False))
+        for label in laws:
+            for method, line in (("paper", "--"), ("envelope", "-"), ("rdp", ":")):
+                pts = [(r["delta"], r[method]) for r in rows if r["law"] == label and method in r]
+                if pts:
+                    ax.plot(*zip(*pts, strict=True), color=colours.get(label), linestyle=line, marker="o",
+                            markersize=3, label=f"{label}, {method}")
+        ax.set_xscale("log")
+        ax.set_xlabel(r"$\delta$")
+        ax.set_ylabel(r"$\varepsilon$")
+        ax.set_title(rf"Binomial vs Poisson K, E[K] = {mean:g}, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 4)",
+                     fontsize=9)
+        ax.legend(fontsize=6, ncol=2)
+        ax.grid(True, which="both", alpha=0.3)
+
+    return rows, draw
+
+
+def binomial_cdfs(ns: Sequence[int], mean: float = 10.0, k_max: int = 30) -> tuple[Rows, Draw]:
+    """P[K <= k] for Bin(n, mean/n) and Poisson(mean), k = 0..k_max (Koskela et al. Figure 4, bottom)."""
+    import symsel
+
+    laws = {label: symsel.parse_distribution(spec) for label, spec in _fig4_laws(ns, mean).items()}
+    rows: Rows = [{"k": k, **{label: float(dist.cdf(k)) for label, dist in laws.items()}} for k in range(k_max + 1)]
+
+    def draw(ax: Any) -> None:
+        for label in laws:
+            ax.step([r["k"] for r in rows], [r[label] for r in rows], where="post", label=label)
+        ax.set_xlabel(r"$k$")
+        ax.set_ylabel(r"$P[K \leq k]$")
+        ax.set_title(f"CDFs of K at E[K] = {mean:g} (Koskela et al. Fig. 4, bottom)", fontsize=10)
+        ax.legend(fontsize=8)
+        ax.grid(True, alpha=0.3)
+
+    return rows, draw
+
+
+BUILDERS = {"rnm_epsilon_vs_m": rnm_epsilon_vs_m, "dpsgd_epsilon_vs_mean": dpsgd_epsilon_vs_mean,
+            "binomial_vs_poisson": binomial_vs_poisson, "binomial_cdfs": binomial_cdfs}

@@ -60,3 +60,22 @@ def test_dpsgd_figure6_small_setting_against_dp_accounting(tmp_path):
         assert row["envelope"] <= row["rdp"] + 1e-9
     paths = save_figure("fig6", rows, draw, tmp_path)
     assert all(p.exists() for p in paths)
+
+
+def test_figure4_binomial_cdfs_match_scipy_and_bounds_tend_to_poisson(tmp_path):
+    from scipy.stats import binom, poisson
+
+    from symsel.figures_extra import binomial_cdfs, binomial_vs_poisson
+
+    rows, draw = binomial_cdfs([20, 1000], mean=10.0, k_max=25)
+    for row in rows:
+        assert row["Bin(n=20, p=0.5)"] == pytest.approx(binom.cdf(row["k"], 20, 0.5), abs=1e-12)
+        assert row["Poisson(10)"] == pytest.approx(poisson.cdf(row["k"], 10), abs=1e-12)
+    assert all(p.exists() for p in save_figure("cdf", rows, draw, tmp_path))
+    rows, draw = binomial_vs_poisson([20, 1000], [1e-6], mean=10.0)
+    by = {r["law"]: r for r in rows}
+    # Koskela et al. App. C.5: Thm 5.7 at (n, m/n) tends to Cor 5.8 as n grows (here n = 1000 within 1%).
+    assert by["Bin(n=1000, p=0.01)"]["paper"] == pytest.approx(by["Poisson(10)"]["paper"], rel=0.01)
+    assert by["Poisson(10)"]["envelope"] <= by["Poisson(10)"]["rdp"] + 1e-9
+    assert all(r["envelope"] <= r["paper"] + 1e-9 for r in rows)
+    assert all(p.exists() for p in save_figure("fig4", rows, draw, tmp_path))
