@@ -10,6 +10,8 @@ by :func:`symsel.figures.save_figure`.
   DP-SGD base (q = 256/60000, σ = 1.1, T = 60/q steps, the Papernot–Steinke MNIST example), ε(δ = 1e-5)
   against E[K] for geometric K (Thm 5.1 vs Thm 5.2) and Poisson K (Thm 5.6 vs Cor 5.8); symsel's ``rdp``
   method stands for the RDP theorems, ``paper`` for the hockey-stick ones and ``envelope`` is shown beside.
+* ``geometric_epsilon_vs_delta`` — Koskela et al. Figure 2: ε(δ) for geometric K, m = 30, 300, 3000, by
+  Thm 5.1 (RDP, ``rdp``), Thm 5.2 (``paper``) and ``envelope``, Gaussian base σ = 4.
 * ``binomial_vs_poisson`` — Koskela et al. Figure 4 (top): ε(δ) for K ~ Bin(n, m/n), m = 10, several n
   (Thm 5.7, ``paper``; ``envelope`` beside) and for K ~ Poisson(m) (Cor 5.8 and the RDP Thm 5.6), Gaussian
   base σ = 4.
@@ -116,15 +118,33 @@ def binomial_vs_poisson(ns: Sequence[int], deltas: Sequence[float], mean: float 
                         methods: Sequence[str] = ("paper", "envelope"), sigma: float = 4.0) -> tuple[Rows, Draw]:
     """ε(δ) of the selection for binomial K of mean ``mean`` (Thm 5.7) and Poisson K (Cor 5.8; with the RDP
     bound of Thm 5.6 as ``rdp``) on a Gaussian base (Koskela et al. Figure 4, top)."""
+    laws = {label: (spec, (*methods, "rdp") if spec.startswith("poisson") else tuple(methods))
+            for label, spec in _fig4_laws(ns, mean).items()}
+    title = rf"Binomial vs Poisson K, E[K] = {mean:g}, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 4)"
+    return _epsilon_vs_delta(laws, deltas, sigma, title)
+
+
+def geometric_epsilon_vs_delta(means: Sequence[float], deltas: Sequence[float],
+                               methods: Sequence[str] = ("paper", "envelope", "rdp"),
+                               sigma: float = 4.0) -> tuple[Rows, Draw]:
+    """ε(δ) of the selection for geometric K (TNB η = 1) of means 30, 300, 3000 in the paper, by the RDP bound
+    (Thm 5.1, ``rdp``) and the hockey-stick bound (Thm 5.2, ``paper``), Gaussian base σ = 4 (Koskela et al.
+    Figure 2)."""
+    laws = {f"geometric, m={m:g}": (f"geometric(mean={m!r})", tuple(methods)) for m in means}
+    title = rf"Geometric K, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 2)"
+    return _epsilon_vs_delta(laws, deltas, sigma, title)
+
+
+def _epsilon_vs_delta(laws: dict[str, tuple[str, tuple[str, ...]]], deltas: Sequence[float], sigma: float,
+                      title: str) -> tuple[Rows, Draw]:
+    """Rows ``law, delta, <method>: ε`` for each law ``label: (spec, methods)`` on the Gaussian base."""
     import symsel
 
     base = symsel.parse_profile(f"gaussian(sigma={sigma!r})")
-    laws = _fig4_laws(ns, mean)
     rows: Rows = []
-    for label, spec in laws.items():
+    for label, (spec, methods) in laws.items():
         dist = symsel.parse_distribution(spec)
-        wanted = (*methods, "rdp") if spec.startswith("poisson") else tuple(methods)
-        bounds = {method: symsel.bound(dist, base, method) for method in wanted}
+        bounds = {method: symsel.bound(dist, base, method) for method in methods}
         for delta in deltas:
             rows.append({"law": label, "delta": delta,
                          **{method: float(b.epsilon(delta)) for method, b in bounds.items()}})
@@ -141,8 +161,7 @@ def binomial_vs_poisson(ns: Sequence[int], deltas: Sequence[float], mean: float 
         ax.set_xscale("log")
         ax.set_xlabel(r"$\delta$")
         ax.set_ylabel(r"$\varepsilon$")
-        ax.set_title(rf"Binomial vs Poisson K, E[K] = {mean:g}, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 4)",
-                     fontsize=9)
+        ax.set_title(title, fontsize=9)
         ax.legend(fontsize=6, ncol=2)
         ax.grid(True, which="both", alpha=0.3)
 
@@ -169,4 +188,5 @@ def binomial_cdfs(ns: Sequence[int], mean: float = 10.0, k_max: int = 30) -> tup
 
 
 BUILDERS = {"rnm_epsilon_vs_m": rnm_epsilon_vs_m, "dpsgd_epsilon_vs_mean": dpsgd_epsilon_vs_mean,
-            "binomial_vs_poisson": binomial_vs_poisson, "binomial_cdfs": binomial_cdfs}
+            "binomial_vs_poisson": binomial_vs_poisson, "binomial_cdfs": binomial_cdfs,
+            "geometric_epsilon_vs_delta": geometric_epsilon_vs_delta}

@@ -79,3 +79,19 @@ def test_figure4_binomial_cdfs_match_scipy_and_bounds_tend_to_poisson(tmp_path):
     assert by["Poisson(10)"]["envelope"] <= by["Poisson(10)"]["rdp"] + 1e-9
     assert all(r["envelope"] <= r["paper"] + 1e-9 for r in rows)
     assert all(p.exists() for p in save_figure("fig4", rows, draw, tmp_path))
+
+
+def test_figure2_geometric_against_dp_accounting(tmp_path):
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    from symsel.figures_extra import geometric_epsilon_vs_delta
+
+    rows, draw = geometric_epsilon_vs_delta([30, 3000], [1e-6])
+    for row in rows:
+        mean = 30 if row["law"].endswith("m=30") else 3000
+        accountant = rdp_privacy_accountant.RdpAccountant()
+        accountant.compose(dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(4.0), mean, 1.0))
+        assert row["rdp"] <= accountant.get_epsilon(1e-6) * 1.02
+        assert row["envelope"] <= row["paper"] <= row["rdp"]  # Koskela et al. Fig. 2: HS below RDP
+    assert all(p.exists() for p in save_figure("fig2", rows, draw, tmp_path))
