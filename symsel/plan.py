@@ -23,11 +23,13 @@ from symsel.errors import NotApplicableError, ParameterError
 from symsel.numeric import last_feasible
 from symsel.profiles import Profile
 from symsel.spec import parse_distribution
-from symsel.validate import positive, probability
+from symsel.validate import positive, probability, real
 
 #: relative width of the final bracket on the mean.
 MEAN_RTOL = 1e-3
 MAX_MEAN = 1e10
+#: the largest budget a plan accepts (beyond it every law fits and the search would only walk to MAX_MEAN).
+MAX_BUDGET_EPSILON = 100.0
 
 
 def _law(template: str, mean: float) -> Distribution:
@@ -54,7 +56,8 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
     ``mean`` is ``None`` when even ``min_mean`` exceeds the budget; the search is capped at ``MAX_MEAN``."""
     if "{mean}" not in template:
         raise ParameterError("dist", template, "a spec template containing {mean}, e.g. poisson(mean={mean})", "plan")
-    epsilon = positive(epsilon, "epsilon", "plan")
+    epsilon = real(epsilon, "epsilon", "plan", lo=0.0, hi=MAX_BUDGET_EPSILON, lo_open=True,
+                   allowed=f"a budget 0 < epsilon <= {MAX_BUDGET_EPSILON:g}")
     delta = probability(delta, "delta", "plan")
     record: dict[str, Any] = {"method": method, "budget_epsilon": epsilon, "delta": delta}
     seen: dict[float, float] = {}

@@ -167,3 +167,22 @@ def test_a_large_power_of_a_law_is_not_expanded() -> None:
     result = run("dist", "pgf(expr='(z/2+1/2)^1000000')", "--json")
     assert _number(result, "mean") == pytest.approx(500000, rel=1e-12)
     assert json.loads(result.stdout)["variance"] == pytest.approx(250000, rel=1e-12)
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (("plan", *B, "--epsilon", "1e300", "--delta", "1e-6"), ("epsilon=1e+300", "<= 100")),
+    (("dist", "point(k=1e300)"), ("k=1e+300", "k <= 1e+09")),
+])
+def test_budgets_and_counts_beyond_what_answers_in_seconds_are_refused(args, fragments) -> None:
+    assert_one_line_error(run(*args), *fragments)
+
+
+def test_a_law_whose_float_phi_prime_is_unusable_marks_the_float_methods_not_applicable() -> None:
+    """geometric(mean=1e20): 1 − (1−γ)z rounds to 0 at z = 1 in float64; polygon, fdp, envelope and Lemma 7 say
+    so instead of refining without end, and the closed forms (paper, rdp) still answer."""
+    result = run("bound", "--dist", "geometric(mean=1e20)", *B, "--delta", "1e-6", "--method", "all", "--json")
+    assert result.exit_code == 0, result.output
+    records = {r["method"]: r for r in json.loads(result.stdout)["results"]}
+    for method in ("polygon", "fdp", "envelope", "rdp_lemma7"):
+        assert records[method]["epsilon"] is None and "float64" in records[method]["reason"]
+    assert math.isfinite(records["paper"]["epsilon"]) and records["best"]["epsilon"] == records["paper"]["epsilon"]

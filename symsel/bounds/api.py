@@ -19,6 +19,7 @@ from types import MappingProxyType
 import numpy as np
 
 from symsel import validate
+from symsel.bounds.precision import usable_float_error
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
@@ -130,6 +131,8 @@ class PointwiseMinimum(Profile):
 def _hockey_stick(dist: Distribution, base: Profile, method: str) -> SelectionBound:
     from symsel.bounds.hockey_stick import hockey_stick_bound
 
+    if method != "paper":  # the certified ratio sups evaluate phi' in float64
+        usable_float_error(dist, method)
     selection = hockey_stick_bound(dist, base, method)
     ratio = selection.ratio
     certificate: dict[str, Scalar] = {}
@@ -168,6 +171,7 @@ def _renyi(dist: Distribution, base: Profile, method: str) -> SelectionBound:
                 raise
             return replace(_computed(dist, base, "rdp_lemma7"), method="rdp")
     else:
+        usable_float_error(dist, method)  # Lemma 7's certified sups evaluate phi' in float64
         selection = renyi_bound(dist, base, "lemma7")
     details = {k: v for k, v in selection.details.items() if isinstance(v, float | int | bool | str) or v is None}
     return SelectionBound(method, selection.theorem, selection, dist, base, {}, details)

@@ -43,10 +43,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from symsel.bounds.mixture import HingeMixture, MixtureProfile
-from symsel.bounds.precision import VALUE_MARGIN, dphi_float_error
+from symsel.bounds.precision import VALUE_MARGIN, usable_float_error
 from symsel.bounds.ratio import initial_grid
 from symsel.distributions import Distribution
-from symsel.errors import NotApplicableError
 from symsel.profiles import Profile
 
 #: total ε shift allowed by default (split evenly between the ``u`` grid and the ``t`` chords).
@@ -304,11 +303,7 @@ def envelope_profile(dist: Distribution, base: Profile, eps_shift: float = DEFAU
     tau = eps_shift / 2
     loss = base.max_privacy_loss
     corner = math.exp(-loss) if loss is not None and math.isfinite(loss) else 0.0
-    margin = dphi_float_error(dist)
-    if not math.isfinite(margin) or margin >= 0.5:
-        raise NotApplicableError(
-            f"envelope: the float64 phi' of {dist.spec} disagrees with its 40-digit value by {margin / 64:.2g} "
-            "(relative); no certified envelope can be built from it")
+    margin = usable_float_error(dist, "envelope")
     a, b, worst, cells, converged = _cell_lines(dist, base.region_lower, corner, tau, max_cells, margin)
     mixture, hull_lines, chord_shift = hinge_mixture(a, b, tau)
     certificate = EnvelopeCertificate(

@@ -39,3 +39,17 @@ def dphi_float_error(dist: Distribution) -> float:
             return math.inf
         worst = max(worst, abs(float((value - exact) / exact)))
     return max(VALUE_MARGIN, 64 * worst)
+
+
+def usable_float_error(dist: Distribution, method: str) -> float:
+    """:func:`dphi_float_error`, or :class:`NotApplicableError` when float64 cannot evaluate ``φ'`` of this law
+    at all (e.g. a geometric law with mean 1e20, where ``1 − (1−γ)z`` rounds to 0 at ``z = 1``): every numerical
+    method built on float ``φ'`` would then either refine without end or certify nothing."""
+    from symsel.errors import NotApplicableError
+
+    margin = dphi_float_error(dist)
+    if not math.isfinite(margin) or margin >= 0.5:
+        raise NotApplicableError(
+            f"{method}: the float64 phi' of {dist.spec} disagrees with its 40-digit value by {margin / 64:.2g} "
+            "(relative); no certified bound can be built from it")
+    return margin

@@ -12,11 +12,14 @@ from symsel.distributions.expressions import k, z
 from symsel.distributions.params import Number, _check, _plain, _symbols, exact_number
 from symsel.errors import ParameterError
 
+#: the most runs of a fixed-count law (E[K] up to 1e9 answers in seconds).
+POINT_MAX_K = 10**9
+
 
 def point(k: int) -> Distribution:
     """A fixed number ``k >= 1`` of runs: ``phi(z) = z^k`` (naive repetition)."""
     kk = exact_number(k, "k", "point")
-    _check(kk.is_integer and kk >= 1, "k", k, "an integer k >= 1", "point")
+    _check(kk.is_integer and 1 <= kk <= POINT_MAX_K, "k", k, f"an integer 1 <= k <= {POINT_MAX_K:.0e}", "point")
     kk_int = int(kk)
     ks = sympy.Symbol("k_runs", positive=True, integer=True)
     return Distribution(
