@@ -16,6 +16,9 @@ by :func:`symsel.figures.save_figure`.
   (Thm 5.7, ``paper``; ``envelope`` beside) and for K ~ Poisson(m) (Cor 5.8 and the RDP Thm 5.6), Gaussian
   base σ = 4.
 * ``binomial_cdfs`` — Koskela et al. Figure 4 (bottom): the CDFs of Bin(n, m/n) and Poisson(m).
+* ``utility_vs_epsilon`` — Papernot–Steinke Figures 5 and 6: the expected quantile of the best of K runs
+  (eq. 8) or the probability of finding the one good candidate among 100 (App. A.2.1) against the final
+  ε(δ = 1e-6), for TNB laws and Poisson, base 0.1-zCDP; ``rdp`` (their accounting) and ``envelope``.
 """
 
 from __future__ import annotations
@@ -187,6 +190,52 @@ def binomial_cdfs(ns: Sequence[int], mean: float = 10.0, k_max: int = 30) -> tup
     return rows, draw
 
 
+# --------------------------------------------------------------------------- Papernot–Steinke Figures 5 and 6
+
+UTILITY_FAMILIES = {"tnb eta=-0.5": "tnb(eta=-0.5, mean={m})", "logarithmic (eta=0)": "logarithmic(mean={m})",
+                    "tnb eta=0.5": "tnb(eta=0.5, mean={m})", "geometric (eta=1)": "geometric(mean={m})",
+                    "poisson": "poisson(mean={m})"}
+
+
+def utility_vs_epsilon(means: Sequence[float], utility: str = "quantile", candidates: float = 100.0,
+                       methods: Sequence[str] = ("envelope", "rdp"), base: str = "zcdp(rho=0.1)",
+                       delta: float = 1e-6, families: dict[str, str] | None = None) -> tuple[Rows, Draw]:
+    """Utility of the selection against its ε(δ) as E[K] varies: ``utility="quantile"`` is
+    ``E[K/(K+1)]`` (Papernot–Steinke eq. 8, Figure 5), ``"success"`` is ``1 − φ(1 − 1/candidates)``
+    (App. A.2.1, Figure 6)."""
+    import symsel
+    from symsel.errors import ParameterError
+
+    if utility not in ("quantile", "success"):
+        raise ParameterError("utility", utility, "'quantile' or 'success'", "utility_vs_epsilon")
+    profile = symsel.parse_profile(base)
+    families = dict(UTILITY_FAMILIES if families is None else families)
+    rows: Rows = []
+    for label, template in families.items():
+        for m in means:
+            dist = symsel.parse_distribution(template.format(m=repr(m)))
+            value = dist.expected_quantile() if utility == "quantile" else dist.success_probability(candidates)
+            rows.append({"law": label, "mean": m, "utility": float(value),
+                         **{method: float(symsel.bound(dist, profile, method).epsilon(delta)) for method in methods}})
+
+    def draw(ax: Any) -> None:
+        colours = dict(zip(families, ["tab:brown", "tab:olive", "tab:cyan", "tab:blue", "tab:red"], strict=False))
+        for label in families:
+            for method, line in zip(methods, ("-", ":", "--"), strict=False):
+                pts = [(r[method], r["utility"]) for r in rows if r["law"] == label]
+                ax.plot(*zip(*pts, strict=True), color=colours.get(label), linestyle=line, marker="o",
+                        markersize=3, label=f"{label}, {method}")
+        ax.set_xlabel(rf"final $\varepsilon$ at $\delta = {_latex_number(delta)}$")
+        ax.set_ylabel("expected quantile E[K/(K+1)]" if utility == "quantile"
+                      else f"success probability (1 good of {candidates:g})")
+        figure = 5 if utility == "quantile" else 6
+        ax.set_title(f"Utility against privacy, base {base} (Papernot–Steinke Fig. {figure})", fontsize=9)
+        ax.legend(fontsize=6, ncol=2)
+        ax.grid(True, alpha=0.3)
+
+    return rows, draw
+
+
 BUILDERS = {"rnm_epsilon_vs_m": rnm_epsilon_vs_m, "dpsgd_epsilon_vs_mean": dpsgd_epsilon_vs_mean,
             "binomial_vs_poisson": binomial_vs_poisson, "binomial_cdfs": binomial_cdfs,
-            "geometric_epsilon_vs_delta": geometric_epsilon_vs_delta}
+            "geometric_epsilon_vs_delta": geometric_epsilon_vs_delta, "utility_vs_epsilon": utility_vs_epsilon}

@@ -95,3 +95,26 @@ def test_figure2_geometric_against_dp_accounting(tmp_path):
         assert row["rdp"] <= accountant.get_epsilon(1e-6) * 1.02
         assert row["envelope"] <= row["paper"] <= row["rdp"]  # Koskela et al. Fig. 2: HS below RDP
     assert all(p.exists() for p in save_figure("fig2", rows, draw, tmp_path))
+
+
+def test_papernot_steinke_utility_against_pmf_sums(tmp_path):
+    from scipy.stats import poisson
+
+    from symsel.figures_extra import utility_vs_epsilon
+
+    families = {"poisson": "poisson(mean={m})", "geometric (eta=1)": "geometric(mean={m})"}
+    rows, draw = utility_vs_epsilon([5.0], families=families)
+    ks = np.arange(0, 400)
+    by = {r["law"]: r for r in rows}
+    assert by["poisson"]["utility"] == pytest.approx(float(np.sum(poisson.pmf(ks, 5.0) * ks / (ks + 1))), rel=1e-9)
+    # geometric on {1, 2, ...} with mean 5: P[K = k] = p (1 - p)^(k-1), p = 1/5
+    pk = 0.2 * 0.8 ** (ks[1:] - 1.0)
+    assert by["geometric (eta=1)"]["utility"] == pytest.approx(float(np.sum(pk * ks[1:] / (ks[1:] + 1))), rel=1e-9)
+    assert all(r["envelope"] <= r["rdp"] + 1e-9 for r in rows)
+    assert all(p.exists() for p in save_figure("ps5", rows, draw, tmp_path))
+    rows, _ = utility_vs_epsilon([5.0], utility="success", candidates=100, families=families)
+    success = {r["law"]: r["utility"] for r in rows}
+    assert success["poisson"] == pytest.approx(1 - math.exp(-5.0 / 100), rel=1e-9)
+    assert success["geometric (eta=1)"] == pytest.approx(float(np.sum(pk * (1 - 0.99 ** ks[1:]))), rel=1e-9)
+    with pytest.raises(ValueError, match="utility"):
+        utility_vs_epsilon([5.0], utility="median")
