@@ -177,6 +177,19 @@ FULL = {
     "equal_means": (2, 10, 100, 1000),
     "table_laws": DEFAULT_DISTRIBUTIONS,
     "examples": DEFAULT_EXAMPLES,
+    "extra": (
+        ("rnm_epsilon_vs_m", {"m_values": (10, 30, 100, 300, 1000, 3000, 10**4, 3 * 10**4, 10**5)},
+         "Koskela et al. Fig. 1: Report Noisy Max, epsilon against the number of queries"),
+        ("geometric_epsilon_vs_delta", {"means": (30, 300, 3000), "deltas": (1e-10, 1e-8, 1e-6, 1e-4, 1e-2)},
+         "Koskela et al. Fig. 2: geometric K, epsilon against delta"),
+        ("binomial_vs_poisson", {"ns": (20, 100, 1000), "deltas": (1e-10, 1e-8, 1e-6, 1e-4, 1e-2)},
+         "Koskela et al. Fig. 4 (top): binomial against Poisson K at equal mean"),
+        ("binomial_cdfs", {"ns": (20, 100, 1000)}, "Koskela et al. Fig. 4 (bottom): the laws' CDFs"),
+        ("dpsgd_epsilon_vs_mean", {"means": (2, 5, 10, 20, 30)},
+         "Koskela et al. Fig. 6: DP-SGD (MNIST setting), epsilon against E[K]"),
+        ("utility_vs_epsilon", {"means": (2, 5, 10, 30, 100, 300), "utility": "quantile"},
+         "Papernot-Steinke Fig. 5: expected quantile against the final epsilon"),
+    ),
 }
 QUICK = {
     "budgets": (2.5,),
@@ -185,6 +198,11 @@ QUICK = {
     "equal_means": (10, 100),
     "table_laws": DEFAULT_DISTRIBUTIONS[1:4],
     "examples": DEFAULT_EXAMPLES[:2],
+    "extra": (
+        ("rnm_epsilon_vs_m", {"m_values": (10, 1000, 10**5)},
+         "Koskela et al. Fig. 1: Report Noisy Max, epsilon against the number of queries"),
+        ("binomial_cdfs", {"ns": (20, 100)}, "Koskela et al. Fig. 4 (bottom): the laws' CDFs"),
+    ),
 }
 TABLE_METHODS = ("rdp", "paper", "fdp", "envelope", "best")
 FIGURE_METHODS = ("paper", "fdp", "envelope", "rdp")
@@ -207,7 +225,7 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
         raise ParameterError("out", str(out), f"a folder symsel can create or write to ({exc.strerror})",
                              "report") from None
     steps = ["distributions", "bounds", "lower bounds", "examples", "candidates_vs_budget", "epsilon_vs_mean",
-             "profiles", "laws_at_equal_mean"]
+             "profiles", "laws_at_equal_mean", *(name for name, _, _ in settings["extra"])]
     # progress None: a bar when stderr is a terminal (tqdm's own rule); True/False force it on/off
     bar = tqdm(steps, desc="symsel report", unit="step", disable=None if progress is None else not progress)
     written: list[str] = []
@@ -236,8 +254,14 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
             elif step == "profiles":
                 rows, draw = figures.profiles(FIGURE_METHODS)
                 written += map(str, figures.save_figure(step, rows, draw, folder))
-            else:
+            elif step == "laws_at_equal_mean":
                 rows, draw = figures.laws_at_equal_mean(settings["equal_means"])
+                written += map(str, figures.save_figure(step, rows, draw, folder))
+            else:
+                from symsel.figures_extra import BUILDERS
+
+                kwargs = next(k for name, k, _ in settings["extra"] if name == step)
+                rows, draw = BUILDERS[step](**kwargs)
                 written += map(str, figures.save_figure(step, rows, draw, folder))
     figures.write_csv(report["bounds"]["rows"], folder / "bounds.csv")
     figures.write_csv(report["distributions"], folder / "distributions.csv")
@@ -289,10 +313,12 @@ def format_summary(report: dict[str, Any]) -> str:
                      " | ".join(_num(row["bounds"].get(m)) for m in TABLE_METHODS) +
                      f" | {'yes' if row['sound'] else 'NO'} |")
     lines += ["", "## Figures", ""]
-    for name, caption in (("candidates_vs_budget", "Koskela et al. Fig. 7: certified candidates against the budget"),
-                          ("epsilon_vs_mean", "ε against E[K], every method and the certified lower bound"),
-                          ("profiles", "the selection's privacy profile by every method"),
-                          ("laws_at_equal_mean", "laws of K at equal mean: envelope against rdp")):
+    captions = [("candidates_vs_budget", "Koskela et al. Fig. 7: certified candidates against the budget"),
+                ("epsilon_vs_mean", "ε against E[K], every method and the certified lower bound"),
+                ("profiles", "the selection's privacy profile by every method"),
+                ("laws_at_equal_mean", "laws of K at equal mean: envelope against rdp"),
+                *((name, caption) for name, _, caption in (QUICK if report["quick"] else FULL)["extra"])]
+    for name, caption in captions:
         lines += [f"![{caption}]({name}.png)", "", f"*{caption}* — numbers in `{name}.csv`, vector in `{name}.pdf`.",
                   ""]
     return "\n".join(lines)

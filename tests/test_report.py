@@ -13,7 +13,8 @@ from click.testing import CliRunner
 import symsel
 from symsel.cli import main
 
-FIGURES = ("candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal_mean")
+FIGURES = ("candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal_mean", "rnm_epsilon_vs_m",
+           "binomial_cdfs")
 
 
 @pytest.fixture(scope="module")
