@@ -6,6 +6,8 @@ by :func:`symsel.figures.save_figure`.
   Gaussian noise (σ = 4), ε(δ = 1e-6) against ``m`` by Theorem 3.2 (privacy profile), Theorem 3.1 (RDP,
   Zhu & Wang 2022) and Corollary 3.4 (Gaussian tail); the numbers come from
   :func:`symsel.bounds.rnm.rnm_figure1_curves`.
+* ``geometric_epsilon_vs_mean`` — Koskela et al. Figure 3: ε(δ = 1e-6) against m for geometric K on the Gaussian
+  σ = 4 base, Thm 5.1 (``rdp``), Thm 5.2 (``paper``), ``envelope``, Cor 5.5's closed form and lower bounds.
 * ``dpsgd_epsilon_vs_mean`` — Koskela et al. Figure 6: private selection over a Poisson-subsampled Gaussian
   DP-SGD base (q = 256/60000, σ = 1.1, T = 60/q steps, the Papernot–Steinke MNIST example), ε(δ = 1e-5)
   against E[K] for geometric K (Thm 5.1 vs Thm 5.2) and Poisson K (Thm 5.6 vs Cor 5.8); symsel's ``rdp``
@@ -23,6 +25,7 @@ by :func:`symsel.figures.save_figure`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -55,6 +58,62 @@ def rnm_epsilon_vs_m(m_values: Sequence[int], sigma: float = 4.0, delta: float =
         ax.set_xlabel(r"number of queries $m$")
         ax.set_ylabel(rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$")
         ax.set_title(rf"Report Noisy Max, Gaussian noise $\sigma = {sigma:g}$ (Koskela et al. Fig. 1)", fontsize=10)
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+
+    return rows, draw
+
+
+# --------------------------------------------------------------------------- Koskela et al. Figure 3
+
+
+def gdp_corollary_epsilon(mean: float, sigma: float, delta: float, eta: float = 1.0) -> float:
+    """Koskela et al. Corollary 5.5 (a μ-GDP base, here Gaussian noise σ with sensitivity 1, TNB K with η ≥ 1),
+    re-derived from its proof (Appendix C.3): with ε1 = 1/(2σ²) + sqrt(2 log(m/δ))/σ the Gaussian tail gives
+    δ(ε1) ≤ δ/m, hence ε̂ ≤ ε1 in Thm 5.2 and ε = (η + 2) ε1 + 2δ. The extracted statement lost its formula;
+    ``derivations`` and the tests check this form never comes out below Thm 5.2."""
+    from symsel import validate
+
+    where = "gdp_corollary_epsilon"
+    mean = validate.real(mean, "mean", where, lo=1.0, lo_open=True)
+    sigma = validate.positive(sigma, "sigma", where)
+    delta = validate.probability(delta, "delta", where)
+    eta = validate.real(eta, "eta", where, lo=1.0)
+    eps1 = 1 / (2 * sigma**2) + math.sqrt(2 * math.log(mean / delta)) / sigma
+    return (eta + 2) * eps1 + 2 * delta
+
+
+def geometric_epsilon_vs_mean(means: Sequence[float], sigma: float = 4.0, delta: float = 1e-6,
+                              methods: Sequence[str] = ("rdp", "paper", "envelope"),
+                              lower_at: Sequence[float] = ()) -> tuple[Rows, Draw]:
+    """ε(δ) of the selection against m = E[K] for geometric K on a Gaussian base (Koskela et al. Figure 3: σ = 4,
+    δ = 1e-6, m from 10 to 1e5): the RDP bound (Thm 5.1, ``rdp``), Thm 5.2 (``paper``), ``envelope``, Cor 5.5's
+    closed form, and the certified lower bound at the means in ``lower_at``."""
+    import symsel
+    from symsel.lower import lower_bound
+
+    base = symsel.parse_profile(f"gaussian(sigma={sigma!r})")
+    rows: Rows = []
+    for m in means:
+        dist = symsel.parse_distribution(f"geometric(mean={m!r})")
+        row: dict[str, Any] = {"mean": m, **{k: float(symsel.bound(dist, base, k).epsilon(delta)) for k in methods}}
+        row["cor_5_5"] = gdp_corollary_epsilon(m, sigma, delta)
+        row["lower"] = float(lower_bound(base, dist, delta, budget=20).epsilon) if m in lower_at else None
+        rows.append(row)
+    labels = {"rdp": "RDP bound, Thm 5.1", "paper": "HS bound, Thm 5.2", "envelope": "envelope (symsel)",
+              "cor_5_5": "Cor 5.5 (GDP closed form)", "lower": "certified lower bound"}
+
+    def draw(ax: Any) -> None:
+        for key in (*methods, "cor_5_5", "lower"):
+            pts = [(r["mean"], r[key]) for r in rows if r.get(key) is not None]
+            if pts:
+                style = _style(ax, key if key != "cor_5_5" else "dp-accounting RDP")
+                style.update(label=labels.get(key, key), marker="o" if key != "lower" else "x")
+                ax.plot(*zip(*pts, strict=True), **style)
+        ax.set_xscale("log")
+        ax.set_xlabel(r"$m = E[K]$")
+        ax.set_ylabel(rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$")
+        ax.set_title(rf"Geometric K, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 3)", fontsize=10)
         ax.legend(fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
 
@@ -199,10 +258,11 @@ UTILITY_FAMILIES = {"tnb eta=-0.5": "tnb(eta=-0.5, mean={m})", "logarithmic (eta
 
 def utility_vs_epsilon(means: Sequence[float], utility: str = "quantile", candidates: float = 100.0,
                        methods: Sequence[str] = ("envelope", "rdp"), base: str = "zcdp(rho=0.1)",
-                       delta: float = 1e-6, families: dict[str, str] | None = None) -> tuple[Rows, Draw]:
+                       delta: float = 1e-6, families: dict[str, str] | None = None,
+                       max_epsilon: float | None = None) -> tuple[Rows, Draw]:
     """Utility of the selection against its ε(δ) as E[K] varies: ``utility="quantile"`` is
     ``E[K/(K+1)]`` (Papernot–Steinke eq. 8, Figure 5), ``"success"`` is ``1 − φ(1 − 1/candidates)``
-    (App. A.2.1, Figure 6)."""
+    (App. A.2.1, Figure 6). ``max_epsilon`` clips the drawn ε axis (the CSV keeps every row)."""
     import symsel
     from symsel.errors import ParameterError
 
@@ -230,6 +290,8 @@ def utility_vs_epsilon(means: Sequence[float], utility: str = "quantile", candid
                       else f"success probability (1 good of {candidates:g})")
         figure = 5 if utility == "quantile" else 6
         ax.set_title(f"Utility against privacy, base {base} (Papernot–Steinke Fig. {figure})", fontsize=9)
+        if max_epsilon is not None:
+            ax.set_xlim(right=max_epsilon)
         ax.legend(fontsize=6, ncol=2)
         ax.grid(True, alpha=0.3)
 
@@ -238,4 +300,6 @@ def utility_vs_epsilon(means: Sequence[float], utility: str = "quantile", candid
 
 BUILDERS = {"rnm_epsilon_vs_m": rnm_epsilon_vs_m, "dpsgd_epsilon_vs_mean": dpsgd_epsilon_vs_mean,
             "binomial_vs_poisson": binomial_vs_poisson, "binomial_cdfs": binomial_cdfs,
-            "geometric_epsilon_vs_delta": geometric_epsilon_vs_delta, "utility_vs_epsilon": utility_vs_epsilon}
+            "geometric_epsilon_vs_delta": geometric_epsilon_vs_delta, "utility_vs_epsilon": utility_vs_epsilon,
+            "geometric_epsilon_vs_mean": geometric_epsilon_vs_mean,
+            "success_vs_epsilon": functools.partial(utility_vs_epsilon, utility="success")}

@@ -118,3 +118,29 @@ def test_papernot_steinke_utility_against_pmf_sums(tmp_path):
     assert success["geometric (eta=1)"] == pytest.approx(float(np.sum(pk * (1 - 0.99 ** ks[1:]))), rel=1e-9)
     with pytest.raises(ValueError, match="utility"):
         utility_vs_epsilon([5.0], utility="median")
+
+
+def test_figure3_geometric_against_theorem_5_2_by_hand_and_dp_accounting(tmp_path):
+    """Thm 5.2 minimised over a dense ε1 grid with scipy's Gaussian profile; dp-accounting's RDP
+    RepeatAndSelectDpEvent for the RDP curve; Cor 5.5 (re-derived) above Thm 5.2; the lower bound below."""
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    from symsel.figures_extra import geometric_epsilon_vs_mean
+
+    sigma, delta = 4.0, 1e-6
+    rows, draw = geometric_epsilon_vs_mean([10, 1000], sigma=sigma, delta=delta, lower_at=(10,))
+    mu = 1 / sigma
+    grid = np.linspace(0.0, 4.0, 4001)
+    for row in rows:
+        m = row["mean"]
+        eps_hat = brentq(lambda e, m=m: m * _gaussian_delta(e, mu) - delta, 0.0, 20.0, xtol=1e-12)
+        by_hand = min(eps_hat + 2 * math.log(math.exp(e1) + (m - 1) * _gaussian_delta(e1, mu)) for e1 in grid)
+        assert by_hand - 1e-3 <= row["paper"] <= by_hand + 1e-6
+        accountant = rdp_privacy_accountant.RdpAccountant()
+        accountant.compose(dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(sigma), m, 1.0))
+        assert row["rdp"] <= accountant.get_epsilon(delta) * 1.001
+        assert row["envelope"] <= row["paper"] < row["cor_5_5"]
+    assert rows[0]["lower"] <= rows[0]["envelope"] <= rows[0]["lower"] * 1.002
+    assert rows[1]["lower"] is None
+    assert all(p.stat().st_size > 0 for p in save_figure("fig3", rows, draw, tmp_path))

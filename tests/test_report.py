@@ -64,3 +64,19 @@ def test_candidates_beat_dp_accounting_as_in_koskela_figure_7(report) -> None:
     assert rows[("geometric", "best")] >= 50 * rows[("geometric", "dp-accounting RDP")]
     assert rows[("geometric", "rdp")] == pytest.approx(rows[("geometric", "dp-accounting RDP")], rel=0.01)
     assert rows[("poisson", "best")] > rows[("poisson", "dp-accounting RDP")]
+
+
+def test_every_full_report_figure_has_a_builder_taking_its_settings() -> None:
+    """The full report (not run here: minutes) names only builders that exist and accept its settings."""
+    import inspect
+
+    from symsel.report import FULL, QUICK, extra_builders
+
+    builders = extra_builders()
+    for settings in (FULL, QUICK):
+        names = [name for name, _, _ in settings["extra"]]
+        assert len(names) == len(set(names))
+        for name, kwargs, caption in settings["extra"]:
+            assert name in builders, name
+            inspect.signature(builders[name]).bind(**kwargs)
+            assert caption
