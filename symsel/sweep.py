@@ -201,6 +201,36 @@ def _records(cells: list[Cell], jobs: int, dask_address: str | None, progress: b
     yield from _tick(joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks), bar)
 
 
+TEXT_COLUMNS = ("dist", "base", "quantity", "method", "theorem", "error")
+
+
+def write_parquet(results: str | Path, target: str | Path) -> dict[str, Any]:
+    """Copy a sweep's results CSV to a Parquet file (typed columns: text, and float64 with nulls for the numbers),
+    for dataframes and query engines. Needs pyarrow (``pip install 'symsel[parquet]'``)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ParameterError("parquet", str(target), "an installed pyarrow (pip install 'symsel[parquet]') to write "
+                             "Parquet", "sweep") from None
+    results, target = Path(results), Path(target)
+    with results.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+
+    def column(name: str) -> Any:
+        values = [row.get(name) or None for row in rows]
+        if name in TEXT_COLUMNS:
+            return pa.array(values, type=pa.string())
+        return pa.array([None if v is None else float(v) for v in values], type=pa.float64())
+
+    table = pa.table({name: column(name) for name in COLUMNS})
+    try:
+        pq.write_table(table, target)
+    except OSError as exc:
+        raise ParameterError("parquet", str(target), f"a file symsel can write ({exc})", "sweep") from None
+    return {"parquet": str(target), "rows": table.num_rows}
+
+
 def _require_dask(address: str) -> Any:
     """``dask.distributed.Client``, or a one-line error naming the missing package."""
     try:

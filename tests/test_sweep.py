@@ -91,3 +91,26 @@ def test_a_bad_cell_records_its_error_and_bad_grids_are_refused(tmp_path: Path) 
     result = CliRunner().invoke(main, ["sweep", str(grid), "--dask", "tcp://127.0.0.1:1", "--out",
                                        str(tmp_path / "o2.csv")])
     assert result.exit_code == 2 and "dask" in result.stderr
+
+
+def test_results_go_to_parquet_with_typed_columns(tmp_path: Path) -> None:
+    """--parquet: the same rows as the CSV, numbers as float64 (nulls where a cell failed), read back by pyarrow."""
+    import pyarrow.parquet as pq
+
+    grid = tmp_path / "grid.csv"
+    grid.write_text("dist,base,delta,method\ngeometric(mean=10),gaussian(sigma=4),1e-6,envelope\n"
+                    "poisson(mean=10),gaussian(sigma=4),1e-6,paper\ngeometric(mean=0.5),gaussian(sigma=4),1e-6,best\n")
+    out, parquet = tmp_path / "out.csv", tmp_path / "out.parquet"
+    result = CliRunner().invoke(main, ["sweep", str(grid), "--out", str(out), "--jobs", "1", "--parquet",
+                                       str(parquet), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rows"] == 3
+    table = pq.read_table(parquet)
+    assert str(table.schema.field("epsilon").type) == "double" and str(table.schema.field("dist").type) == "string"
+    by_dist = {r["dist"]: r for r in table.to_pylist()}
+    csv_rows = {r["dist"]: r for r in rows(out)}
+    for dist, row in csv_rows.items():
+        assert by_dist[dist]["epsilon"] == (float(row["epsilon"]) if row["epsilon"] else None)
+    assert by_dist["geometric(mean=0.5)"]["epsilon"] is None and "mean" in by_dist["geometric(mean=0.5)"]["error"]
+    bad = CliRunner().invoke(main, ["sweep", str(grid), "--out", str(out), "--parquet", str(tmp_path / "no" / "x.pq")])
+    assert bad.exit_code == 2 and "parquet" in bad.output and "Traceback" not in bad.output
