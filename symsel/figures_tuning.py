@@ -2,8 +2,10 @@
 
 The procedure of §6.2, per mean m of a geometric K (γ = 1/m):
 
-1. the Gaussian mechanism adjusted to be (ε_Q, δ)-DP (``sigma_for_budget``) gives a reference profile δ_G;
-2. ε1 minimises log(e^ε + ((1 − γ)/γ) δ_G(ε)) (Theorem 5.2's added term), δ1 = δ_G(ε1); ε̂ solves δ_G(ε̂) = δ/m;
+1. the Gaussian mechanism adjusted to be (ε_Q, δ)-DP (:func:`symsel.tuning.gaussian_sigma_for`) gives a reference
+   profile δ_G;
+2. ε1 minimises log(e^ε + ((1 − γ)/γ) δ_G(ε)) (Theorem 5.2's added term), δ1 = δ_G(ε1); ε̂ solves δ_G(ε̂) = δ/m
+   (:func:`symsel.tuning.corollary_6_2_thresholds`);
 3. each candidate σ runs the most DP-SGD steps whose profile stays below (ε1, δ1) and (ε̂, δ/m)
    (:func:`symsel.tuning.max_steps`);
 4. the tuning's ε: Corollary 6.2's closed form (``paper`` on the two-threshold point-wise base,
@@ -17,13 +19,9 @@ T ≈ 4000, 10000, 18000 iterations.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from scipy.optimize import brentq, minimize_scalar
-
-from symsel import validate
 from symsel.errors import ParameterError
 from symsel.figures import Draw, Rows, _style
 from symsel.figures_extra import _latex_number
@@ -32,57 +30,20 @@ FIG8 = {"q": 0.01, "epsilon_q": 1.5, "delta": 1e-6, "sigmas": (2.0, 3.0, 4.0)}
 WHERE = "sigma_tuning_vs_mean"
 
 
-def sigma_for_budget(epsilon: float, delta: float) -> float:
-    """The noise σ of the sensitivity-1 Gaussian mechanism that is exactly (ε, δ)-DP (root of its analytic
-    profile, Balle & Wang 2018), taken at the larger end of the bracket so the mechanism is (ε, δ)-DP."""
-    import symsel
-
-    epsilon = validate.positive(epsilon, "epsilon_q", WHERE)
-    delta = validate.probability(delta, "delta", WHERE)
-
-    def excess(sigma: float) -> float:
-        return float(symsel.parse_profile(f"gaussian(sigma={sigma!r})").delta(epsilon)) - delta
-
-    lo, hi = 1e-3, 1.0
-    while excess(hi) > 0:
-        lo, hi = hi, hi * 2
-        if hi > 1e6:
-            raise ParameterError("epsilon_q", epsilon, "a budget some Gaussian noise below 1e6 meets", WHERE)
-    root = brentq(excess, lo, hi, xtol=1e-12)
-    while excess(root) > 0:  # the profile falls with σ: step up until the budget holds
-        root *= 1 + 1e-9
-    return root
-
-
-def thresholds_for_mean(mean: float, epsilon_q: float, delta: float) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Step 2 of the module's procedure for geometric K of mean ``mean``: ((ε1, δ1), (ε̂, δ/m))."""
-    import symsel
-
-    mean = validate.real(mean, "mean", WHERE, lo=1.0, lo_open=True)
-    gauss = symsel.parse_profile(f"gaussian(sigma={sigma_for_budget(epsilon_q, delta)!r})")
-    odds = mean - 1.0  # (1 − γ)/γ with γ = 1/m
-
-    def added(eps: float) -> float:
-        return math.log(math.exp(eps) + odds * float(gauss.delta(eps)))
-
-    eps1 = float(minimize_scalar(added, bounds=(0.0, 20.0), method="bounded", options={"xatol": 1e-8}).x)
-    return (eps1, float(gauss.delta(eps1))), (float(gauss.epsilon(delta / mean)), delta / mean)
-
-
 def sigma_tuning_vs_mean(means: Sequence[float], sigmas: Sequence[float] = FIG8["sigmas"], q: float = FIG8["q"],
                          epsilon_q: float = FIG8["epsilon_q"], delta: float = FIG8["delta"],
                          candidate_methods: Sequence[str] = ("paper", "best")) -> tuple[Rows, Draw]:
     """Figure 8's numbers: one row per (mean, σ) with the admitted steps, the candidate's own bounds, and the
     tuning bounds (Cor 6.2 as ``cor_6_2``, symsel's ``best`` on the thresholds as ``tuning_best``)."""
     import symsel
-    from symsel.tuning import max_steps, tuning_bound
+    from symsel.tuning import corollary_6_2_thresholds, max_steps, tuning_bound
 
     if not sigmas:
         raise ParameterError("sigmas", sigmas, "at least one noise level", WHERE)
     rows: Rows = []
     for m in means:
-        thresholds = thresholds_for_mean(m, epsilon_q, delta)
         law = symsel.parse_distribution(f"geometric(mean={m!r})")
+        thresholds = corollary_6_2_thresholds(law, epsilon_q, delta)
         shared = {"cor_6_2": float(tuning_bound(law, thresholds, "paper").epsilon(delta)),
                   "tuning_best": float(tuning_bound(law, thresholds, "best").epsilon(delta)),
                   "eps1": thresholds[0][0], "delta1": thresholds[0][1], "eps_hat": thresholds[1][0]}

@@ -10,7 +10,9 @@ region). With the two thresholds and ``paper`` on a truncated negative binomial 
 
 * :func:`max_steps` — the longest DP-SGD run of one noise level that stays below the thresholds;
 * :func:`tuning_bound` — the selection bound over any admitted candidates;
-* :func:`sigma_tuning` — Figure 8's table: for each σ its admitted steps, and the tuning's ε by each method.
+* :func:`sigma_tuning` — Figure 8's table: for each σ its admitted steps, and the tuning's ε by each method;
+* :func:`corollary_6_2_thresholds` — §6.2's choice of the two thresholds from a budget (ε_Q, δ), via the Gaussian
+  mechanism adjusted to it (:func:`gaussian_sigma_for`).
 """
 
 from __future__ import annotations
@@ -85,6 +87,64 @@ def sigma_tuning(q: float, sigmas: Sequence[float], law: Any, thresholds: Sequen
     """Figure 8's numbers: the steps each noise level may run, and the tuning's ε at ``delta`` by each method."""
     delta = validate.probability(delta, "delta", "tuning")
     candidates = [{"sigma": float(s), "steps": max_steps(q, s, thresholds, limit)} for s in sigmas]
+    for candidate in candidates:  # the search stops at ``limit``: more steps may be admitted
+        candidate["at_limit"] = candidate["steps"] >= limit
     bounds = {m: float(tuning_bound(law, thresholds, m).epsilon(delta)) for m in methods}
     return {"q": q, "thresholds": [list(t) for t in _checked(thresholds)], "law": law.spec, "delta": delta,
             "candidates": candidates, "epsilon": bounds}
+
+
+def gaussian_sigma_for(epsilon: float, delta: float) -> float:
+    """The noise σ of the sensitivity-1 Gaussian mechanism that is exactly (ε, δ)-DP (root of its analytic profile,
+    Balle & Wang 2018), nudged up until the profile meets the budget."""
+    from scipy.optimize import brentq
+
+    import symsel
+
+    epsilon = validate.positive(epsilon, "epsilon_q", "tuning")
+    delta = validate.real(delta, "delta", "tuning", lo=1e-300, hi=1.0, hi_open=True)
+
+    def excess(sigma: float) -> float:
+        return float(symsel.parse_profile(f"gaussian(sigma={sigma!r})").delta(epsilon)) - delta
+
+    lo, hi = 1e-3, 1.0
+    while excess(hi) > 0:
+        lo, hi = hi, hi * 2
+        if hi > 1e6:
+            raise ParameterError("epsilon_q", epsilon, "a budget some Gaussian noise below 1e6 meets", "tuning")
+    if excess(lo) <= 0:
+        return lo
+    root = brentq(excess, lo, hi, xtol=1e-12)
+    while excess(root) > 0:  # the profile falls with σ: step up until the budget holds
+        root *= 1 + 1e-9
+    return root
+
+
+def corollary_6_2_thresholds(law: Any, epsilon_q: float, delta: float) -> list[Threshold]:
+    """Koskela et al. §6.2's thresholds for a truncated negative binomial ``law`` (γ from its PGF): with δ_G the
+    profile of the Gaussian mechanism adjusted to be (ε_Q, δ)-DP, ε1 minimises Thm 5.2's added term
+    log(e^ε + ((1 − γ)/γ) δ_G(ε)), δ1 = δ_G(ε1), and ε̂ solves δ_G(ε̂) = δ/m. Returns [(ε1, δ1), (ε̂, δ/m)].
+    Any thresholds give a sound tuning bound; these make Corollary 6.2 small."""
+    import math
+
+    from scipy.optimize import minimize_scalar
+
+    import symsel
+    from symsel.bounds.renyi.closed import tnb_parameters
+    from symsel.errors import NotApplicableError
+
+    dist = symsel.parse_distribution(law) if isinstance(law, str) else law
+    try:
+        _, gamma = tnb_parameters(dist)
+    except NotApplicableError:
+        raise ParameterError("law", dist.spec, "a truncated negative binomial law (geometric, logarithmic, tnb) "
+                             "for the thresholds of §6.2; give the thresholds yourself otherwise", "tuning") from None
+    gauss = symsel.parse_profile(f"gaussian(sigma={gaussian_sigma_for(epsilon_q, delta)!r})")
+    odds = (1.0 - gamma) / gamma
+
+    def added(eps: float) -> float:
+        return math.log(math.exp(eps) + odds * float(gauss.delta(eps)))
+
+    eps1 = float(minimize_scalar(added, bounds=(0.0, 20.0), method="bounded", options={"xatol": 1e-8}).x)
+    mean = float(dist.mean)
+    return [(eps1, float(gauss.delta(eps1))), (float(gauss.epsilon(delta / mean)), delta / mean)]

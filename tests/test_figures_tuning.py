@@ -12,7 +12,8 @@ from scipy.stats import norm
 
 from symsel.errors import ParameterError
 from symsel.figures import save_figure
-from symsel.figures_tuning import sigma_for_budget, sigma_tuning_vs_mean, thresholds_for_mean
+from symsel.figures_tuning import sigma_tuning_vs_mean
+from symsel.tuning import corollary_6_2_thresholds, gaussian_sigma_for
 
 
 def _gaussian_delta(eps: float, sigma: float) -> float:
@@ -21,15 +22,15 @@ def _gaussian_delta(eps: float, sigma: float) -> float:
 
 
 def test_the_adjusted_gaussian_just_meets_its_budget() -> None:
-    sigma = sigma_for_budget(1.5, 1e-6)
+    sigma = gaussian_sigma_for(1.5, 1e-6)
     assert _gaussian_delta(1.5, sigma) <= 1e-6 * (1 + 1e-9)
     assert _gaussian_delta(1.5, sigma * (1 - 1e-6)) > 1e-6
 
 
 def test_thresholds_minimise_theorem_5_2s_added_term() -> None:
     mean = 100.0
-    (eps1, delta1), (eps_hat, delta_hat) = thresholds_for_mean(mean, 1.5, 1e-6)
-    sigma = sigma_for_budget(1.5, 1e-6)
+    (eps1, delta1), (eps_hat, delta_hat) = corollary_6_2_thresholds(f"geometric(mean={mean})", 1.5, 1e-6)
+    sigma = gaussian_sigma_for(1.5, 1e-6)
     grid = np.linspace(0.0, 5.0, 20001)
     added = [math.log(math.exp(e) + (mean - 1) * _gaussian_delta(e, sigma)) for e in grid]
     assert math.log(math.exp(eps1) + (mean - 1) * delta1) <= min(added) + 1e-7
@@ -57,7 +58,7 @@ def test_figure_8_reproduces_the_papers_iterations_and_corollary_6_2(tmp_path) -
 def test_bad_settings_are_named() -> None:
     with pytest.raises(ParameterError, match="sigmas"):
         sigma_tuning_vs_mean([10], sigmas=())
-    with pytest.raises(ParameterError, match="mean"):
-        thresholds_for_mean(0.5, 1.5, 1e-6)
+    with pytest.raises(ParameterError, match="truncated negative binomial"):
+        corollary_6_2_thresholds("poisson(mean=10)", 1.5, 1e-6)
     with pytest.raises(ParameterError, match="delta"):
-        sigma_for_budget(1.5, 2.0)
+        gaussian_sigma_for(1.5, 2.0)

@@ -48,3 +48,34 @@ def test_sigma_tuning_admits_longer_runs_for_more_noise() -> None:
     assert table["epsilon"]["best"] <= table["epsilon"]["paper"]
     with pytest.raises(ParameterError, match="thresholds"):
         tuning_bound(symsel.geometric(mean=10), [], "paper")
+
+
+def test_tune_and_ptr_on_the_command_line() -> None:
+    """`symsel tune` equals the library's sigma_tuning with §6.2's thresholds; `symsel ptr` equals Thm 5.2 by
+    hand (Cor 5.4's form for geometric K and one (1, 1e-6) guarantee); bad input is one line, exit 2."""
+    import json
+
+    from click.testing import CliRunner
+
+    from symsel.cli import main
+
+    runner = CliRunner()
+    result = runner.invoke(main, ["tune", "--dist", "geometric(mean=10)", "--q", "0.05", "--sigma", "1.2",
+                                  "--threshold", "1,1e-4", "--threshold", "2,1e-6", "--delta", "1e-5", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["candidates"][0]["steps"] == max_steps(0.05, 1.2, [(1.0, 1e-4), (2.0, 1e-6)])
+    corollary = 2.0 + 2 * math.log(math.e + 9 * 1e-4)
+    assert corollary - 1e-9 <= payload["epsilon"]["paper"] <= corollary + 1e-9
+    assert payload["epsilon"]["best"] <= payload["epsilon"]["paper"]
+    result = runner.invoke(main, ["ptr", "--dist", "geometric(mean=10)", "--guarantee", "1,1e-6", "--delta", "1e-5",
+                                  "--method", "paper", "--json"])
+    assert result.exit_code == 0, result.output
+    # Thm 5.2 at eps1 = 1: m * delta(eps_hat) = 1e-5 needs eps_hat = 1 (delta(1) = 1e-6), plus 2 log(e + 9e-6)
+    by_hand = 1.0 + 2 * math.log(math.e + 9 * 1e-6)
+    assert by_hand - 1e-9 <= json.loads(result.stdout)["epsilon"]["paper"]["epsilon"] <= by_hand + 1e-6
+    for args, name in ((["ptr", "--dist", "geometric(mean=10)", "--guarantee", "1"], "guarantee"),
+                       (["tune", "--dist", "poisson(mean=3)", "--q", "0.1", "--sigma", "1"], "law"),
+                       (["tune", "--dist", "geometric(mean=3)", "--q", "0.1", *["--sigma", "1"] * 51], "sigma")):
+        bad = runner.invoke(main, args)
+        assert bad.exit_code == 2 and name in bad.output and len(bad.output.strip().splitlines()) == 1, bad.output
