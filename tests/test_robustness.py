@@ -203,3 +203,16 @@ def test_a_nested_exponential_pgf_is_checked_in_seconds() -> None:
         assert sympy.simplify(law.pmf_exact(k) - sympy.Rational(b, sympy.factorial(k)) * sympy.exp(1 - sympy.E)) == 0
     assert law.mean == pytest.approx(math.e, rel=1e-12)
     assert time.perf_counter() - start < 60  # a hang guard, not a benchmark (it takes about 2 s)
+
+
+def test_the_largest_beta_binomial_is_described_with_an_exact_expected_quantile() -> None:
+    """beta_binomial(n=2000) through `symsel dist` (48 s before): E[K/(K+1)] against scipy's betabinom pmf."""
+    from scipy.stats import betabinom
+
+    result = CliRunner().invoke(main, ["dist", "beta_binomial(n=2000, a=2, b=3)", "--json"])
+    assert result.exit_code == 0, result.output
+    facts = json.loads(result.stdout)
+    ks = range(2001)
+    reference = sum(betabinom.pmf(k, 2000, 2, 3) * k / (k + 1) for k in ks)
+    assert facts["expected_quantile"] == pytest.approx(reference, rel=1e-10)
+    assert facts["mean"] == pytest.approx(800.0, rel=1e-12)

@@ -89,6 +89,10 @@ class Family:
         return {n: float(v) for n, v in self.params.items()}
 
 
+#: the largest degree of a polynomial PGF whose utility is summed exactly rather than integrated.
+FINITE_SUM_MAX_TERMS = 5000
+
+
 @dataclass(frozen=True, eq=False)
 class Distribution:
     """The law of the number of runs ``K``, held as its PGF ``phi(z) = E[z^K]``.
@@ -387,7 +391,13 @@ class Distribution:
         return float(self.expected_quantile_mp(dps))
 
     def expected_quantile_mp(self, dps: int = DEFAULT_DPS) -> mpmath.mpf:
-        """:meth:`expected_quantile` at ``dps`` digits (tanh-sinh quadrature)."""
+        """:meth:`expected_quantile` at ``dps`` digits: the exact sum ``sum_k P[K=k] k/(k+1)`` for a polynomial
+        PGF, else tanh-sinh quadrature of ``phi``."""
+        if self.support_max is not None and self.support_max <= FINITE_SUM_MAX_TERMS and self.pgf.is_polynomial(z):
+            coeffs = sympy.Poly(self.pgf.subs(self.values), z).all_coeffs()[::-1]
+            total = sympy.Add(*[c * sympy.Rational(i, i + 1) for i, c in enumerate(coeffs)])
+            with mpmath.workdps(dps):
+                return mpmath.mpf(sympy.N(total, dps + 10))
         with mpmath.workdps(dps + 10):
             m = max(float(self.mean), 1.0)
             # phi varies on the scale 1/m near x = 1: give the quadrature those breakpoints.
