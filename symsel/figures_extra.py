@@ -177,30 +177,38 @@ def _fig4_laws(ns: Sequence[int], mean: float) -> dict[str, str]:
 
 
 def binomial_vs_poisson(ns: Sequence[int], deltas: Sequence[float], mean: float = 10.0,
-                        methods: Sequence[str] = ("paper", "envelope"), sigma: float = 4.0) -> tuple[Rows, Draw]:
+                        methods: Sequence[str] = ("paper", "envelope"), sigma: float = 4.0,
+                        lower_at: Sequence[float] = ()) -> tuple[Rows, Draw]:
     """ε(δ) of the selection for binomial K of mean ``mean`` (Thm 5.7) and Poisson K (Cor 5.8; with the RDP
-    bound of Thm 5.6 as ``rdp``) on a Gaussian base (Koskela et al. Figure 4, top)."""
+    bound of Thm 5.6 as ``rdp``) on a Gaussian base (Koskela et al. Figure 4, top); certified lower bounds at the
+    δ in ``lower_at``.
+
+    At n = 20 (p = 1/2) Thm 5.7 comes out above Cor 5.8: its validity condition ε1 ≥ log(1 + pδ(ε1)/(1 − p))
+    forces ε1 ≥ 0.069 there, and the exact polygon supremum (method ``polygon``) agrees with it to 3e-5, so this
+    is the theorem, not a loose implementation; the envelope bound and the lower bound are ordered the same way."""
     laws = {label: (spec, (*methods, "rdp") if spec.startswith("poisson") else tuple(methods))
             for label, spec in _fig4_laws(ns, mean).items()}
     title = rf"Binomial vs Poisson K, E[K] = {mean:g}, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 4)"
-    return _epsilon_vs_delta(laws, deltas, sigma, title)
+    return _epsilon_vs_delta(laws, deltas, sigma, title, lower_at)
 
 
 def geometric_epsilon_vs_delta(means: Sequence[float], deltas: Sequence[float],
                                methods: Sequence[str] = ("paper", "envelope", "rdp"),
-                               sigma: float = 4.0) -> tuple[Rows, Draw]:
+                               sigma: float = 4.0, lower_at: Sequence[float] = ()) -> tuple[Rows, Draw]:
     """ε(δ) of the selection for geometric K (TNB η = 1) of means 30, 300, 3000 in the paper, by the RDP bound
     (Thm 5.1, ``rdp``) and the hockey-stick bound (Thm 5.2, ``paper``), Gaussian base σ = 4 (Koskela et al.
-    Figure 2)."""
+    Figure 2); certified lower bounds at the δ in ``lower_at``."""
     laws = {f"geometric, m={m:g}": (f"geometric(mean={m!r})", tuple(methods)) for m in means}
     title = rf"Geometric K, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 2)"
-    return _epsilon_vs_delta(laws, deltas, sigma, title)
+    return _epsilon_vs_delta(laws, deltas, sigma, title, lower_at)
 
 
 def _epsilon_vs_delta(laws: dict[str, tuple[str, tuple[str, ...]]], deltas: Sequence[float], sigma: float,
-                      title: str) -> tuple[Rows, Draw]:
-    """Rows ``law, delta, <method>: ε`` for each law ``label: (spec, methods)`` on the Gaussian base."""
+                      title: str, lower_at: Sequence[float] = ()) -> tuple[Rows, Draw]:
+    """Rows ``law, delta, <method>: ε`` for each law ``label: (spec, methods)`` on the Gaussian base, with the
+    certified lower bound (``lower``, else None) at the δ in ``lower_at``."""
     import symsel
+    from symsel.lower import lower_bound
 
     base = symsel.parse_profile(f"gaussian(sigma={sigma!r})")
     rows: Rows = []
@@ -208,8 +216,9 @@ def _epsilon_vs_delta(laws: dict[str, tuple[str, tuple[str, ...]]], deltas: Sequ
         dist = symsel.parse_distribution(spec)
         bounds = {method: symsel.bound(dist, base, method) for method in methods}
         for delta in deltas:
+            lower = float(lower_bound(base, dist, delta, budget=20).epsilon) if delta in lower_at else None
             rows.append({"law": label, "delta": delta,
-                         **{method: float(b.epsilon(delta)) for method, b in bounds.items()}})
+                         **{method: float(b.epsilon(delta)) for method, b in bounds.items()}, "lower": lower})
 
     def draw(ax: Any) -> None:
         colours = dict(zip(laws, ["tab:brown", "tab:olive", "tab:cyan", "tab:purple", "tab:green", "tab:red"],
@@ -220,6 +229,10 @@ def _epsilon_vs_delta(laws: dict[str, tuple[str, tuple[str, ...]]], deltas: Sequ
                 if pts:
                     ax.plot(*zip(*pts, strict=True), color=colours.get(label), linestyle=line, marker="o",
                             markersize=3, label=f"{label}, {method}")
+            lows = [(r["delta"], r["lower"]) for r in rows if r["law"] == label and r["lower"] is not None]
+            if lows:
+                ax.plot(*zip(*lows, strict=True), color=colours.get(label), linestyle="none", marker="x",
+                        markersize=8, label=f"{label}, certified lower bound")
         ax.set_xscale("log")
         ax.set_xlabel(r"$\delta$")
         ax.set_ylabel(r"$\varepsilon$")

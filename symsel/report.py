@@ -180,9 +180,11 @@ FULL = {
     "extra": (
         ("rnm_epsilon_vs_m", {"m_values": (10, 30, 100, 300, 1000, 3000, 10**4, 3 * 10**4, 10**5)},
          "Koskela et al. Fig. 1: Report Noisy Max, epsilon against the number of queries"),
-        ("geometric_epsilon_vs_delta", {"means": (30, 300, 3000), "deltas": (1e-10, 1e-8, 1e-6, 1e-4, 1e-2)},
+        ("geometric_epsilon_vs_delta", {"means": (30, 300, 3000), "deltas": (1e-10, 1e-8, 1e-6, 1e-4, 1e-2),
+                                        "lower_at": (1e-6,)},
          "Koskela et al. Fig. 2: geometric K, epsilon against delta"),
-        ("binomial_vs_poisson", {"ns": (20, 100, 1000), "deltas": (1e-10, 1e-8, 1e-6, 1e-4, 1e-2)},
+        ("binomial_vs_poisson", {"ns": (20, 100, 1000), "deltas": (1e-10, 1e-8, 1e-6, 1e-4, 1e-2),
+                                 "lower_at": (1e-6,)},
          "Koskela et al. Fig. 4 (top): binomial against Poisson K at equal mean"),
         ("binomial_cdfs", {"ns": (20, 100, 1000)}, "Koskela et al. Fig. 4 (bottom): the laws' CDFs"),
         ("dpsgd_epsilon_vs_mean", {"means": (2, 5, 10, 20, 30)},
