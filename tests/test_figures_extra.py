@@ -72,8 +72,12 @@ def test_figure4_binomial_cdfs_match_scipy_and_bounds_tend_to_poisson(tmp_path):
         assert row["Bin(n=20, p=0.5)"] == pytest.approx(binom.cdf(row["k"], 20, 0.5), abs=1e-12)
         assert row["Poisson(10)"] == pytest.approx(poisson.cdf(row["k"], 10), abs=1e-12)
     assert all(p.exists() for p in save_figure("cdf", rows, draw, tmp_path))
-    rows, draw = binomial_vs_poisson([20, 1000], [1e-6], mean=10.0)
+    rows, draw = binomial_vs_poisson([20, 1000], [1e-6], mean=10.0, lower_at=(1e-6,))
     by = {r["law"]: r for r in rows}
+    for row in rows:  # certified lower bounds: below every upper bound, and close to the envelope
+        assert row["lower"] <= row["envelope"] <= row["lower"] * 1.002
+    # n = 20: even the lower bound of Bin(20, 1/2) exceeds Poisson's upper bound (a real, not a loose, gap)
+    assert by["Bin(n=20, p=0.5)"]["lower"] > by["Poisson(10)"]["envelope"]
     # Koskela et al. App. C.5: Thm 5.7 at (n, m/n) tends to Cor 5.8 as n grows (here n = 1000 within 1%).
     assert by["Bin(n=1000, p=0.01)"]["paper"] == pytest.approx(by["Poisson(10)"]["paper"], rel=0.01)
     assert by["Poisson(10)"]["envelope"] <= by["Poisson(10)"]["rdp"] + 1e-9
