@@ -67,6 +67,20 @@ def write_csv(rows: Rows, path: Path) -> None:
         writer.writerows(rows)
 
 
+def decorate(ax: Any, xlabel: str, ylabel: str, title: str, xscale: str | None = None, yscale: str | None = None,
+             legend_size: float = 8, title_size: float = 10) -> None:
+    """The axes' labels, title, scales, legend and grid (every figure's common finish)."""
+    if xscale:
+        ax.set_xscale(xscale)
+    if yscale:
+        ax.set_yscale(yscale)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=title_size)
+    ax.legend(fontsize=legend_size)
+    ax.grid(True, which="both", alpha=0.3)
+
+
 def _style(ax: Any, label: str) -> dict[str, Any]:
     colour, line = METHOD_STYLE.get(label, (None, "-"))
     return {"color": colour, "linestyle": line, "marker": "o", "markersize": 3, "label": label}
@@ -218,13 +232,9 @@ def profiles(methods: Sequence[str], law: str = "geometric(mean=30)") -> tuple[R
             style = _style(ax, name)
             style.update(marker=None, label=name)
             ax.plot(eps, np.maximum(values, 1e-30), **style)
-        ax.set_yscale("log")
         ax.set_ylim(1e-12, 1.5)
-        ax.set_xlabel(r"$\varepsilon$")
-        ax.set_ylabel(r"$\delta(\varepsilon)$")
-        ax.set_title(f"Selection's privacy profile: {law}, Gaussian $\\sigma = 4$", fontsize=10)
-        ax.legend(fontsize=7)
-        ax.grid(True, which="both", alpha=0.3)
+        decorate(ax, r"$\varepsilon$", r"$\delta(\varepsilon)$",
+                 f"Selection's privacy profile: {law}, Gaussian $\\sigma = 4$", yscale="log", legend_size=7)
 
     return rows, draw
 

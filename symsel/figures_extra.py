@@ -30,7 +30,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from symsel.figures import Draw, Rows, _style
+from symsel.figures import Draw, Rows, _style, decorate
 
 FIG6 = {"q": 256 / 60000, "sigma": 1.1, "steps": math.ceil(60 / (256 / 60000)), "delta": 1e-5}
 RNM_LABELS = {"profile": "HS bound, Thm 3.2", "rdp": "RDP bound, Thm 3.1", "gaussian_tail": "Cor 3.4 (tail)"}
@@ -54,12 +54,8 @@ def rnm_epsilon_vs_m(m_values: Sequence[int], sigma: float = 4.0, delta: float =
             style = _style(ax, RNM_STYLE[key])
             style["label"] = label
             ax.plot([r["m"] for r in rows], [r[key] for r in rows], **style)
-        ax.set_xscale("log")
-        ax.set_xlabel(r"number of queries $m$")
-        ax.set_ylabel(rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$")
-        ax.set_title(rf"Report Noisy Max, Gaussian noise $\sigma = {sigma:g}$ (Koskela et al. Fig. 1)", fontsize=10)
-        ax.legend(fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
+        decorate(ax, r"number of queries $m$", rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$",
+                 rf"Report Noisy Max, Gaussian noise $\sigma = {sigma:g}$ (Koskela et al. Fig. 1)", xscale="log")
 
     return rows, draw
 
@@ -110,12 +106,8 @@ def geometric_epsilon_vs_mean(means: Sequence[float], sigma: float = 4.0, delta:
                 style = _style(ax, key if key != "cor_5_5" else "dp-accounting RDP")
                 style.update(label=labels.get(key, key), marker="o" if key != "lower" else "x")
                 ax.plot(*zip(*pts, strict=True), **style)
-        ax.set_xscale("log")
-        ax.set_xlabel(r"$m = E[K]$")
-        ax.set_ylabel(rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$")
-        ax.set_title(rf"Geometric K, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 3)", fontsize=10)
-        ax.legend(fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
+        decorate(ax, r"$m = E[K]$", rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$",
+                 rf"Geometric K, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 3)", xscale="log")
 
     return rows, draw
 
