@@ -10,6 +10,7 @@ from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 from scipy import optimize
 
+import symsel
 from symsel.errors import ParameterError
 from symsel.profiles import (
     DEFAULT_ORDERS,
@@ -116,3 +117,32 @@ def test_families_specs_and_errors() -> None:
     ]:
         with pytest.raises(ParameterError, match=f"parameter {name}="):
             call()
+
+
+def test_the_conversion_envelope_equals_the_minimum_over_every_order() -> None:
+    """lower_envelope (the convex-hull trick behind the RDP → (ε, δ) conversion) against the brute-force minimum
+    over all lines: never below it, and equal to 1e-12 relative, on random lines with repeated slopes."""
+    from symsel.profiles.rdp import lower_envelope
+
+    rng = np.random.default_rng(7)
+    for trial in range(100):
+        n = int(rng.integers(1, 200))
+        a = rng.normal(size=n) * rng.choice([1.0, 100.0])
+        b = -rng.exponential(size=n) * rng.choice([1.0, 100.0])
+        if trial % 4 == 0:
+            b = np.round(b, 1)  # ties in slope
+        hull_a, hull_b, breaks = lower_envelope(a, b)
+        assert np.all(np.diff(breaks) >= 0)
+        x = np.concatenate([rng.uniform(-30, 30, 500), breaks])
+        index = np.searchsorted(breaks, x)
+        got = hull_a[index] + hull_b[index] * x
+        brute = (a[None, :] + b[None, :] * x[:, None]).min(axis=1)
+        scale = np.maximum(1.0, np.abs(brute))
+        assert np.all(got >= brute - 1e-12 * scale)
+        assert np.all(got <= brute + 1e-12 * scale)
+    profile = symsel.parse_profile("zcdp(rho=0.5)")  # and inside a profile: the old per-order minimum
+    eps = np.linspace(0.0, 20.0, 301)
+    lam, r = profile.orders, profile.rdp_values
+    per_order = (lam - 1) * (r[None, :] - eps[:, None] + np.log1p(-1 / lam)) - np.log(lam)
+    expected = np.minimum(np.minimum(per_order.min(axis=1), 0.5 * math.log(-math.expm1(-r.min()))), 0.0)
+    assert np.allclose(np.log(profile.delta(eps)), expected, rtol=1e-12, atol=1e-12)

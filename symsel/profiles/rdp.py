@@ -32,7 +32,6 @@ from symsel.errors import ParameterError
 from symsel.profiles.base import Profile, delta_by_symmetry
 from symsel.region import finite_pair_renyi
 
-_CHUNK = 2048
 DEFAULT_ORDERS = np.unique(np.concatenate([np.geomspace(1.01, 1e4, 600), np.arange(2.0, 65.0)]))
 
 
@@ -93,19 +92,30 @@ class RdpProfile(Profile):
         lam, r = lam[finite], r[finite]
         if lam.size == 0:
             return np.zeros_like(eps)
-        flat = eps.ravel()
-        best = np.empty_like(flat)
-        for start in range(0, flat.size, _CHUNK):  # bounded memory: chunk × orders
-            block = flat[start : start + _CHUNK]
-            per_order = (lam - 1.0) * (r[None, :] - block[:, None] + np.log1p(-1.0 / lam)) - np.log(lam)
-            best[start : start + _CHUNK] = per_order.min(axis=1)
-        best = best.reshape(eps.shape)
+        best = self._conversion_envelope(eps)
         with np.errstate(divide="ignore"):
             tv = 0.5 * math.log(-math.expm1(-float(r.min()))) if r.min() > 0 else -math.inf
         out = np.minimum(np.minimum(best, tv), 0.0)
         if self._pure_eps is not None:
             out = np.minimum(out, _log_delta_pure(eps, self._pure_eps))
         return out
+
+    @cached_property
+    def _conversion_lines(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The conversion's log δ for order λ is a line in ε, ``a_λ − (λ − 1) ε``; their minimum (concave,
+        piecewise linear) as :func:`lower_envelope` of the finite orders."""
+        lam, r = self.orders, self.rdp_values
+        finite = np.isfinite(r)
+        lam, r = lam[finite], r[finite]
+        return lower_envelope((lam - 1.0) * (r + np.log1p(-1.0 / lam)) - np.log(lam), -(lam - 1.0))
+
+    def _conversion_envelope(self, eps: np.ndarray) -> np.ndarray:
+        """min over orders of the conversion's log δ at each ε: one line per ε (searchsorted on the envelope's
+        breakpoints) instead of every order; the value is always one order's own line, so never below the
+        exact minimum (1e8 order-evaluations took 30 s in an exported envelope over DP-SGD)."""
+        intercepts, slopes, breaks = self._conversion_lines
+        index = np.searchsorted(breaks, eps)
+        return intercepts[index] + slopes[index] * eps
 
     def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
         if np.all(eps >= 0):
@@ -229,3 +239,29 @@ def rdp_subsampled_gaussian(q: float, sigma: float, steps: int = 1) -> RdpProfil
     return RdpProfile(
         fn, orders=SUBSAMPLED_ORDERS, name=where, spec=f"rdp_subsampled_gaussian(q={qq!r}, sigma={s!r}, steps={n!r})"
     )
+
+
+def lower_envelope(intercepts: np.ndarray, slopes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lines ``a_i + b_i x`` that attain ``min_i (a_i + b_i x)`` somewhere, by decreasing slope, and the
+    breakpoints between consecutive ones (increasing): line ``k`` is the minimum on ``[x_{k-1}, x_k]``
+    (convex-hull trick). Equal slopes keep the smaller intercept."""
+    order = np.lexsort((intercepts, -slopes))  # slope descending, then intercept ascending
+    a_sorted, b_sorted = intercepts[order], slopes[order]
+    keep_a: list[float] = []
+    keep_b: list[float] = []
+    for a, b in zip(a_sorted.tolist(), b_sorted.tolist(), strict=True):
+        if keep_b and b == keep_b[-1]:
+            continue  # same slope, larger (or equal) intercept: never the minimum
+        while len(keep_a) >= 2:
+            # the last kept line is useless if the new one undercuts the one before it no later than it does
+            x_new = (a - keep_a[-2]) / (keep_b[-2] - b)
+            x_old = (keep_a[-1] - keep_a[-2]) / (keep_b[-2] - keep_b[-1])
+            if x_new > x_old:
+                break
+            keep_a.pop()
+            keep_b.pop()
+        keep_a.append(a)
+        keep_b.append(b)
+    a_hull, b_hull = np.array(keep_a), np.array(keep_b)
+    breaks = (a_hull[1:] - a_hull[:-1]) / (b_hull[:-1] - b_hull[1:])
+    return a_hull, b_hull, breaks
