@@ -169,6 +169,7 @@ def _num(value: Any) -> str:
 
 # --------------------------------------------------------------------------- the report folder
 
+PS_ORDERS = tuple(1.25 + 0.625 * i for i in range(63))  # Renyi orders 1.25 .. 40 of the Papernot-Steinke figures
 FULL = {
     "budgets": (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0),
     "fig7_laws": (("geometric", "geometric(mean={mean})", 1.0), ("logarithmic", "logarithmic(mean={mean})", 0.0),
@@ -198,6 +199,14 @@ FULL = {
          "Koskela et al. Fig. 3: geometric K, epsilon against the mean, with Cor 5.5 and certified lower bounds"),
         ("sigma_tuning_vs_mean", {"means": (10, 100, 1000)},
          "Koskela et al. Fig. 8: tuning sigma of DP-SGD candidates, Cor 6.2 against per-candidate bounds"),
+        ("ps_rdp_vs_order_logarithmic", {"means": (2, 10, 100, 1000), "orders": PS_ORDERS},
+         "Papernot-Steinke Fig. 2: Renyi DP of the logarithmic law against the order (Cor 4; symsel's Lemma 7)"),
+        ("ps_rdp_vs_order_laws", {"orders": PS_ORDERS},
+         "Papernot-Steinke Fig. 3: Renyi DP of the laws at mean 10 against the order"),
+        ("ps_mean_vs_epsilon", {"means": (2, 5, 10, 30, 100, 300, 1000)},
+         "Papernot-Steinke Fig. 4: E[K] against the epsilon it costs (rdp and envelope), with naive composition"),
+        ("ps_conditional_sampling", {"orders": tuple(2.5 + 0.5 * i for i in range(36))},
+         "Papernot-Steinke Fig. 8: conditional sampling, Cor 16 against the exact Renyi divergence"),
     ),
 }
 QUICK = {
@@ -211,6 +220,8 @@ QUICK = {
         ("rnm_epsilon_vs_m", {"m_values": (10, 1000, 10**5)},
          "Koskela et al. Fig. 1: Report Noisy Max, epsilon against the number of queries"),
         ("binomial_cdfs", {"ns": (20, 100)}, "Koskela et al. Fig. 4 (bottom): the laws' CDFs"),
+        ("ps_conditional_sampling", {"orders": (2.5, 4, 6, 10, 15, 20)},
+         "Papernot-Steinke Fig. 8: conditional sampling, Cor 16 against the exact Renyi divergence"),
     ),
 }
 TABLE_METHODS = ("rdp", "paper", "fdp", "envelope", "best")
@@ -280,9 +291,9 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
 
 def extra_builders() -> dict[str, Any]:
     """Every paper-figure builder the report can run, by the name of the figure it writes."""
-    from symsel import figures_extra, figures_tuning
+    from symsel import figures_extra, figures_rdp, figures_tuning
 
-    return {**figures_extra.BUILDERS, **figures_tuning.BUILDERS}
+    return {**figures_extra.BUILDERS, **figures_tuning.BUILDERS, **figures_rdp.BUILDERS}
 
 
 def _certified_lower(spec: str) -> float | None:

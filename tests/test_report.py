@@ -14,7 +14,7 @@ import symsel
 from symsel.cli import main
 
 FIGURES = ("candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal_mean", "rnm_epsilon_vs_m",
-           "binomial_cdfs")
+           "binomial_cdfs", "ps_conditional_sampling")
 
 
 @pytest.fixture(scope="module")
