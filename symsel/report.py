@@ -207,6 +207,10 @@ FULL = {
          "Papernot-Steinke Fig. 4: E[K] against the epsilon it costs (rdp and envelope), with naive composition"),
         ("ps_conditional_sampling", {"orders": tuple(2.5 + 0.5 * i for i in range(36))},
          "Papernot-Steinke Fig. 8: conditional sampling, Cor 16 against the exact Renyi divergence"),
+        ("xiang_two_point_table", {}, "Xiang et al. Table 4 in spirit: the two-point law over DP-SGD (N = 500)"),
+        ("xiang_tnb_vs_base_budget", {},
+         "Xiang et al. Fig. 6 in spirit: TNB laws over DP-SGD against the base budget, certified bounds beside the "
+         "GDP Gaussian-pair value and its audit"),
     ),
 }
 QUICK = {
@@ -291,9 +295,9 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
 
 def extra_builders() -> dict[str, Any]:
     """Every paper-figure builder the report can run, by the name of the figure it writes."""
-    from symsel import figures_extra, figures_rdp, figures_tuning
+    from symsel import figures_extra, figures_rdp, figures_tuning, figures_xiang
 
-    return {**figures_extra.BUILDERS, **figures_tuning.BUILDERS, **figures_rdp.BUILDERS}
+    return {**figures_extra.BUILDERS, **figures_tuning.BUILDERS, **figures_rdp.BUILDERS, **figures_xiang.BUILDERS}
 
 
 def _certified_lower(spec: str) -> float | None:

@@ -1,0 +1,148 @@
+"""Xiang, Wang & Wang's DP-SGD tuning results in spirit (Table 4 and Figure 6), built like :mod:`symsel.figures`.
+
+The base is DP-SGD with N = 500 iterations at sampling ratio τ, its noise σ set so the run alone is
+(ε_B, δ = 1e-5)-DP (:func:`sigma_for_base_budget`, from its PLD). Beside symsel's certified bounds on that run:
+
+* ``gaussian_pair`` — the exact ε of the selection on the Gaussian pair N(μ, 1) vs N(0, 1) with the monotone
+  score (:func:`symsel.continuous.selection_epsilon`), μ from the GDP central-limit approximation of DP-SGD
+  (Dong et al.; Xiang et al. Cor 2): their ε_U-G. It is the exact value for that pair, but DP-SGD is only
+  asymptotically μ-GDP, so it is an approximation of the run's selection, not a certified bound;
+* ``rdp`` — the Papernot–Steinke route (their ε_U-P);
+* ``audit`` (Figure 6) — a Clopper–Pearson lower bound from simulating the selection on the same Gaussian pair
+  (their ε_L; :func:`symsel.audit.audit`).
+
+* ``two_point_table`` — Table 4 in spirit: the two-point law of eq. (21), P[K = 1] = s, P[K = L] = 1 − s;
+* ``tnb_vs_base_budget`` — Figure 6 in spirit: TNB laws ξ_{η,ν} against the base's ε_B.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from symsel import validate
+from symsel.errors import ParameterError
+from symsel.figures import Draw, Rows, _style, decorate
+
+STEPS = 500
+DELTA = 1e-5
+WHERE = "figures_xiang"
+
+
+@functools.lru_cache(maxsize=64)
+def sigma_for_base_budget(eps_base: float, rate: float = 0.01, steps: int = STEPS, delta: float = DELTA) -> float:
+    """The DP-SGD noise σ at which ``steps`` iterations at ``rate`` are (ε_B, δ)-DP by their PLD (the larger end
+    of the root bracket, so the run meets its budget)."""
+    import symsel
+
+    eps_base = validate.positive(eps_base, "eps_base", WHERE)
+
+    def excess(sigma: float) -> float:
+        profile = symsel.parse_profile(f"dpsgd(q={rate!r}, sigma={sigma!r}, steps={int(steps)})")
+        return float(profile.epsilon(delta)) - eps_base
+
+    lo, hi = 0.3, 1.0
+    while excess(hi) > 0:
+        lo, hi = hi, hi * 2
+        if hi > 1e3:
+            raise ParameterError("eps_base", eps_base, "a budget DP-SGD meets with noise below 1000", WHERE)
+    if excess(lo) <= 0:
+        raise ParameterError("eps_base", eps_base, f"a budget DP-SGD with noise {lo} does not already meet", WHERE)
+    return brentq(excess, lo, hi, xtol=1e-6) + 1e-6
+
+
+def gdp_mu(sigma: float, rate: float, steps: int) -> float:
+    """μ of the GDP central-limit approximation of DP-SGD (Dong, Roth & Su; Xiang et al. Cor 2):
+    μ = √2 c √(e^{1/σ²} Φ(1.5/σ) + 3Φ(−0.5/σ) − 2), c = τ √T."""
+    c = rate * math.sqrt(steps)
+    return math.sqrt(2) * c * math.sqrt(math.exp(sigma**-2) * norm.cdf(1.5 / sigma) + 3 * norm.cdf(-0.5 / sigma) - 2)
+
+
+def _cells(cells: Sequence[tuple[str, float]], rate: float, methods: Sequence[str], audit_trials: int) -> Rows:
+    """Every (law, ε_B) cell, in parallel over local cores (joblib); the noise levels are solved once first."""
+    import joblib
+
+    sigmas = {e: sigma_for_base_budget(e, rate) for e in sorted({e for _, e in cells})}
+    jobs = (joblib.delayed(_cell)(law, e, sigmas[e], rate, tuple(methods), audit_trials) for law, e in cells)
+    return list(joblib.Parallel(n_jobs=-1)(jobs))
+
+
+def _cell(law: str, eps_base: float, sigma: float, rate: float, methods: Sequence[str],
+          audit_trials: int) -> dict[str, Any]:
+    import symsel
+    from symsel.continuous import GaussianPair, selection_epsilon
+
+    base = symsel.parse_profile(f"dpsgd(q={rate!r}, sigma={sigma!r}, steps={STEPS})")
+    dist = symsel.parse_distribution(law)
+    mu = gdp_mu(sigma, rate, STEPS)
+    row: dict[str, Any] = {"law": law, "eps_base": eps_base, "rate": rate, "sigma": sigma, "gdp_mu": mu,
+                           **{m: float(symsel.bound(dist, base, m).epsilon(DELTA)) for m in methods},
+                           "gaussian_pair": float(selection_epsilon(GaussianPair(mu), dist, DELTA))}
+    if audit_trials:
+        from symsel.audit import audit
+
+        row["audit"] = float(audit(dist, GaussianPair(mu), trials=audit_trials, delta=DELTA, seed=0).epsilon_lower)
+    return row
+
+
+def two_point_table(eps_bases: Sequence[float] = (1.0, 2.0, 4.0), s_values: Sequence[float] = (0.5, 0.1),
+                    L_values: Sequence[int] = (10, 100), rate: float = 0.01,
+                    methods: Sequence[str] = ("best", "rdp")) -> tuple[Rows, Draw]:
+    """Table 4 in spirit: the selection's ε at δ = 1e-5 for the two-point law over DP-SGD (N = 500)."""
+    if not eps_bases or not s_values or not L_values:
+        raise ParameterError("eps_bases / s_values / L_values", "empty", "at least one value each", WHERE)
+    keys = [(e, s, int(L)) for e in eps_bases for s in s_values for L in L_values]
+    cells = _cells([(f"two_point(L={L}, s={s!r})", e) for e, s, L in keys], rate, methods, 0)
+    rows = [{"s": s, "L": L, **cell} for (_, s, L), cell in zip(keys, cells, strict=True)]
+
+    def draw(ax: Any) -> None:
+        header = ["ε_B", "s", "L", *methods, "GDP pair"]
+        cells = [[f"{r['eps_base']:g}", f"{r['s']:g}", str(r["L"]), *(f"{r[m]:.3f}" for m in methods),
+                  f"{r['gaussian_pair']:.3f}"] for r in rows]
+        ax.axis("off")
+        table = ax.table(cellText=cells, colLabels=header, loc="center", cellLoc="center")
+        table.auto_set_font_size(False)
+        table.set_fontsize(8)
+        table.scale(1, 1.2)
+        ax.set_title(f"Two-point K over DP-SGD (N = {STEPS}, τ = {rate:g}), ε at δ = 1e-5 "
+                     "(Xiang et al. Table 4, in spirit)", fontsize=9)
+
+    return rows, draw
+
+
+def tnb_vs_base_budget(eps_bases: Sequence[float] = (1.0, 2.0, 4.0),
+                       laws: Sequence[str] = ("tnb(eta=0, gamma=0.01)", "tnb(eta=1, gamma=0.001)"),
+                       rate: float = 0.01, methods: Sequence[str] = ("best", "rdp"),
+                       audit_trials: int = 200_000) -> tuple[Rows, Draw]:
+    """Figure 6 in spirit: ε of the selection at δ = 1e-5 against the base's ε_B for TNB laws ξ_{η,ν}."""
+    if not eps_bases or not laws:
+        raise ParameterError("eps_bases / laws", "empty", "at least one value each", WHERE)
+    audit_trials = validate.integer(audit_trials, "audit_trials", WHERE, lo=0)
+    rows = _cells([(law, e) for law in laws for e in eps_bases], rate, methods, audit_trials)
+
+    def draw(ax: Any) -> None:
+        markers = dict(zip(laws, "os^v", strict=False))
+        keys = (*methods, "gaussian_pair", *(["audit"] if audit_trials else []))
+        labels = {"best": "symsel best (certified)", "rdp": "ε_U-P (Papernot–Steinke)",
+                  "gaussian_pair": "ε_U-G (GDP Gaussian pair, approximate)", "audit": "ε_L (audit, 95 %)"}
+        styles = {"gaussian_pair": "paper", "audit": "lower"}
+        for law in laws:
+            for key in keys:
+                pts = [(r["eps_base"], r[key]) for r in rows if r["law"] == law]
+                style = _style(ax, styles.get(key, key))
+                style.update(marker=markers[law], label=f"{law}: {labels.get(key, key)}")
+                ax.plot(*zip(*pts, strict=True), **style)
+        decorate(ax, r"base budget $\varepsilon_B$ (DP-SGD alone, $\delta = 10^{-5}$)",
+                 r"$\varepsilon$ of the selection at $\delta = 10^{-5}$",
+                 f"TNB K over DP-SGD (N = {STEPS}, τ = {rate:g}) (Xiang et al. Fig. 6, in spirit)", legend_size=6,
+                 title_size=9)
+
+    return rows, draw
+
+
+BUILDERS = {"xiang_two_point_table": two_point_table, "xiang_tnb_vs_base_budget": tnb_vs_base_budget}

@@ -1,0 +1,52 @@
+"""Xiang et al. Table 4 / Figure 6 in spirit (symsel.figures_xiang) against independent computations:
+dp-accounting's PLD for the noise that meets the base budget and its RDP RepeatAndSelectDpEvent for the geometric
+law, and the Monte Carlo audit below the exact Gaussian-pair value."""
+
+from __future__ import annotations
+
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant
+
+from symsel.errors import ParameterError
+from symsel.figures import save_figure
+from symsel.figures_xiang import STEPS, sigma_for_base_budget, tnb_vs_base_budget, two_point_table
+
+
+def _sgd(rate: float, sigma: float) -> dp_event.DpEvent:
+    return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(rate, dp_event.GaussianDpEvent(sigma)), STEPS)
+
+
+def test_the_base_noise_meets_its_budget_in_dp_accounting() -> None:
+    sigma = sigma_for_base_budget(2.0)
+    for noise, below in ((sigma, True), (sigma * 0.98, False)):
+        accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+        accountant.compose(_sgd(0.01, noise))
+        assert (accountant.get_epsilon(1e-5) <= 2.0 + 2e-3) is below
+
+
+def test_figure_6_cells_are_ordered_and_agree_with_dp_accounting(tmp_path) -> None:
+    rows, draw = tnb_vs_base_budget(eps_bases=(2.0,), laws=("tnb(eta=1, gamma=0.001)",), audit_trials=50_000)
+    (row,) = rows
+    accountant = rdp_privacy_accountant.RdpAccountant()
+    accountant.compose(dp_event.RepeatAndSelectDpEvent(_sgd(0.01, row["sigma"]), 1000.0, 1.0))
+    peer = accountant.get_epsilon(1e-5)
+    assert row["rdp"] <= peer * 1.001
+    assert row["best"] <= row["rdp"]
+    assert row["audit"] <= row["gaussian_pair"]  # a 95 % lower bound for the pair below its exact value
+    assert 0 < row["gdp_mu"] < 2
+    assert all(p.stat().st_size > 0 for p in save_figure("x6", rows, draw, tmp_path))
+
+
+def test_table_4_two_point_cells(tmp_path) -> None:
+    rows, draw = two_point_table(eps_bases=(2.0,), s_values=(0.1,), L_values=(10, 100))
+    small, large = rows
+    assert small["best"] < large["best"]  # more runs cost more
+    assert all(r["best"] <= r["rdp"] for r in rows)
+    assert all(r["gaussian_pair"] >= 2.0 * 0.5 for r in rows)
+    assert all(p.stat().st_size > 0 for p in save_figure("x4", rows, draw, tmp_path))
+    with pytest.raises(ParameterError, match="eps_bases"):
+        two_point_table(eps_bases=())
+    with pytest.raises(ParameterError, match="eps_base"):
+        sigma_for_base_budget(-1.0)
