@@ -207,43 +207,46 @@ def upper_envelope(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
     Returns ``(kinks, intercepts, slopes)`` of the lines on the envelope in the order they are met
     as ``t`` grows: line ``k`` (value ``intercepts[k] − t slopes[k]``) is active between
-    ``kinks[k-1]`` and ``kinks[k]``; the last line is the flat one (slope 0, intercept ``C``)."""
+    ``kinks[k-1]`` and ``kinks[k]``; the last line is the flat one (slope 0, intercept ``C``).
+
+    The lines are taken by decreasing slope ``b``; each new line overtakes the last one kept at
+    ``x = (a_last − a_new)/(b_last − b_new)``, and the last one is dropped while ``x`` is not beyond
+    the point where it became active. The kinks are therefore strictly increasing by construction,
+    whatever the rounding: nearly identical lines (cells near a corner, values equal to 1e-17) can
+    move a kink, which changes the envelope by a few ulps of the intercepts, but never break its
+    convexity (comparing products of differences instead, as an earlier version did, could)."""
     flat = b <= 0
     constant = float(np.max(a[flat], initial=0.0))
     keep = ~flat & (a > constant)
     a, b = a[keep], b[keep]
-    # Walk along increasing t: lines by decreasing b (for equal b only the highest a matters).
-    order = np.lexsort((-a, -b))
+    order = np.lexsort((-a, -b))  # by decreasing b; for equal b the highest a first
     a, b = a[order], b[order]
     first = np.concatenate([[True], b[1:] != b[:-1]]) if a.size else np.zeros(0, dtype=bool)
-    lines_a = [*a[first].tolist(), constant]
-    lines_b = [*b[first].tolist(), 0.0]
-    # The line active at t = 0 has the largest intercept (the least steep of equals); steeper ones
-    # with smaller intercepts never reach the envelope for t ≥ 0.
-    top = max(lines_a)
-    start = max(i for i, value in enumerate(lines_a) if value == top)
-    hull_a: list[float] = [lines_a[start]]
-    hull_b: list[float] = [lines_b[start]]
-    for ai, bi in zip(lines_a[start + 1:], lines_b[start + 1:], strict=True):
-        while len(hull_a) >= 2:
-            # the last line is dropped if the new one overtakes the one before it no later than it did
-            a1, b1, a2, b2 = hull_a[-2], hull_b[-2], hull_a[-1], hull_b[-1]
-            if (a1 - ai) * (b1 - b2) <= (a1 - a2) * (b1 - bi):
-                hull_a.pop()
-                hull_b.pop()
-            else:
+    hull_a: list[float] = []
+    hull_b: list[float] = []
+    starts: list[float] = []
+    for ai, bi in zip([*a[first].tolist(), constant], [*b[first].tolist(), 0.0], strict=True):
+        start = 0.0
+        while hull_a:
+            start = (hull_a[-1] - ai) / (hull_b[-1] - bi)
+            if start > starts[-1]:
                 break
+            hull_a.pop()
+            hull_b.pop()
+            starts.pop()
+            start = 0.0
         hull_a.append(ai)
         hull_b.append(bi)
-    ha, hb = np.array(hull_a), np.array(hull_b)
-    kinks = (ha[:-1] - ha[1:]) / (hb[:-1] - hb[1:])
-    return kinks, ha, hb
+        starts.append(start)
+    return np.array(starts[1:]), np.array(hull_a), np.array(hull_b)
 
 
 def _evaluate_hull(t: np.ndarray, kinks: np.ndarray, ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
-    """``Ĥ(t)``: the line active at each ``t``."""
+    """``Ĥ(t)``: the largest of the line found active at each ``t`` and its two neighbours (a kink
+    moved by rounding then costs nothing)."""
     k = np.searchsorted(kinks, t, side="left")
-    return ha[k] - t * hb[k]
+    last = ha.size - 1
+    return np.max([ha[np.clip(k + s, 0, last)] - t * hb[np.clip(k + s, 0, last)] for s in (-1, 0, 1)], axis=0)
 
 
 def hinge_mixture(a: np.ndarray, b: np.ndarray, tau_t: float) -> tuple[HingeMixture, int, float]:
