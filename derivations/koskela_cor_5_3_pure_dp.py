@@ -1,4 +1,4 @@
-"""Truncated negative binomial K with a pure eps-DP base: the paper's form gives (eta + 2) eps.
+"""Koskela, Redberg & Wang Cor 5.3: TNB K over a pure eps-DP base is (eta + 2) eps-DP (Liu & Talwar's 3 eps at eta = 1).
 
 Follows Koskela, Redberg & Wang (ICML 2024), Theorem 5.2 and Corollary 5.3 (the hockey-stick form of
 Liu & Talwar's ``3 eps`` for geometric ``K``, ``eta = 1``, and of Papernot & Steinke's Corollary 3).
@@ -18,7 +18,7 @@ best ``eps1`` is ``eps`` and Corollary 5.3 is what the paper's form gives; other
 Both are compared with symsel's ``paper`` method (and with ``polygon``/``fdp``, never larger, and the exact
 worst case ``liu-talwar`` of :mod:`symsel.examples`, never smaller).
 
-Run: ``python derivations/cor_5_3_pure.py`` (prints LaTeX; exits non-zero if an assertion fails).
+Run: ``python derivations/koskela_cor_5_3_pure_dp.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ eps_hat = eps_out - sp.expand_log(log_r_at_eps, force=True)
 # delta_Q(eps_hat) = 0 exactly when eps_hat >= eps: the smallest eps' is the root of eps_hat = eps.
 (solution,) = sp.solve(sp.Eq(eps_hat, eps), eps_out)
 assert sp.simplify(solution - (eta + 2) * eps) == 0
+show("Corollary 5.3: the selection is eps'-DP with eps'", sp.factor(solution))
 show("eps-hat at eps1 = eps", eps_hat)
-show("Corollary 5.3: eps'", sp.factor(solution))
 
 # ------------------------------------------------------------------ eps1 in [0, eps]: is eps1 = eps the best?
 delta_rr = (sp.exp(eps) - x) / (1 + sp.exp(eps))  # worst eps-DP pair at eps1 = log x <= eps
