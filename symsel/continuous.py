@@ -363,7 +363,7 @@ def selection_delta(pair: LocationPair, dist: Any, eps: Any, dps: int = DEFAULT_
             a, b = d.masses(d.positive_set(e), work)
             h = a - mpmath.exp(e) * b
             if e < 0:
-                h += dist.phi_mp(0, work) * (1 - mpmath.exp(e))
+                h += dist.p0_mp(work) * (1 - mpmath.exp(e))
             values.append(max(h, mpmath.mpf(0)))
     with mpmath.workdps(dps):
         return +max(values)
@@ -449,7 +449,7 @@ def selection_renyi(pair: LocationPair, dist: Any, order: Any, dps: int = DEFAUL
                 return mpmath.exp(lm * la + (1 - lm) * lb)
 
             pts = [-mpmath.inf, *_split_points(pair), mpmath.inf]
-            total = mpmath.quad(integrand, pts) + dist.phi_mp(0, work)
+            total = mpmath.quad(integrand, pts) + dist.p0_mp(work)
             values.append(mpmath.log(total) / (lm - 1))
     with mpmath.workdps(dps):
         return +max(values)

@@ -233,7 +233,7 @@ def _law_at(masses: list[mpmath.mpf], order: tuple[int, ...], dist: Any, dps: in
     out = [mpmath.mpf(0)] * len(masses)
     with mpmath.workdps(dps):
         cum = mpmath.mpf(0)
-        phi_lo = dist.phi_mp(0, dps)
+        phi_lo = dist.p0_mp(dps)
         for idx in order:
             m = masses[idx]
             if m == 0:
@@ -289,7 +289,7 @@ def selection_law(pmf: Sequence[Any], order: Sequence[int] | None, dist: Any,
     else:  # pragma: no cover - would need a PGF losing over 2^8 * dps digits
         raise ArithmeticError("selection_law: the working precision did not stabilize")
     with mpmath.workdps(dps):
-        return [+v for v in law] + [+dist.phi_mp(0, dps)]
+        return [+v for v in law] + [+dist.p0_mp(dps)]
 
 
 def selection_laws(pair: FinitePair, dist: Any, dps: int = DEFAULT_DPS) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
@@ -333,7 +333,7 @@ def selection_law_float(pmf: Sequence[float] | np.ndarray, order: Sequence[int] 
     diff = np.where(s > 0, np.maximum(diff, 0.0), 0.0)
     out = np.empty(len(pmf) + 1)
     out[perm] = diff
-    out[-1] = float(dist.phi(0.0))
+    out[-1] = dist.p0
     return out
 
 

@@ -368,3 +368,15 @@ def test_invalid_user_laws_are_refused_in_one_line(spec: str, fragment: str) -> 
         parse_distribution(spec)
     message = str(info.value)
     assert fragment in message and "\n" not in message and len(message) < 300
+
+
+def test_p0_of_a_mixture_of_laws_without_zero_is_exactly_zero():
+    """The summed PGF of a mixture of two geometrics cancels at z = 0 (-10/19 + 1/2 + 1/38 = 0 by hand); P[K = 0]
+    must come out as 0, not as the -4e-32 of its floating-point evaluation."""
+    from symsel.spec import parse_distribution
+
+    law = parse_distribution("mixture(components=[(1/2, geometric(mean=2)), (1/2, geometric(mean=20))])")
+    assert law.p0 == 0.0 and law.p0_mp(50) == 0
+    coin = "pmf(expr='1/2', k_min=0, k_max=1)"  # P[K = 0] = 1/2
+    with_zero = parse_distribution(f"mixture(components=[(1/2, {coin}), (1/2, geometric(mean=20))])")
+    assert with_zero.p0 == 0.25

@@ -279,3 +279,14 @@ def test_slice_insertion_on_other_laws(dist, sigma, floor):
         binned = profile_delta(result.pair.p, result.pair.q, eps, 40)
         with mpmath.workdps(40):
             assert binned <= gaussian_profile(mu, eps) + mpmath.mpf(10) ** -35
+
+
+def test_lower_bound_on_a_mixture_of_geometrics_stays_below_the_bound():
+    """A mixture's P[K = 0] computed as -7e-43 used to make the exact evaluation refuse the law (a negative mass)
+    and the search find nothing; the certified lower bound must exist and sit below the upper bound."""
+    import symsel
+
+    base = symsel.parse_profile("gaussian(sigma=2)")
+    law = symsel.parse_distribution("mixture(components=[(1/2, geometric(mean=2)), (1/2, geometric(mean=10))])")
+    found = lower_bound(base, law, 1e-5, budget=30, slices=200)
+    assert 0 < found.epsilon <= symsel.bound(law, base, "envelope").epsilon(1e-5)

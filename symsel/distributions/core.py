@@ -40,7 +40,7 @@ from symsel.distributions.expressions import (
     z,
 )
 from symsel.distributions.params import _as_count, _plain
-from symsel.errors import ParameterError
+from symsel.errors import ParameterError, SymselError
 
 DEFAULT_DPS = 30
 _SAMPLER_TAIL = 1e-15
@@ -247,7 +247,19 @@ class Distribution:
     @cached_property
     def p0(self) -> float:
         """``P[K = 0] = phi(0)``."""
-        return float(self.phi_mp(0, DEFAULT_DPS))
+        return float(self.p0_mp(DEFAULT_DPS))
+
+    def p0_mp(self, dps: int = DEFAULT_DPS) -> mpmath.mpf:
+        """``P[K = 0] = phi(0)`` at ``dps`` digits: SymPy's certified value of the exact ``phi(0)`` where it has
+        one (a mixture's summed PGF, ``-10/19 + 1/(2(1 - z/2)) + 1/(38(1 - 19z/20))``, cancels to 0 at ``z = 0``
+        and the float form gave ``-4e-32``), else the mpmath value, never below 0 (it is a probability)."""
+        if self.stable_form is None:
+            try:
+                return _evaluate(self._number(self.pgf.subs(z, 0)), dps, "P[K = 0]", self.spec)
+            except SymselError:
+                pass
+        with mpmath.workdps(dps):
+            return max(mpmath.mpf(0), self.phi_mp(0, dps))
 
     # ----------------------------------------------------------------- numeric evaluators
     def _lambdify(self, derivative: bool, module: str) -> Callable:
