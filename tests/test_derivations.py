@@ -1,8 +1,8 @@
 """Every script in derivations/ runs to completion: its SymPy derivation and its numerical cross-checks
 against symsel (each an ``assert``) hold, and it prints its result as LaTeX.
 
-The scripts follow Koskela, Redberg & Wang (ICML 2024): Theorem 5.2 / Corollary 5.3 (truncated negative
-binomial), Corollary 5.8 (Poisson) and the polygon / f-DP regions of Theorem 4.1 (see each docstring).
+The scripts re-prove Koskela, Redberg & Wang (ICML 2024) and Papernot & Steinke (ICLR 2022) from symsel's engine,
+derive the envelope bound's closed forms (MATH.md §4b) and bounds for laws no paper analyses (see each docstring).
 """
 
 from __future__ import annotations
@@ -20,8 +20,16 @@ DERIVATIONS = sorted((ROOT / "derivations").glob("[!_]*.py"))  # _index.py write
 
 def test_there_are_derivations():
     names = {p.name for p in DERIVATIONS}
-    assert {"tnb_polygon_vertex.py", "poisson_fdp_ratio.py", "cor_5_3_pure.py", "cor_5_8_poisson.py",
-            "beta_binomial_new_law.py", "thm_5_2_5_7_families.py"} <= names
+    koskela = {"koskela_thm_5_2_tnb.py", "koskela_cor_5_3_pure_dp.py", "koskela_cor_5_4_approx_dp.py",
+               "koskela_thm_5_7_binomial.py", "koskela_cor_5_8_poisson.py", "koskela_remark_4_2_lemma_7.py",
+               "koskela_thm_3_2_rnm.py", "koskela_cor_3_4_rnm_gaussian.py"}
+    papernot_steinke = {"papernot_steinke_thm_2_tnb.py", "papernot_steinke_cor_3_cor_4.py",
+                        "papernot_steinke_thm_6_poisson.py", "papernot_steinke_eq_8_utility.py",
+                        "papernot_steinke_lemma_20_approximate.py", "papernot_steinke_lemma_22_truncation.py"}
+    new_laws = {f"new_law_{name}.py" for name in ("beta_binomial", "two_point", "zero_truncated_poisson",
+                                                  "discrete_uniform", "truncated_geometric", "mixture",
+                                                  "no_single_run")}
+    assert koskela | papernot_steinke | new_laws <= names, sorted(koskela | papernot_steinke | new_laws - names)
 
 
 def test_the_index_lists_every_derivation_as_verified():
