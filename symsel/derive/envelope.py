@@ -543,7 +543,7 @@ def _fill(pieces: list, funcs: list, candidates: tuple, x0: Any, e0: sympy.Expr,
 
 # ------------------------------------------------------------------------------------ checks
 def brute_force_h(dphi_mp: Callable[[mpmath.mpf], mpmath.mpf], eps1: Any, delta1: Any, t: Any,
-                  dps: int = DPS, grid: int = 400) -> mpmath.mpf:
+                  dps: int = DPS, grid: int = 160) -> mpmath.mpf:
     """``sup_u [phi'(u) - t phi'(L(u))]_+`` by brute force, independent of the closed form: a grid of ``grid``
     points on each of S1 and S2 (``L`` from :func:`symsel.region.polygon_lower_mp`), then a golden-section
     search around the best grid point of each segment. The flat part ``[0, delta1]`` is dominated by its end."""
