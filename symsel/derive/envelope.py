@@ -543,7 +543,7 @@ def _fill(pieces: list, funcs: list, candidates: tuple, x0: Any, e0: sympy.Expr,
 
 # ------------------------------------------------------------------------------------ checks
 def brute_force_h(dphi_mp: Callable[[mpmath.mpf], mpmath.mpf], eps1: Any, delta1: Any, t: Any,
-                  dps: int = DPS, grid: int = 160) -> mpmath.mpf:
+                  dps: int = DPS, grid: int = 100) -> mpmath.mpf:
     """``sup_u [phi'(u) - t phi'(L(u))]_+`` by brute force, independent of the closed form: a grid of ``grid``
     points on each of S1 and S2 (``L`` from :func:`symsel.region.polygon_lower_mp`), then a golden-section
     search around the best grid point of each segment. The flat part ``[0, delta1]`` is dominated by its end."""
@@ -571,7 +571,7 @@ def _golden_max(g: Callable, lo: mpmath.mpf, hi: mpmath.mpf, dps: int) -> mpmath
     ratio = (mpmath.sqrt(5) - 1) / 2
     x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
     f1, f2 = g(x1), g(x2)
-    for _ in range(int(2.5 * dps) + 20):
+    for _ in range(2 * dps + 10):  # width * 0.618^110 < 1e-24: the value (quadratic at the max) to 1e-48
         if f1 < f2:
             lo, x1, f1 = x1, x2, f2
             x2 = lo + ratio * (hi - lo)
