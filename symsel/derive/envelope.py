@@ -233,10 +233,11 @@ def envelope_max(candidates: Sequence[Candidate]) -> sympy.Expr:
 
 # ------------------------------------------------------------------------------------ helpers
 def _tex(expr: sympy.Expr) -> str:
+    """LaTeX, with long exact numbers shown to 12 digits (the closed forms stay in the pieces)."""
     expr = sympy.sympify(expr)
-    if expr.is_number and sympy.count_ops(expr) > 25:
+    if expr.is_number and (sympy.count_ops(expr) > 25 or len(str(expr)) > 40):
         return sympy.latex(sympy.N(expr, 12))
-    return sympy.latex(expr)
+    return sympy.latex(expr.xreplace({r: sympy.Float(r, 12) for r in expr.atoms(sympy.Rational) if len(str(r)) > 24}))
 
 
 def _mp_function(expr: sympy.Expr, dps: int) -> Callable[[mpmath.mpf], mpmath.mpf]:
