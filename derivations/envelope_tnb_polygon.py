@@ -51,7 +51,7 @@ for spec, e1, d1, delta in (("geometric(mean=10)", sp.Rational(1, 2), sp.Rationa
                             ("tnb(eta=-0.5, gamma=0.1)", sp.Rational(1, 100), sp.Rational(1, 5), 0.5)):
     dist = symsel.parse_distribution(spec)
     num = polygon_envelope(sp.diff(dist.pgf, z), e1, d1, recognize(dist.pgf))
-    checks = envelope_checks(num, dist, eps_grid=(0.5, 2.0), delta=delta)
+    checks = envelope_checks(num, dist, eps_grid=(1.0,), delta=delta)
     for k in checks:
         print(f"- {spec}, eps1 = {e1}, delta1 = {d1}: {k.claim}: {k.kind}, {k.agreement:.3g}, passed {k.passed}")
     assert all(k.passed for k in checks)
