@@ -19,22 +19,31 @@ import sympy
 
 import symsel
 from symsel.bounds.hockey_stick import paper_log_ratio_at, polygon_ratio_at
+from symsel.derive.common import (DELTA1, DPS, EPS, EPS0, EPS1, SAMPLE_VALUES, SympyTimeout, time_limit)
+from symsel.derive.common import at as _at
+from symsel.derive.common import engine_law as _engine_law
+from symsel.derive.common import free_points as _free_points
 from symsel.derive.family import _simple, recognize
+from symsel.derive.puredp import pure_dp
 from symsel.derive.record import Check, Derivation
+from symsel.derive.renyi import renyi_route
+from symsel.derive.segments import sup_location
+from symsel.derive.utility import utility
 from symsel.distributions import Distribution, z
 from symsel.errors import SpecError
 from symsel.lower import lower_bound
 from symsel.profiles import Profile
 from symsel.spec import parse_expression
 
-DPS = 50
-EPS, EPS1, DELTA1 = sympy.symbols("varepsilon varepsilon_1 delta_1", positive=True)
-_Q, _QP, _T, _S, _D, _X = sympy.symbols("q q' t s D X", positive=True)
+_Q, _QP = sympy.symbols("q q'", positive=True)
 _FUNCTIONS = {"exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "atan", "asin", "acos",
               "binomial", "factorial", "gamma", "Abs", "log1p", "expm1"}
 THEOREMS = {"poisson": "Koskela et al. Cor 5.8", "tnb": "Koskela et al. Thm 5.2", "binomial": "Koskela et al. Thm 5.7"}
-#: parameter points at which free symbols are instantiated for the 50-digit checks.
-SAMPLE_VALUES = (sympy.Rational(1, 2), sympy.Rational(3), sympy.Rational(40))
+#: a law whose PGF is an exact polynomial of higher degree (or larger expression) skips the symbolic pieces
+#: (pure-DP region, Rényi route, utility integral): SymPy is slow there; certified numeric values remain.
+HUGE_DEGREE, HUGE_OPS = 60, 3000
+#: seconds given to each heavy SymPy section before it is skipped with a note (never a hang).
+SECTION_SECONDS = 20.0
 
 
 # ------------------------------------------------------------------------------------ the law
@@ -76,26 +85,6 @@ def _tidy(phi: sympy.Expr) -> sympy.Expr:
     return sympy.expand(phi) if phi.is_polynomial(z) and not phi.free_symbols - {z} else phi
 
 
-def _at(expr: sympy.Expr, point: Any) -> sympy.Expr:
-    value = expr.subs(z, point)
-    if value.has(sympy.nan, sympy.zoo) or value.is_finite is False:
-        value = sympy.limit(expr, z, point, "-" if point == 1 else "+")
-    return _simple(value)
-
-
-def _free_points(phi: sympy.Expr) -> list[dict[sympy.Symbol, sympy.Expr]]:
-    free = sorted(phi.free_symbols - {z}, key=str)
-    return [{s: v for s in free} for v in SAMPLE_VALUES] if free else [{}]
-
-
-def _engine_law(spec: str, phi: sympy.Expr, point: dict, dist: Distribution | None) -> Distribution:
-    if dist is not None:
-        return dist
-    text = sympy.sstr(phi.subs({s: sympy.Symbol(s.name) for s in point}))
-    args = ", ".join(f"{s.name}={float(v)!r}" for s, v in point.items())
-    return symsel.parse_distribution(f"pgf(expr={text!r}{', ' + args if args else ''})")
-
-
 # ------------------------------------------------------------------------------------ family bounds
 def family_log_ratio(name: str, params: dict[str, sympy.Expr]) -> sympy.Expr:
     """``log R_paper(eps1, delta1)`` of the family's theorem (``eps_hat = eps - log R``), MATH.md §4."""
@@ -125,94 +114,6 @@ def _family_checks(name: str, params: dict, spec: str, phi: sympy.Expr, dist: Di
                   "numeric", worst, worst < 1e-12)]
 
 
-# ------------------------------------------------------------------------------------ sup location
-def _sign(expr: sympy.Expr) -> int | None:
-    """+1/-1 when proved for every ``s > 0`` (Descartes: coefficients of one sign) or by SymPy; else None."""
-    if sympy.count_ops(expr) < 200:
-        expr = sympy.factor(sympy.cancel(expr))
-    if expr.is_positive:
-        return 1
-    if expr.is_negative:
-        return -1
-    num, den = sympy.fraction(sympy.together(expr))
-    signs = []
-    for part in (num, den):
-        try:
-            poly = sympy.Poly(sympy.expand(part), _S)
-        except sympy.PolynomialError:
-            return None
-        coeff_signs = set()
-        for c in poly.coeffs():
-            if c.free_symbols:
-                sign = 1 if c.is_positive else -1 if c.is_negative else None
-            else:
-                value = sympy.N(c, DPS)
-                sign = 1 if value > 1e-40 else -1 if value < -1e-40 else None
-            if sign is None:
-                return None
-            coeff_signs.add(sign)
-        if len(coeff_signs) != 1:
-            return None
-        signs.append(coeff_signs.pop())
-    return signs[0] * signs[1]
-
-
-def _sampled_sign(dphi: sympy.Expr, a: tuple, b: tuple) -> int | None:
-    """The sign of ``d/dt log phi'(q(t))/phi'(q'(t))`` at 63 points at 30 digits (numerical evidence)."""
-    f1 = sympy.lambdify(z, dphi, "mpmath")
-    f2 = sympy.lambdify(z, sympy.diff(dphi, z), "mpmath")
-    with mpmath.workdps(30):
-        a0, a1, b0, b1 = (mpmath.mpf(sympy.N(v, 40)) for v in (a[0], a[1], b[0], b[1]))
-        signs = set()
-        for i in range(1, 64):
-            t = mpmath.mpf(i) / 64
-            q, qp = a0 + t * (b0 - a0), a1 + t * (b1 - a1)
-            value = f2(q) * (b0 - a0) / f1(q) - f2(qp) * (b1 - a1) / f1(qp)
-            if abs(value) > mpmath.mpf(10) ** -25:
-                signs.add(1 if value > 0 else -1)
-    return signs.pop() if len(signs) == 1 else None
-
-
-def _segment_sign(dphi: sympy.Expr, a: tuple, b: tuple, numeric: bool, e1: Any = EPS1) -> tuple[int | None, str]:
-    if numeric and sympy.count_ops(dphi) > 60:  # large exact laws: SymPy's sign proof is too slow; sample
-        return _sampled_sign(dphi, a, b), "sampling"
-    q, qp = a[0] + _T * (b[0] - a[0]), a[1] + _T * (b[1] - a[1])
-    ratio = sympy.log(dphi.subs(z, q)) - sympy.log(dphi.subs(z, qp))
-    derivative = sympy.diff(ratio, _T)
-    sign = None
-    if not (numeric and sympy.count_ops(derivative) > 200):  # large exact polynomials: SymPy is too slow here
-        sign = _sign(derivative.subs(_T, _S / (1 + _S)).subs(DELTA1, _D / (1 + _D)).subs(sympy.exp(EPS1), 1 + _X))
-    if sign is not None:
-        return sign, "symbolic"
-    if not numeric:
-        return None, "none"
-    values = [sympy.N(derivative.subs(_T, sympy.Rational(i, 64)), 30) for i in range(1, 64)]
-    signs = {1 if v > 0 else -1 for v in values if v.is_real and abs(v) > 1e-25}
-    return (signs.pop(), "sampling") if len(signs) == 1 else (None, "sampling")
-
-
-def _corners(e1: Any, d1: Any) -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
-    ee = sympy.exp(e1)
-    return {"start": (d1, sympy.Integer(0)), "vertex": ((ee + d1) / (1 + ee), (1 - d1) / (1 + ee)),
-            "end": (sympy.Integer(1), 1 - d1)}
-
-
-def sup_location(dphi: sympy.Expr, e1: Any = EPS1, d1: Any = DELTA1) -> tuple[str, str, str, dict]:
-    """Where ``sup log phi'(q)/phi'(q')`` over the polygon sits: ``(location, argument, kind, corners)``."""
-    corners = _corners(e1, d1)
-    numeric = not (e1.free_symbols if isinstance(e1, sympy.Expr) else False) and not dphi.free_symbols - {z}
-    s1, k1 = _segment_sign(dphi, corners["start"], corners["vertex"], numeric, e1)
-    s2, k2 = _segment_sign(dphi, corners["vertex"], corners["end"], numeric, e1)
-    kind = "symbolic" if k1 == k2 == "symbolic" else "sampling" if None not in (s1, s2) else "none"
-    if s1 is None or s2 is None:
-        return "unknown", "the sign of the derivative along a segment was not decided", kind, corners
-    where = {(1, -1): "vertex", (1, 1): "end", (-1, -1): "start", (-1, 1): "start or end"}[(s1, s2)]
-    word = {1: "increases", -1: "decreases"}
-    how = "proved (sign of the factored derivative, Descartes / SymPy, cf. Lemma C.5)" if kind == "symbolic" \
-        else "sampled at 63 points per segment: numerical evidence, not a proof"
-    return where, f"the ratio {word[s1]} along S1 and {word[s2]} along S2; {how}", kind, corners
-
-
 # ------------------------------------------------------------------------------------ derive
 def derive(law: str | Distribution, base: str | Profile | None = None, delta: float = 1e-5) -> Derivation:
     """The :class:`Derivation` of a law of ``K`` (a :class:`Distribution` or a spec; a ``pgf(expr=...)``
@@ -237,7 +138,8 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
     worst = 0.0
     for point in _free_points(phi):
         law_n = _engine_law(spec, phi, point, dist)
-        worst = max(worst, abs(float(sympy.N(mean.subs(point), DPS) - sympy.Float(str(law_n.mean_mp(DPS)), DPS))))
+        engine_mean = sympy.Float(mpmath.nstr(law_n.mean_mp(DPS), DPS + 5), DPS)
+        worst = max(worst, abs(float(sympy.N(mean.subs(point), DPS) - engine_mean)))
     checks.append(Check("m = phi'(1) agrees with the engine's mean at 50 digits", "numeric-50", worst, worst < 1e-40))
     ratio = sympy.log(dphi.subs(z, _Q) / dphi.subs(z, _QP))
     if not big:
@@ -259,16 +161,45 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
         checks += more
         if eps_hat is None:
             eps_hat, theorem = eps_hat_b, theorem_b
-    notes.append("envelope H(t): no closed form attempted in this version; symsel.bound uses the certified "
-                 "numeric envelope (MATH.md §4b)")
+    envelope, envelope_checks_ = _envelope(dphi, recognized, big, dist, base_spec is not None, delta, checks)
+    checks += envelope_checks_
+    notes.append(_ENVELOPE_NOTE if envelope is not None else
+                 "envelope H(t): SymPy could not solve its stationarity condition for this law; symsel.bound uses "
+                 "the certified numeric envelope (MATH.md §4b)")
     fam_params = {k: sympy.latex(v) for k, v in recognized[1].items()} if recognized else {}
     return Derivation(
         spec=spec, pgf=sympy.latex(phi), dpgf=sympy.latex(dphi if big else _simple(dphi)), mean=sympy.latex(mean),
         variance=sympy.latex(variance), p0=sympy.latex(p0), p1=sympy.latex(p1),
         family=recognized[0] if recognized else None, family_params=fam_params, ratio=sympy.latex(ratio),
         sup_location=where, sup_argument=argument, eps_hat=None if eps_hat is None else
-        (eps_hat if isinstance(eps_hat, str) else sympy.latex(eps_hat)), eps_hat_theorem=theorem, envelope=None,
+        (eps_hat if isinstance(eps_hat, str) else sympy.latex(eps_hat)), eps_hat_theorem=theorem, envelope=envelope,
         base=base_spec, bound=bound, checks=tuple(checks), notes=tuple(notes))
+
+
+_ENVELOPE_NOTE = (
+    "envelope H(t) on the (eps1, delta1) polygon in closed form (MATH.md §4b); for an (eps1, delta1)-DP base it gives, "
+    "for every eps >= 0, delta_A(eps) <= m delta1 + (1 - delta1)/(1 + e^eps1) (e^eps1 H(e^(eps - eps1)) + "
+    "H(e^(eps + eps1))) (symsel.derive.envelope)")
+
+
+def _envelope(dphi: sympy.Expr, recognized: tuple | None, big: bool, dist: Distribution | None, with_base: bool,
+              delta: float, checks: list[Check]) -> tuple[str | None, list[Check]]:
+    """The closed-form envelope of :mod:`symsel.derive.envelope` on the symbolic polygon (LaTeX or ``None``) and,
+    for a numeric law, its checks at one polygon (eps1, delta1) = (1/2, 1e-6): ``H`` against a 50-digit brute-force
+    sup, the profile bound against the certified numeric envelope, and (with a base) soundness at ``delta``."""
+    from symsel.derive.envelope import envelope_checks, polygon_envelope
+
+    if big:
+        return None, []
+    symbolic = polygon_envelope(dphi, EPS1, DELTA1, recognized)
+    if symbolic is None:
+        return None, []
+    more: list[Check] = []
+    if dist is not None:
+        numeric = polygon_envelope(dphi, sympy.Rational(1, 2), sympy.Rational(1, 10**6), recognized)
+        if numeric is not None:
+            more = envelope_checks(numeric, dist=dist, delta=delta if with_base else None)
+    return symbolic.latex(), more
 
 
 def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution | None, base: Profile,
