@@ -6,7 +6,8 @@
   each segment (Koskela et al. Lemma C.5 for Möbius-type ratios; every truncated negative binomial,
   Poisson and binomial law), the supremum over the polygon is the largest corner value, and the
   certified numeric supremum of :mod:`symsel.bounds.ratio` must agree with it.
-* :func:`segment_is_monotone` — a symbolic check of that monotonicity on one segment.
+* :func:`segment_is_monotone` — that monotonicity on one segment, judged by sampling the derivative's sign
+  (:func:`symsel.derive.segments.sampled_segment_sign`: numerical evidence, not a proof).
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ import sympy
 
 from symsel.distributions import Distribution, z
 
-t = sympy.Symbol("t", real=True)
+
+def _exact(x: Any) -> sympy.Expr:
+    """An exact SymPy number for a float (its decimal repr), anything else sympified (symbols stay)."""
+    return sympy.Rational(repr(x)) if isinstance(x, float) else sympy.sympify(x)
 
 
 def facts_latex(dist: Distribution) -> dict[str, str]:
@@ -33,7 +37,7 @@ def facts_latex(dist: Distribution) -> dict[str, str]:
 def polygon_corners(eps1: Any, delta1: Any) -> dict[str, tuple[sympy.Expr, sympy.Expr]]:
     """Corners of the lower-right boundary of the ``(eps1, delta1)`` polygon, exactly:
     ``(delta1, 0)``, the vertex ``V`` and ``(1, 1 - delta1)``."""
-    e1, d1 = sympy.nsimplify(eps1), sympy.nsimplify(delta1)
+    e1, d1 = _exact(eps1), _exact(delta1)
     ee = sympy.exp(e1)
     return {
         "start": (d1, sympy.Integer(0)),
@@ -54,17 +58,9 @@ def polygon_vertex_ratios(dist: Distribution, eps1: Any, delta1: Any) -> dict[st
 
 def segment_is_monotone(dist: Distribution, eps1: Any, delta1: Any, segment: str, samples: int = 64) -> bool:
     """Whether ``log phi'(q(t)) - log phi'(q'(t))`` is monotone along ``segment`` ("S1": start to
-    vertex, "S2": vertex to end), judged by the sign of its exact derivative at ``samples`` rational
-    points (evaluated at 30 digits)."""
+    vertex, "S2": vertex to end), judged by the sign of its derivative at ``samples - 1`` points at 30 digits."""
+    from symsel.derive.segments import sampled_segment_sign
+
     corners = polygon_corners(eps1, delta1)
     a, b = (corners["start"], corners["vertex"]) if segment == "S1" else (corners["vertex"], corners["end"])
-    q = a[0] + t * (b[0] - a[0])
-    qp = a[1] + t * (b[1] - a[1])
-    expr = sympy.log(dist.dpgf.subs(z, q)) - sympy.log(dist.dpgf.subs(z, qp))
-    derivative = sympy.diff(expr, t)
-    signs = set()
-    for i in range(1, samples):
-        value = sympy.N(derivative.subs(t, sympy.Rational(i, samples)), 30)
-        if value.is_real and abs(value) > 1e-25:
-            signs.add(value > 0)
-    return len(signs) <= 1
+    return sampled_segment_sign(dist.dpgf, a, b, samples=samples) is not None

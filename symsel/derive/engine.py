@@ -19,7 +19,7 @@ import sympy
 
 import symsel
 from symsel.bounds.hockey_stick import paper_log_ratio_at, polygon_ratio_at
-from symsel.derive.common import (DELTA1, DPS, EPS, EPS0, EPS1, SAMPLE_VALUES, SympyTimeout, time_limit)
+from symsel.derive.common import DELTA1, DPS, EPS, EPS0, EPS1, SympyTimeoutError, time_limit
 from symsel.derive.common import at as _at
 from symsel.derive.common import engine_law as _engine_law
 from symsel.derive.common import free_points as _free_points
@@ -115,16 +115,42 @@ def _family_checks(name: str, params: dict, spec: str, phi: sympy.Expr, dist: Di
 
 
 # ------------------------------------------------------------------------------------ derive
+def _derivative(phi: sympy.Expr) -> sympy.Expr:
+    """``phi'``; an exact polynomial is differentiated as a ``Poly`` (``sympy.diff`` crawls on thousands of terms)."""
+    if not phi.free_symbols - {z} and phi.is_polynomial(z):
+        return sympy.Poly(phi, z).diff(z).as_expr()
+    return sympy.diff(phi, z)
+
+
+def _sizes(phi: sympy.Expr) -> tuple[bool, bool]:
+    """``(big, huge)``: ``big`` skips SymPy's family recognition and simplification (as before); ``huge`` also
+    skips the symbolic pure-DP, Rényi and utility sections."""
+    exact_poly = not phi.free_symbols - {z} and phi.is_polynomial(z)
+    degree = sympy.degree(phi, z) if exact_poly else 0
+    ops = sympy.count_ops(phi) if len(phi.args) < 1000 else HUGE_OPS + 1
+    return ops > 400 or degree > 4, ops > HUGE_OPS or degree > HUGE_DEGREE
+
+
+def _section(name: str, notes: list[str], run: Any) -> tuple[dict | None, list[Check]]:
+    """Run one symbolic section under :data:`SECTION_SECONDS`; on a timeout record a note, no claim."""
+    try:
+        with time_limit(SECTION_SECONDS):
+            return run()
+    except SympyTimeoutError:
+        notes.append(f"{name}: SymPy did not close it within {SECTION_SECONDS:g} s; skipped (the certified numeric "
+                     "engine, symsel.bound, is what applies)")
+        return None, []
+
+
 def derive(law: str | Distribution, base: str | Profile | None = None, delta: float = 1e-5) -> Derivation:
     """The :class:`Derivation` of a law of ``K`` (a :class:`Distribution` or a spec; a ``pgf(expr=...)``
     spec may leave parameters free), optionally with a base mechanism whose polygon and bound are derived
     and checked for soundness against exact examples (:func:`symsel.lower.lower_bound`) at ``delta``."""
     spec, phi, dist = symbolic_law(law)
-    dphi = sympy.diff(phi, z)
-    big = sympy.count_ops(phi) > 400 or (phi.is_polynomial(z) and sympy.degree(phi, z) > 4
-                                         and not phi.free_symbols - {z})
+    dphi = _derivative(phi)
+    big, huge = _sizes(phi)
     mean = _at(dphi, 1)
-    d2 = _at(sympy.diff(phi, z, 2), 1)
+    d2 = _at(_derivative(dphi), 1)
     variance = _simple(d2 + mean - mean**2)
     p0, p1 = _at(phi, 0), _at(dphi, 0)
     recognized = recognize(phi) if not big else None
@@ -141,23 +167,25 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
         engine_mean = sympy.Float(mpmath.nstr(law_n.mean_mp(DPS), DPS + 5), DPS)
         worst = max(worst, abs(float(sympy.N(mean.subs(point), DPS) - engine_mean)))
     checks.append(Check("m = phi'(1) agrees with the engine's mean at 50 digits", "numeric-50", worst, worst < 1e-40))
-    ratio = sympy.log(dphi.subs(z, _Q) / dphi.subs(z, _QP))
+    ratio = sympy.log(dphi.subs(z, _Q) / dphi.subs(z, _QP)) if not huge else sympy.Symbol(r"\text{(large law)}")
     if not big:
         ratio = _simple(sympy.expand_log(ratio, force=True))
-    notes = []
+    notes: list[str] = []
     eps_hat = theorem = None
     if recognized:
         eps_hat, theorem = EPS - family_log_ratio(*recognized), THEOREMS[recognized[0]]
         if recognized[0] == "binomial":
             theorem += r" (valid when \varepsilon_1 \ge \log(1 + p\delta_1/(1-p)))"
     bound: dict[str, Any] = {}
-    base_spec = None
+    base_spec = base_p = None
+    polygon = None
     if base is None:
         where, argument, _, _ = sup_location(dphi) if not big else ("unknown", "law too large", "none", {})
     else:
         base_p = symsel.parse_profile(base) if isinstance(base, str) else base
         base_spec = base_p.spec
-        where, argument, eps_hat_b, theorem_b, bound, more = _with_base(spec, phi, dphi, dist, base_p, delta)
+        where, argument, eps_hat_b, theorem_b, bound, more, polygon = _with_base(spec, phi, dphi, dist, base_p,
+                                                                                  delta)
         checks += more
         if eps_hat is None:
             eps_hat, theorem = eps_hat_b, theorem_b
@@ -166,14 +194,16 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
     notes.append(_ENVELOPE_NOTE if envelope is not None else
                  "envelope H(t): SymPy could not solve its stationarity condition for this law; symsel.bound uses "
                  "the certified numeric envelope (MATH.md §4b)")
+    sections = _symbolic_sections(spec, phi, dphi, dist, recognized, mean, base_p, polygon, huge, notes)
+    checks += sections.pop("checks")
     fam_params = {k: sympy.latex(v) for k, v in recognized[1].items()} if recognized else {}
     return Derivation(
-        spec=spec, pgf=sympy.latex(phi), dpgf=sympy.latex(dphi if big else _simple(dphi)), mean=sympy.latex(mean),
+        spec=spec, pgf=_latex(phi), dpgf=_latex(dphi if big else _simple(dphi)), mean=sympy.latex(mean),
         variance=sympy.latex(variance), p0=sympy.latex(p0), p1=sympy.latex(p1),
         family=recognized[0] if recognized else None, family_params=fam_params, ratio=sympy.latex(ratio),
         sup_location=where, sup_argument=argument, eps_hat=None if eps_hat is None else
         (eps_hat if isinstance(eps_hat, str) else sympy.latex(eps_hat)), eps_hat_theorem=theorem, envelope=envelope,
-        base=base_spec, bound=bound, checks=tuple(checks), notes=tuple(notes))
+        base=base_spec, bound=bound, checks=tuple(checks), notes=tuple(notes), **sections)
 
 
 _ENVELOPE_NOTE = (
@@ -202,8 +232,35 @@ def _envelope(dphi: sympy.Expr, recognized: tuple | None, big: bool, dist: Distr
     return symbolic.latex(), more
 
 
+def _latex(expr: sympy.Expr) -> str:
+    """LaTeX of ``expr``; a polynomial of more than 40 terms shows its first and last few terms."""
+    if isinstance(expr, sympy.Add) and len(expr.args) > 40 and expr.is_polynomial(z):
+        terms = sympy.Poly(expr, z).terms()
+        show = [sympy.latex(c * z**e[0]) for e, c in terms[:3]] + [r"\cdots"] + \
+            [sympy.latex(c * z**e[0]) for e, c in terms[-2:]]
+        return " + ".join(show) + rf" \quad \text{{({len(terms)} terms)}}"
+    return sympy.latex(expr)
+
+
+def _symbolic_sections(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution | None, recognized: Any,
+                       mean: sympy.Expr, base: Profile | None, polygon: tuple | None, huge: bool,
+                       notes: list[str]) -> dict[str, Any]:
+    """The pure-DP region, the Rényi route and the utility, each under a time limit; skipped for huge laws."""
+    if huge:
+        notes.append("pure-DP region, Rényi route and utility: skipped for a law this large (SymPy too slow); "
+                     "symsel.bound and the Distribution's utility methods give certified numeric values")
+        return {"pure_dp": None, "renyi": None, "utility": None, "checks": []}
+    eps0 = sympy.Rational(repr(float(base.eps))) if getattr(base, "family", None) == "pure" else EPS0
+    big = sympy.count_ops(dphi) > 400
+    pure_entry, c1 = _section("pure-DP region", notes, lambda: pure_dp(spec, phi, dphi, dist, eps0))
+    renyi_entry, c2 = _section("Rényi route", notes, lambda: renyi_route(spec, phi, dphi, dist, recognized, mean,
+                                                                         polygon))
+    util_entry, c3 = _section("utility", notes, lambda: utility(spec, phi, dist, big))
+    return {"pure_dp": pure_entry, "renyi": renyi_entry, "utility": util_entry, "checks": c1 + c2 + c3}
+
+
 def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution | None, base: Profile,
-               delta: float) -> tuple[str, str, str | None, str | None, dict, list[Check]]:
+               delta: float) -> tuple[str, str, str | None, str | None, dict, list[Check], tuple]:
     if dist is None:
         raise SpecError("a base needs every parameter of the law bound to a value (e.g. pgf(expr=..., mu=3))")
     polygon = symsel.bound(dist, base, "polygon")
@@ -236,4 +293,4 @@ def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution 
         bound["epsilon_derived"] = derived
         checks.append(Check(f"the derived closed-form bound is sound at delta = {delta:g}", "soundness",
                             derived - lower.epsilon, derived >= lower.epsilon))
-    return where, argument, eps_hat, theorem, bound, checks
+    return where, argument, eps_hat, theorem, bound, checks, (e1, d1)

@@ -27,6 +27,10 @@ class Check:
     agreement: float
     passed: bool
 
+    def __post_init__(self) -> None:  # SymPy booleans and Floats from the checks become plain Python values
+        object.__setattr__(self, "passed", bool(self.passed))
+        object.__setattr__(self, "agreement", float(self.agreement))
+
     @property
     def proof(self) -> bool:
         return self.kind == "symbolic"
@@ -45,6 +49,12 @@ class Derivation:
     ``sup_argument`` why; ``eps_hat`` is the closed-form ``eps_hat(eps, eps1, delta1)`` of MATH.md §4
     (``H_{e^eps}(A||A') <= m delta_Q(eps_hat)``) or ``None``; ``envelope`` the closed-form envelope of
     MATH.md §4b or ``None`` (the certified numeric envelope is then what ``symsel.bound`` uses).
+
+    ``pure_dp`` is the ratio's sup over the pure ``(eps0, 0)`` region (``sup_location``, ``argument``,
+    ``log_ratio`` and the selection's ``epsilon = eps0 + log R``); ``renyi`` is P&S Lemma 7's term on the
+    polygon (``sup_location``, ``argument``, ``closed_form``, ``ps_closed_form`` with its ``theorem``);
+    ``utility`` holds ``expected_quantile``, ``success_probability``, ``tail_bound`` (and ``tail_optimal_t``).
+    Each is ``None`` when skipped (see ``notes``).
     """
 
     spec: str
@@ -66,6 +76,9 @@ class Derivation:
     bound: dict[str, Any] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
     notes: tuple[str, ...] = ()
+    pure_dp: dict[str, Any] | None = None
+    renyi: dict[str, Any] | None = None
+    utility: dict[str, Any] | None = None
 
     @property
     def verified(self) -> bool:
@@ -85,6 +98,19 @@ class Derivation:
             rows.append(rf"\hat\varepsilon &= {self.eps_hat}")
         if self.envelope is not None:
             rows.append(rf"H(t) &= {self.envelope}")
+        if self.pure_dp and self.pure_dp.get("log_ratio"):
+            rows.append(rf"\log R({self.pure_dp['eps0']}) &= {self.pure_dp['log_ratio']} "
+                        rf"\quad \text{{(pure-DP region, sup at the {self.pure_dp['sup_location']})}}")
+        if self.renyi and self.renyi.get("closed_form"):
+            rows.append(rf"{self.renyi['term']} &= {self.renyi['closed_form']}")
+            if self.renyi.get("ps_closed_form"):
+                rows.append(rf"\frac{{\text{{term}}}}{{\lambda-1}} &\le {self.renyi['ps_closed_form']} "
+                            rf"\quad \text{{({self.renyi['theorem']})}}")
+        if self.utility:
+            u = self.utility
+            rows += [rf"E\!\left[\tfrac{{K}}{{K+1}}\right] = 1 - \int_0^1 \varphi &= {u['expected_quantile']}",
+                     rf"1 - \varphi(1 - 1/c) &= {u['success_probability']}",
+                     rf"P[K \ge k] &\le {u['tail_bound']}"]
         return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}"
 
     def markdown(self) -> str:
@@ -104,6 +130,7 @@ class Derivation:
                          "then $H_{e^\\varepsilon}(A\\|A') \\le m\\,\\delta_Q(\\hat\\varepsilon)$")
         lines.append("- envelope $H(t)$: " + (f"${self.envelope}$" if self.envelope else
                                               "no closed form here; the certified numeric envelope is used"))
+        lines += _pure_md(self.pure_dp) + _renyi_md(self.renyi) + _utility_md(self.utility)
         if self.bound:
             lines += ["", "## Bound", ""] + [f"- {k}: {v}" for k, v in self.bound.items()]
         lines += ["", "## Checks", "", "| claim | kind | agreement | passed |", "|---|---|---|---|"]
@@ -121,6 +148,7 @@ class Derivation:
                 "family_params": self.family_params, "ratio": self.ratio, "sup_location": self.sup_location,
                 "sup_argument": self.sup_argument, "eps_hat": self.eps_hat, "eps_hat_theorem": self.eps_hat_theorem,
                 "envelope": self.envelope, "bound": self.bound, "latex": self.latex(),
+                "pure_dp": self.pure_dp, "renyi": self.renyi, "utility": self.utility,
                 "checks": [c.to_json() for c in self.checks], "verified": self.verified, "notes": list(self.notes)}
 
 
@@ -128,3 +156,36 @@ def _label(check: Check) -> str:
     if check.proof:
         return " (proof)"
     return " (numerical evidence, not a proof)" if check.kind == "sampling" else ""
+
+
+def _pure_md(entry: dict[str, Any] | None) -> list[str]:
+    if not entry:
+        return []
+    out = ["", "## Pure-DP region", "",
+           f"- supremum over the $({entry['eps0']}, 0)$ region: **{entry['sup_location']}** — {entry['argument']}"]
+    if entry.get("log_ratio"):
+        out += [f"- $\\log R = {entry['log_ratio']}$; the selection is $({entry['epsilon']})$-DP"]
+    return out
+
+
+def _renyi_md(entry: dict[str, Any] | None) -> list[str]:
+    if not entry:
+        return []
+    out = ["", "## Rényi route (P&S Lemma 7)", "",
+           f"- ${entry['term']}$: sup at **{entry['sup_location']}** — {entry['argument']}"]
+    if entry.get("closed_form"):
+        out.append(f"- closed form: ${entry['closed_form']}$")
+    if entry.get("ps_closed_form"):
+        out.append(f"- {entry['theorem']}: $\\text{{term}}/(\\lambda-1) \\le {entry['ps_closed_form']}$")
+    return out
+
+
+def _utility_md(entry: dict[str, Any] | None) -> list[str]:
+    if not entry:
+        return []
+    t_opt = f" (optimal $t = {entry['tail_optimal_t']}$)" if entry.get("tail_optimal_t") else ""
+    return ["", "## Utility (P&S §3.6)", "",
+            f"- expected quantile $1 - \\int_0^1 \\varphi = {entry['expected_quantile']}$ "
+            f"({entry['expected_quantile_kind']})",
+            f"- success probability $1 - \\varphi(1 - 1/c) = {entry['success_probability']}$",
+            f"- tail $P[K \\ge k] \\le {entry['tail_bound']}${t_opt}"]

@@ -1,0 +1,94 @@
+"""Shared pieces of :mod:`symsel.derive`: the symbols, the 50-digit precision, the parameter points at which
+free symbols are instantiated, and the numeric law the engine evaluates at such a point."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import sympy
+
+import symsel
+from symsel.derive.family import _simple
+from symsel.distributions import Distribution, z
+
+DPS = 50
+EPS, EPS0, EPS1, DELTA1 = sympy.symbols("varepsilon varepsilon_0 varepsilon_1 delta_1", positive=True)
+#: the Rényi order ``lambda > 1`` (P&S Lemma 7), the hat order of P&S Thm 2, the candidates ``c``, the tail ``k``.
+LAM, LAM_HAT, EPS_HAT, DELTA_HAT = sympy.symbols(r"lambda \hat{\lambda} \hat{\varepsilon} \hat{\delta}", positive=True)
+CAND, KK, TT = sympy.symbols("c k t", positive=True)
+#: parameter points at which free symbols are instantiated for the 50-digit checks.
+SAMPLE_VALUES = (sympy.Rational(1, 2), sympy.Rational(3), sympy.Rational(40))
+
+
+def at(expr: sympy.Expr, point: Any) -> sympy.Expr:
+    """``expr`` at ``z = point``, by a one-sided limit where substitution gives ``nan``/``zoo``."""
+    value = expr.subs(z, point)
+    if value.has(sympy.nan, sympy.zoo) or value.is_finite is False:
+        value = sympy.limit(expr, z, point, "-" if point == 1 else "+")
+    return _simple(value)
+
+
+def free_points(phi: sympy.Expr) -> list[dict[sympy.Symbol, sympy.Expr]]:
+    """Parameter points for the checks: every free symbol of ``phi`` set to each of :data:`SAMPLE_VALUES`."""
+    free = sorted(phi.free_symbols - {z}, key=str)
+    return [{s: v for s in free} for v in SAMPLE_VALUES] if free else [{}]
+
+
+def engine_law(spec: str, phi: sympy.Expr, point: dict, dist: Distribution | None) -> Distribution:
+    """The numeric engine's :class:`Distribution` for ``phi`` at a parameter ``point`` (``dist`` when bound)."""
+    if dist is not None:
+        return dist
+    text = sympy.sstr(phi.subs({s: sympy.Symbol(s.name) for s in point}))
+    args = ", ".join(f"{s.name}={float(v)!r}" for s, v in point.items())
+    return symsel.parse_distribution(f"pgf(expr={text!r}{', ' + args if args else ''})")
+
+
+def n50(expr: sympy.Expr) -> sympy.Float:
+    """``expr`` at 50 digits."""
+    return sympy.N(expr, DPS)
+
+
+def rel(a: Any, b: Any) -> float:
+    """``|a - b| / max(1, |b|)`` as a float (the disagreement reported by a check)."""
+    a, b = sympy.Float(a, DPS), sympy.Float(b, DPS)
+    return float(abs(a - b) / max(sympy.Float(1), abs(b)))
+
+
+def tidy_log_ratio(num: sympy.Expr, den: sympy.Expr, eps: sympy.Symbol) -> sympy.Expr:
+    """``log(num/den)`` in a readable form: with ``X = e^eps`` the ratio is cancelled and factored when it is
+    rational in ``X`` (fast, exact); a small non-rational form is simplified; a large one is left alone."""
+    x = sympy.Symbol("X", positive=True)
+    ratio = sympy.together((num / den).subs(sympy.exp(eps), x))
+    if not ratio.has(sympy.exp) and ratio.is_rational_function(x) and sympy.count_ops(ratio) < 400:
+        ratio = sympy.factor(sympy.cancel(ratio))
+        return sympy.expand_log(sympy.log(ratio), force=True).subs(x, sympy.exp(eps))
+    log_r = sympy.log(num) - sympy.log(den)
+    return sympy.simplify(log_r) if sympy.count_ops(log_r) < 100 else log_r
+
+
+class SympyTimeoutError(Exception):
+    """A SymPy step ran past its time budget (:func:`time_limit`)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`SympyTimeoutError` inside the block after ``seconds`` (SIGALRM; main thread on POSIX only,
+    elsewhere no limit): heavy SymPy steps are skipped with a note rather than hanging."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum: int, frame: Any) -> None:
+        raise SympyTimeoutError(f"SymPy step exceeded {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

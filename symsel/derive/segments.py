@@ -1,0 +1,157 @@
+"""Where a weighted log-ratio ``w1 log phi'(q) - w2 log phi'(q')`` peaks on the lower-right boundary of the
+``(eps1, delta1)`` polygon (MATH.md §2): segments ``S1`` (start to vertex) and ``S2`` (vertex to end).
+
+Weights ``(1, 1)`` give the ratio of Koskela et al. Thm 4.1 (MATH.md §4); ``(lambda, lambda - 1)`` give
+Papernot-Steinke Lemma 7's term (MATH.md §6). With ``t = s/(1 + s)``, ``delta1 = D/(1 + D)``,
+``e^eps = 1 + X`` and ``lambda = 1 + L`` (every new symbol positive), a derivative whose numerator and
+denominator are polynomials in ``s`` with coefficients of one sign (Descartes' rule of signs; the
+``(ax + b)/(cx + d)`` criterion of Koskela et al. Lemma C.5 is the degree-one case), or that SymPy proves
+positive/negative, has a *proved* sign; otherwise its sign is sampled at 63 points (numerical evidence).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mpmath
+import sympy
+
+from symsel.derive.common import DELTA1, DPS, EPS0, EPS1, LAM
+from symsel.derive.corners import polygon_corners
+from symsel.distributions import z
+
+_T, _S, _D, _X, _L = sympy.symbols("t s D X L", positive=True)
+ONE = (sympy.Integer(1), sympy.Integer(1))
+SAMPLES = 64
+
+
+def descartes_sign(expr: sympy.Expr) -> int | None:
+    """+1/-1 when proved for every value of its (positive) variables, 0 when ``expr`` is identically zero,
+    else None. First the expanded numerator and denominator are read as polynomials in positive generators
+    (every monomial coefficient of one sign: multivariate Descartes); small expressions are then factored
+    and handed to SymPy's assumptions, with Descartes' rule in ``s`` on each factor's coefficients."""
+    if expr == 0:
+        return 0
+    num, den = sympy.fraction(sympy.together(expr))
+    signs = [_poly_sign(num), _poly_sign(den)]
+    if None not in signs:
+        return signs[0] * signs[1]
+    if sympy.count_ops(expr) >= 80:
+        return None
+    expr = sympy.factor(sympy.cancel(expr))
+    if expr.is_positive:
+        return 1
+    if expr.is_negative:
+        return -1
+    num, den = sympy.fraction(sympy.together(expr))
+    signs = []
+    for part in (num, den):
+        try:
+            poly = sympy.Poly(sympy.expand(part), _S)
+        except sympy.PolynomialError:
+            return None
+        coeff_signs = {_coeff_sign(c) for c in poly.coeffs()}
+        if len(coeff_signs) != 1 or None in coeff_signs:
+            return None
+        signs.append(coeff_signs.pop())
+    return signs[0] * signs[1]
+
+
+def _poly_sign(part: sympy.Expr) -> int | None:
+    """The sign of a polynomial in positive generators whose monomial coefficients share one sign."""
+    if sympy.count_ops(part) > 3000:
+        return None
+    part = sympy.expand(part)
+    if part == 0:
+        return 0
+    try:
+        poly = sympy.Poly(part)
+    except (sympy.PolynomialError, sympy.GeneratorsNeeded):
+        return _coeff_sign(part)
+    if not all(g.is_positive for g in poly.gens):
+        return None
+    signs = {_coeff_sign(c) for c in poly.coeffs()}
+    return signs.pop() if len(signs) == 1 and None not in signs else None
+
+
+def _coeff_sign(c: sympy.Expr) -> int | None:
+    if c.free_symbols:
+        return 1 if c.is_positive else -1 if c.is_negative else None
+    value = sympy.N(c, DPS)
+    return 1 if value > 1e-40 else -1 if value < -1e-40 else None
+
+
+def sampled_segment_sign(dphi: sympy.Expr, a: tuple, b: tuple, weights: tuple = ONE,
+                         samples: int = SAMPLES) -> int | None:
+    """The sign of ``d/dt [w1 log phi'(q(t)) - w2 log phi'(q'(t))]`` on the segment ``a -> b`` at
+    ``samples - 1`` interior points at 30 digits: ``+1``/``-1``/``0`` (all below ``1e-25``) when one sign is
+    seen, ``None`` when both are (numerical evidence, not a proof). ``dphi`` and the weights are numeric."""
+    f1 = sympy.lambdify(z, dphi, "mpmath")
+    f2 = sympy.lambdify(z, sympy.diff(dphi, z), "mpmath")
+    with mpmath.workdps(30):
+        a0, a1, b0, b1, w1, w2 = (mpmath.mpf(str(sympy.N(v, 40))) for v in (*a, *b, *weights))
+        signs = set()
+        for i in range(1, samples):
+            t = mpmath.mpf(i) / samples
+            q, qp = a0 + t * (b0 - a0), a1 + t * (b1 - a1)
+            value = w1 * f2(q) * (b0 - a0) / f1(q) - w2 * f2(qp) * (b1 - a1) / f1(qp)
+            if abs(value) > mpmath.mpf(10) ** -25:
+                signs.add(1 if value > 0 else -1)
+    if len(signs) > 1:
+        return None
+    return signs.pop() if signs else 0
+
+
+def segment_derivative(dphi: sympy.Expr, a: tuple, b: tuple, weights: tuple = ONE) -> sympy.Expr:
+    """``d/dt [w1 log phi'(q(t)) - w2 log phi'(q'(t))]`` with ``(q, q') = a + t (b - a)``."""
+    q, qp = a[0] + _T * (b[0] - a[0]), a[1] + _T * (b[1] - a[1])
+    return sympy.diff(weights[0] * sympy.log(dphi.subs(z, q)) - weights[1] * sympy.log(dphi.subs(z, qp)), _T)
+
+
+def positive_form(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` in the positive variables of the module docstring (``s, D, X, L``)."""
+    out = expr.subs(_T, _S / (1 + _S)).subs(DELTA1, _D / (1 + _D)).subs(LAM, 1 + _L)
+    return out.subs({sympy.exp(EPS1): 1 + _X, sympy.exp(EPS0): 1 + _X})
+
+
+def segment_sign(dphi: sympy.Expr, a: tuple, b: tuple, numeric: bool, weights: tuple = ONE) -> tuple[int | None, str]:
+    """``(sign, kind)`` of the derivative along one segment: kind ``"symbolic"`` (proved), ``"sampling"``
+    (numerical evidence) or ``"none"`` (undecided)."""
+    if numeric and sympy.count_ops(dphi) > 60:  # large exact laws: SymPy's sign proof is too slow; sample
+        return sampled_segment_sign(dphi, a, b, weights), "sampling"
+    derivative = segment_derivative(dphi, a, b, weights)
+    sign = None
+    if not (numeric and sympy.count_ops(derivative) > 200):  # large exact polynomials: SymPy is too slow here
+        sign = descartes_sign(positive_form(derivative))
+    if sign is not None:
+        return sign, "symbolic"
+    if not numeric:
+        return None, "none"
+    return sampled_segment_sign(dphi, a, b, weights), "sampling"
+
+
+#: where the sup of a function monotone on each segment sits, from its signs on (S1, S2).
+def _location(s1: int, s2: int) -> str:
+    if s1 >= 0 and s2 <= 0:
+        return "vertex"
+    if s2 > 0:
+        return "end" if s1 >= 0 else "start or end"
+    return "start"
+
+
+def sup_location(dphi: sympy.Expr, e1: Any = EPS1, d1: Any = DELTA1, weights: tuple = ONE,
+                 name: str = "the ratio") -> tuple[str, str, str, dict]:
+    """Where ``sup [w1 log phi'(q) - w2 log phi'(q')]`` over the polygon sits: ``(location, argument, kind,
+    corners)``; ``location`` is ``vertex``, ``start``, ``end``, ``start or end`` or ``unknown``."""
+    corners = polygon_corners(e1, d1)
+    free = set().union(*(sympy.sympify(w).free_symbols for w in weights), sympy.sympify(e1).free_symbols)
+    numeric = not free and not dphi.free_symbols - {z}
+    s1, k1 = segment_sign(dphi, corners["start"], corners["vertex"], numeric, weights)
+    s2, k2 = segment_sign(dphi, corners["vertex"], corners["end"], numeric, weights)
+    kind = "symbolic" if k1 == k2 == "symbolic" else "sampling" if None not in (s1, s2) else "none"
+    if s1 is None or s2 is None:
+        return "unknown", "the sign of the derivative along a segment was not decided", kind, corners
+    word = {1: "increases", -1: "decreases", 0: "is constant"}
+    how = "proved (sign of the factored derivative, Descartes / SymPy, cf. Lemma C.5)" if kind == "symbolic" \
+        else "sampled at 63 points per segment: numerical evidence, not a proof"
+    return _location(s1, s2), f"{name} {word[s1]} along S1 and {word[s2]} along S2; {how}", kind, corners
