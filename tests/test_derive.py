@@ -8,19 +8,22 @@ beta-binomial mean ``n a/(a + b) = 8``, and soundness against :func:`symsel.lowe
 from __future__ import annotations
 
 import json
+import math
+import time
 
+import mpmath
 import pytest
 import sympy
 from click.testing import CliRunner
 
-from symsel import binomial, geometric, poisson, tnb
+from symsel import binomial, bound, geometric, poisson, tnb
 from symsel.bounds.hockey_stick import paper_log_ratio_at, polygon_ratio_at
 from symsel.cli import main
-from symsel.derive import derive, facts_latex, polygon_vertex_ratios, segment_is_monotone
+from symsel.derive import derive, engine, facts_latex, polygon_vertex_ratios, segment_is_monotone
 from symsel.derive.family import recognize
 from symsel.distributions import z
 from symsel.errors import SpecError
-from symsel.profiles import GaussianProfile
+from symsel.profiles import GaussianProfile, pure
 
 
 @pytest.mark.parametrize("dist", [tnb(0.5, gamma=0.05), geometric(mean=30), poisson(8), binomial(20, 0.3)])
@@ -100,3 +103,86 @@ def test_cli_json_and_errors():
     assert latex.exit_code == 0 and latex.output.startswith("\\begin{align*}")
     with pytest.raises(SpecError):
         derive("pgf(expr='exp(mu*(z-1))')", "approx(eps=1, delta=1e-6)")
+
+
+# ------------------------------------------------------------------ pure-DP region, Rényi route, utility
+EPS0, MU = sympy.symbols("varepsilon_0 mu", positive=True)
+
+
+@pytest.fixture(scope="module")
+def poisson_free():
+    return derive("pgf(expr='exp(mu*(z-1))')")
+
+
+def test_pure_dp_region_poisson_is_mu_tanh(poisson_free):
+    """Vertex ((e/(1+e), 1/(1+e))): log R = mu (e^eps0 - 1)/(e^eps0 + 1) = mu tanh(eps0/2) (typed by hand)."""
+    entry = poisson_free.pure_dp
+    assert entry["sup_location"] == "vertex" and "proved" in entry["argument"]
+    assert entry["log_ratio"] == sympy.latex(MU * sympy.tanh(EPS0 / 2))
+    check = next(c for c in poisson_free.checks if c.claim.startswith("pure-DP region"))
+    assert check.passed and check.kind == "numeric-50"
+
+
+def test_pure_dp_fixed_runs_give_k_eps0_prop_17():
+    """K = 3 runs: P[K=1] = 0, the start corner is a 0/0 limit; the selection is 3 eps0-DP (P&S Prop 17)."""
+    d = derive("pgf(expr='z**3')")
+    assert d.pure_dp["log_ratio"] == sympy.latex(2 * EPS0) and d.pure_dp["epsilon"] == sympy.latex(3 * EPS0)
+    assert d.verified
+
+
+def test_pure_dp_with_a_pure_base_matches_the_certified_fdp_bound():
+    d = derive("poisson(3)", "pure(eps=1)")
+    assert d.pure_dp["eps0"] == "1" and d.verified
+    expected = 1 + 3 * math.tanh(0.5)  # eps0 + mu tanh(eps0/2)
+    assert abs(bound(poisson(3), pure(1.0), "fdp").epsilon(0.0) - expected) < 1e-6
+
+
+def test_renyi_route_poisson_gives_thm_6(poisson_free):
+    entry = poisson_free.renyi
+    assert entry["theorem"] == "Papernot-Steinke Thm 6" and entry["closed_form"].startswith(r"\max")
+    lam, dhat = sympy.symbols(r"lambda \hat{\delta}", positive=True)
+    assert entry["ps_closed_form"] == sympy.latex(MU * dhat + sympy.log(MU) / (lam - 1))  # typed from the paper
+    claims = {c.claim.split(":")[0]: c for c in poisson_free.checks}
+    assert claims["end-corner term/(lambda - 1) = mu delta1 + log mu/(lambda - 1)"].passed
+    assert all(c.passed for c in poisson_free.checks if "Lemma 7" in c.claim or "lambda" in c.claim)
+
+
+def test_renyi_route_tnb_reports_thm_2():
+    d = derive("geometric(mean=10)")
+    assert d.renyi["theorem"] == "Papernot-Steinke Thm 2" and r"\hat{\lambda}" in d.renyi["ps_closed_form"]
+    assert d.verified
+
+
+def test_utility_closed_forms_against_hand_sums(poisson_free):
+    u = poisson_free.utility
+    assert u["expected_quantile"] == sympy.latex(1 - 1 / MU + sympy.exp(-MU) / MU)  # 1 - int_0^1 e^{mu(x-1)} dx
+    assert u["success_probability"] == sympy.latex(1 - sympy.exp(-MU / sympy.Symbol("c", positive=True)))
+    assert u["tail_optimal_t"] == sympy.latex(sympy.log(sympy.Symbol("k", positive=True) / MU))
+    d = derive("geometric(mean=10)")  # gamma = 1/10: sum_k gamma (1-gamma)^(k-1) k/(k+1) by brute force
+    with mpmath.workdps(40):
+        term = lambda k: mpmath.mpf(1) / 10 * (mpmath.mpf(9) / 10) ** (k - 1) * k / (k + 1)  # noqa: E731
+        brute = mpmath.nsum(term, [1, mpmath.inf])
+        typed = mpmath.mpf(10) / 9 - 10 * mpmath.log(10) / 81
+        assert abs(brute - typed) < mpmath.mpf(10) ** -30
+    assert d.utility["expected_quantile"] == sympy.latex(sympy.Rational(10, 9) - 10 * sympy.log(10) / 81)
+
+
+def test_cli_markdown_and_latex_show_the_new_sections():
+    runner = CliRunner()
+    md = runner.invoke(main, ["derive", "poisson(3)", "--markdown"])
+    assert md.exit_code == 0, md.output
+    for head in ("## Pure-DP region", "## Rényi route", "## Utility"):
+        assert head in md.output
+    latex = runner.invoke(main, ["derive", "poisson(3)", "--latex"]).output
+    assert r"\log R(" in latex and r"\int_0^1" in latex
+    payload = json.loads(runner.invoke(main, ["derive", "poisson(3)", "--json"]).output)
+    assert {"pure_dp", "renyi", "utility"} <= set(payload) and payload["verified"]
+
+
+def test_hostile_large_law_and_a_slow_section_are_skipped_with_a_note(monkeypatch):
+    d = derive("binomial(n=80, p=0.5)")
+    assert d.pure_dp is None and any("skipped" in n for n in d.notes)
+    monkeypatch.setattr(engine, "SECTION_SECONDS", 0.2)
+    notes: list[str] = []
+    assert engine._section("slow", notes, lambda: time.sleep(5)) == (None, [])
+    assert notes and "did not close" in notes[0]

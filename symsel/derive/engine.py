@@ -43,7 +43,7 @@ THEOREMS = {"poisson": "Koskela et al. Cor 5.8", "tnb": "Koskela et al. Thm 5.2"
 #: (pure-DP region, Rényi route, utility integral): SymPy is slow there; certified numeric values remain.
 HUGE_DEGREE, HUGE_OPS = 60, 3000
 #: seconds given to each heavy SymPy section before it is skipped with a note (never a hang).
-SECTION_SECONDS = 20.0
+SECTION_SECONDS = 5.0
 
 
 # ------------------------------------------------------------------------------------ the law
