@@ -38,6 +38,9 @@ def _tex(expr: Any) -> str:
 
 
 def _expected_quantile(phi: sympy.Expr, dist: Distribution | None, big: bool) -> tuple[Any, str]:
+    if not phi.free_symbols - {z} and phi.is_polynomial(z) and not phi.atoms(sympy.Float):
+        antiderivative = sympy.Poly(phi, z).integrate()  # exact coefficients: sum_k p_k/(k + 1), any degree
+        return 1 - antiderivative.eval(1) + antiderivative.eval(0), "closed form"
     if not big and not phi.atoms(sympy.Float):  # float coefficients: SymPy's integral keeps ~15 digits only
         integral = sympy.integrate(phi, (z, 0, 1))
         if not integral.has(sympy.Integral):
