@@ -142,10 +142,12 @@ def _section(name: str, notes: list[str], run: Any) -> tuple[dict | None, list[C
         return None, []
 
 
-def derive(law: str | Distribution, base: str | Profile | None = None, delta: float = 1e-5) -> Derivation:
+def derive(law: str | Distribution, base: str | Profile | None = None, delta: float = 1e-5,
+           sections: bool = True) -> Derivation:
     """The :class:`Derivation` of a law of ``K`` (a :class:`Distribution` or a spec; a ``pgf(expr=...)``
     spec may leave parameters free), optionally with a base mechanism whose polygon and bound are derived
-    and checked for soundness against exact examples (:func:`symsel.lower.lower_bound`) at ``delta``."""
+    and checked for soundness against exact examples (:func:`symsel.lower.lower_bound`) at ``delta``.
+    ``sections=False`` skips the pure-DP region, the Rényi route and the utility (a few seconds each)."""
     spec, phi, dist = symbolic_law(law)
     dphi = _derivative(phi)
     big, huge = _sizes(phi)
@@ -194,8 +196,9 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
     notes.append(_ENVELOPE_NOTE if envelope is not None else
                  "envelope H(t): SymPy could not solve its stationarity condition for this law; symsel.bound uses "
                  "the certified numeric envelope (MATH.md §4b)")
-    sections = _symbolic_sections(spec, phi, dphi, dist, recognized, mean, base_p, polygon, big, huge, notes)
-    checks += sections.pop("checks")
+    parts = _symbolic_sections(spec, phi, dphi, dist, recognized, mean, base_p, polygon, big, huge, notes) \
+        if sections else {"checks": []}
+    checks += parts.pop("checks")
     fam_params = {k: sympy.latex(v) for k, v in recognized[1].items()} if recognized else {}
     return Derivation(
         spec=spec, pgf=_latex(phi), dpgf=_latex(dphi if big else _simple(dphi)), mean=sympy.latex(mean),
@@ -203,7 +206,7 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
         family=recognized[0] if recognized else None, family_params=fam_params, ratio=sympy.latex(ratio),
         sup_location=where, sup_argument=argument, eps_hat=None if eps_hat is None else
         (eps_hat if isinstance(eps_hat, str) else sympy.latex(eps_hat)), eps_hat_theorem=theorem, envelope=envelope,
-        base=base_spec, bound=bound, checks=tuple(checks), notes=tuple(notes), **sections)
+        base=base_spec, bound=bound, checks=tuple(checks), notes=tuple(notes), **parts)
 
 
 _ENVELOPE_NOTE = (
