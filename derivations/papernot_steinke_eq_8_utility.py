@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import mpmath
 import sympy as sp
+from _pmf_reference import masses, mp, tnb_masses
 
 import symsel
 
@@ -69,28 +70,6 @@ show("binomial", eq8_binomial)
 show(r"TNB, \eta \ne 0, 1", eq8_tnb)
 show("geometric", eq8_geometric)
 show("logarithmic", eq8_log)
-
-
-def masses(first: mpmath.mpf, ratio, start: int, stop: int | None = None) -> dict[int, mpmath.mpf]:
-    """P[K = j] for j = start, start+1, … from P[K = start] and P[K = j+1]/P[K = j] = ratio(j), typed from each
-    law's definition (a brute-force reference), until the support ends or the terms fall below 1e-60."""
-    out, term, j = {}, first, start
-    while term > mpmath.mpf(10) ** -60 or j < start + 10:
-        out[j] = term
-        if stop is not None and j == stop:
-            break
-        term, j = term * ratio(j), j + 1
-    return out
-
-
-def mp(v: object) -> mpmath.mpf:
-    return mpmath.mpf(sp.N(sp.nsimplify(v), 60))
-
-
-def tnb_masses(e: mpmath.mpf, g: mpmath.mpf) -> dict[int, mpmath.mpf]:
-    """D_{η,γ} (Definition 1, eqs. (3)-(4)): P[K = 1] and the ratio (j + η)/(j + 1) (1 − γ)."""
-    first = (1 - g) / mpmath.log(1 / g) if e == 0 else e * (1 - g) / (g ** (-e) - 1)
-    return masses(first, lambda j: (j + e) / (j + 1) * (1 - g), 1)
 
 
 def poisson_masses(m: mpmath.mpf) -> dict[int, mpmath.mpf]:

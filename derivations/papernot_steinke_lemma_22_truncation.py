@@ -23,6 +23,7 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 import sympy as sp
+from _pmf_reference import masses, mp, tnb_masses
 
 import symsel
 from symsel.bounds.renyi import lemma7_log_sup, lemma22_curve, renyi_selection_curve, truncation_terms
@@ -58,25 +59,6 @@ show(r"geometric: P[K \le m]", P_geo)
 show(r"geometric: E[K 1\{K \le m\}]", sp.factor(H_geo))
 
 
-def masses(first: mpmath.mpf, ratio, start: int) -> dict[int, mpmath.mpf]:
-    """P[K = k] from P[K = start] and the ratio P[K = k+1]/P[K = k] (typed from each law's definition), until the
-    terms fall below 1e-70."""
-    out, term, k = {}, first, start
-    while term > mpmath.mpf(10) ** -70 or k < start + 10:
-        out[k] = term
-        term, k = term * ratio(k), k + 1
-    return out
-
-
-def mpq(v: object) -> mpmath.mpf:
-    return mpmath.mpf(sp.N(sp.nsimplify(v), 60))
-
-
-def tnb_masses(e: mpmath.mpf, gg: mpmath.mpf) -> dict[int, mpmath.mpf]:
-    first = (1 - gg) / mpmath.log(1 / gg) if e == 0 else e * (1 - gg) / (gg ** (-e) - 1)
-    return masses(first, lambda k: (k + e) / (k + 1) * (1 - gg), 1)
-
-
 def reference_terms(pmf: dict[int, mpmath.mpf], k_max: int) -> tuple[mpmath.mpf, mpmath.mpf]:
     """(a, b) of Lemma 22 from the tail past k_max: a = log(1/(1 − P[K > m])), b = log(1 + T/(E[K] − T))."""
     tail = mpmath.fsum(v for k, v in pmf.items() if k > k_max)
@@ -101,7 +83,7 @@ for law, pmf, cuts in laws:
             assert abs(got - ref) <= 1e-15 * ref + 1e-300, (law.spec, k_max, got, ref)
         if law.name == "geometric":
             subs = {g: sp.Rational(1, 10), m: k_max}
-            assert abs(mpmath.log(1 / mpq(P_geo.subs(subs))) - ref_a) < mpmath.mpf(10) ** -45
+            assert abs(mpmath.log(1 / mp(P_geo.subs(subs))) - ref_a) < mpmath.mpf(10) ** -45
             assert abs(mpmath.mpf(sp.N(b_geo.subs(subs), 55)) - ref_b) < mpmath.mpf(10) ** -45
         # the sandwich 1 <= f'/(P f~') <= 1 + x T/H at a few x (numerical evidence)
         head = {k: v for k, v in pmf.items() if k <= k_max}
