@@ -184,5 +184,21 @@ def test_hostile_large_law_and_a_slow_section_are_skipped_with_a_note(monkeypatc
     assert d.pure_dp is None and any("skipped" in n for n in d.notes)
     monkeypatch.setattr(engine, "SECTION_SECONDS", 0.2)
     notes: list[str] = []
-    assert engine._section("slow", notes, lambda: time.sleep(5)) == (None, [])
+    started = time.process_time()
+    assert engine._section("slow", notes, lambda: _burn_cpu(5.0)) == (None, [])
     assert notes and "did not close" in notes[0]
+    assert time.process_time() - started < 2.0  # stopped by the CPU-time limit, not by the loop's own end
+
+
+def test_a_section_waiting_without_cpu_is_not_cut_short(monkeypatch):
+    """The limit counts CPU time: a section that is slow only because the machine is busy (here: asleep) closes."""
+    monkeypatch.setattr(engine, "SECTION_SECONDS", 0.2)
+    notes: list[str] = []
+    assert engine._section("waiting", notes, lambda: (time.sleep(0.5), ({"ok": True}, []))[1]) == ({"ok": True}, [])
+    assert notes == []
+
+
+def _burn_cpu(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass

@@ -76,8 +76,10 @@ class SympyTimeoutError(Exception):
 
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Raise :class:`SympyTimeoutError` inside the block after ``seconds`` (SIGALRM; main thread on POSIX only,
-    elsewhere no limit): heavy SymPy steps are skipped with a note rather than hanging."""
+    """Raise :class:`SympyTimeoutError` inside the block after ``seconds`` of this process's CPU time (SIGPROF;
+    main thread on POSIX only, elsewhere no limit): heavy SymPy steps are skipped with a note rather than hanging.
+    CPU time, not wall time, so that a loaded machine does not turn a derivation that closes into one that is
+    skipped."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -85,10 +87,10 @@ def time_limit(seconds: float) -> Iterator[None]:
     def _raise(signum: int, frame: Any) -> None:
         raise SympyTimeoutError(f"SymPy step exceeded {seconds:g} s")
 
-    previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, _raise)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)

@@ -354,16 +354,20 @@ class Distribution:
             return sympy.Integer(0)
         if self.pmf_symbolic is not None:
             return sympy.simplify(self.pmf_symbolic.subs(self.values).subs(k, kk))
-        return self._series_coefficients(kk + 1)[kk]
+        return sympy.simplify(self._series_coefficients(kk + 1)[kk])
 
     def _series_coefficients(self, n_terms: int) -> list[sympy.Expr]:
+        """The first (at least) ``n_terms`` Taylor coefficients of the PGF at 0, exact and unsimplified. The
+        cache grows at least twofold, so reading the pmf term by term expands the series O(log n) times."""
         cached = getattr(self, "_series_cache", None)
         if cached is not None and len(cached) >= n_terms:
             return cached
+        if cached is not None:
+            n_terms = max(n_terms, 2 * len(cached))
         expansion = _ring_series(self.pgf, n_terms)
         if expansion is None:
             expansion = sympy.series(self.pgf, z, 0, n_terms).removeO()
-        coeffs = [sympy.simplify(expansion.coeff(z, i)) for i in range(n_terms)]
+        coeffs = [expansion.coeff(z, i) for i in range(n_terms)]
         object.__setattr__(self, "_series_cache", coeffs)
         return coeffs
 
