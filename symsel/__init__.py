@@ -11,6 +11,7 @@ One import is enough::
     law = symsel.parse_distribution("geometric(mean=30)")
     base = symsel.parse_profile("gaussian(sigma=4)")
     symsel.bound(law, base).epsilon(1e-6)          # method "best"; see symsel.METHODS
+    symsel.derive("poisson(mean=3)", "approx(eps=1, delta=1e-6)").markdown()   # a derivation, checked
 """
 
 __all__ = [
@@ -28,10 +29,14 @@ __all__ = [
     "bound",
     "compose",
     "compound",
+    "derive",
     "from_pgf",
     "from_pmf",
     "geometric",
+    "get_example",
+    "list_examples",
     "logarithmic",
+    "lower_bound",
     "mixture",
     "negative_binomial",
     "parse_distribution",
@@ -64,6 +69,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
+    if name == "derive":  # a callable subpackage: symsel.derive(law, base) and symsel.derive.derive are one function
+        import importlib
+
+        return importlib.import_module("symsel.derive")
     if name in _LAZY:
         import importlib
 
@@ -74,4 +83,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"derive"})

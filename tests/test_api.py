@@ -45,6 +45,14 @@ def test_one_import_is_enough():
     assert result.method == "best" and isinstance(result, symsel.Profile)
     assert set(symsel.METHODS) >= {"envelope", "best", "rdp"}
     assert callable(symsel.lower_bound) and callable(symsel.get_example)
+    assert set(symsel.__all__) <= set(dir(symsel)) and all(hasattr(symsel, name) for name in symsel.__all__)
+
+
+def test_derive_is_callable_from_the_top_level_package():
+    """``symsel.derive(law)`` after one ``import symsel``; the package's function is the same one."""
+    by_call = symsel.derive("poisson(mean=3)", sections=False)
+    by_function = symsel.derive.derive("poisson(mean=3)", sections=False)
+    assert by_call.mean == by_function.mean == "3" and by_call.family == by_function.family
 
 
 def test_bad_arguments_are_parameter_errors():
