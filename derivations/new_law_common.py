@@ -150,6 +150,18 @@ def bounds(dist: Distribution, base: Profile, delta: float, sup: PolygonSup, mea
     return out
 
 
+def derive_agrees(spec: str, base_spec: str, numbers: dict, sup: PolygonSup) -> str:
+    """``symsel.derive(spec, base)`` on the same law and base: verified, the same ``best`` bound, and a sup location
+    consistent with the 50-digit scan (a corner found there is the one ``derive`` names; a maximum inside a
+    segment leaves ``derive``'s location ``unknown``). Returns derive's location and how it was decided."""
+    d = symsel.derive(spec, base_spec, numbers["delta"], sections=False)
+    assert d.verified, [c for c in d.checks if not c.passed]
+    assert abs(d.bound["epsilon_best"] - numbers["best"]) <= 1e-9 * numbers["best"], (d.bound, numbers)
+    expected = "unknown" if sup.location.startswith("inside") else sup.location
+    assert d.sup_location == expected, (d.sup_location, sup.location)
+    return f"{d.sup_location} ({d.sup_argument})"
+
+
 def tightness(numbers: dict, limit: float) -> float:
     """``best / lower``, asserted at most ``limit`` (measured, with some slack)."""
     ratio = numbers["best"] / numbers["lower"]

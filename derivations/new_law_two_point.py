@@ -5,10 +5,9 @@ Wang & Wang's eq. (21). Symbolically in ``L, s``: ``phi = s z + (1-s) z^L``, ``p
 ``m = s + (1-s) L``, ``Var = s (1-s) (L-1)^2``, ``P[K=0] = 0``, ``P[K=1] = s`` (checked against brute-force
 pmf sums at 50 digits for ``L = 10, s = 1/2``). The polygon ratio is ``(s + (1-s) L q^(L-1))/(s + (1-s) L
 q'^(L-1))``; its sampled maximum (numerical evidence, not a proof) lies inside S2 and symsel's certified sup is
-above it and within 1e-5. Work-around: ``derive('two_point(L=10, s=1/2)', base)`` did not finish in 5 minutes
-(SymPy's sign proof on the segment derivative with 17-digit rational ``eps1, delta1``), so the base part uses
-symsel's numeric engine directly (:func:`symsel.bound`, :func:`symsel.lower.lower_bound`); ``derive(spec)``
-without a base is used for the facts.
+above it and within 1e-5. The base part uses symsel's numeric engine directly (:func:`symsel.bound`,
+:func:`symsel.lower.lower_bound`); ``derive(spec, base)`` is run beside it and must agree (same bound, verified,
+location ``unknown`` since the derivative changes sign inside S2); ``derive(spec)`` gives the facts.
 
 Run: ``python derivations/new_law_two_point.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """
@@ -17,7 +16,7 @@ from __future__ import annotations
 
 import mpmath
 import sympy
-from new_law_common import assert_equal, bounds, check_facts, polygon_sup, report, tightness
+from new_law_common import assert_equal, bounds, check_facts, derive_agrees, polygon_sup, report, tightness
 
 import symsel
 from symsel.derive import derive
@@ -55,4 +54,5 @@ print(f"$$\\varphi'(z) = {sympy.latex(DPHI)},\\ m = {sympy.latex(MEAN)},\\ "
       f"\\operatorname{{Var}}[K] = {sympy.latex(VARIANCE)}$$")
 print(f"polygon sup (eps1 = {sup.eps1:.4f}, delta1 = {sup.delta1:.4g}) {sup.location}: log R = {sup.log_r:.8f}, "
       f"certified {sup.certified:.8f} (location: numerical evidence, not a proof)")
+print(f"derive(spec, base): sup at the {derive_agrees(SPEC, BASE, numbers, sup)}")
 report(numbers, tightness(numbers, 1.003))

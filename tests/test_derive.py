@@ -202,3 +202,57 @@ def _burn_cpu(seconds: float) -> None:
     end = time.process_time() + seconds
     while time.process_time() < end:
         pass
+
+
+@pytest.mark.parametrize("spec", ["poisson(3)", "two_point(L=10, s=1/2)", "binomial(n=20, p=0.3)",
+                                  "pgf(expr='(exp(mu*z)-1)/(exp(mu)-1)', mu=3)"])
+def test_a_gaussian_base_with_its_17_digit_polygon_is_derived_in_seconds(spec):
+    """The optimal eps1 of a Gaussian base is a 17-digit rational: SymPy's sign proof on exact numbers did not finish
+    (poisson(3) ran past 60 s); now interval arithmetic or sampling decides, and every check passes."""
+    started = time.process_time()
+    d = derive(spec, "gaussian(sigma=2)", sections=False)
+    assert time.process_time() - started < 30
+    assert d.verified and d.bound["epsilon_best"] >= d.bound["epsilon_lower"]
+
+
+def test_interval_signs_match_the_poisson_ratio_and_refuse_a_sign_change():
+    """Poisson: phi'(q)/phi'(q') = e^{mu (q - q')}; q - q' grows along S1 and shrinks along S2 (by hand from the
+    corners), so the log-ratio's derivative is > 0 on S1 and < 0 on S2. A constant phi' gives 0. The two-point law
+    peaks inside S2 (its derivative changes sign there): no interval proof, sampling decides."""
+    from symsel.derive.corners import polygon_corners
+    from symsel.derive.segments import interval_segment_sign, segment_sign
+
+    c = polygon_corners(sympy.Rational(7037861020613807, 10**17), sympy.Rational(1701333513557249, 10**16))
+    dphi = 3 * sympy.exp(3 * (z - 1))
+    assert interval_segment_sign(dphi, c["start"], c["vertex"]) == 1
+    assert interval_segment_sign(dphi, c["vertex"], c["end"]) == -1
+    assert interval_segment_sign(sympy.Rational(3, 10) + 0 * z, c["start"], c["vertex"]) == 0
+    two_point = sympy.Rational(1, 2) + 5 * z**9
+    c = polygon_corners(sympy.Integer(1), sympy.Rational(1, 10**6))  # sup near t = 0.55 of S2 (dense mpmath scan)
+    assert interval_segment_sign(two_point, c["vertex"], c["end"]) is None
+    assert segment_sign(two_point, c["vertex"], c["end"], numeric=True) == (None, "sampling")
+
+
+def test_a_simplification_that_changes_the_value_is_not_printed():
+    """SymPy's simplify turned the Lemma 7 vertex term of the zero-truncated Poisson (mu = 3) into a complex number
+    (a wrong log branch on 1 - e^3); the term printed keeps the real value of the unsimplified form."""
+    from symsel.derive.common import DELTA1, EPS1, LAM
+    from symsel.derive.corners import polygon_corners
+    from symsel.derive.renyi import corner_term
+
+    dphi = 3 * sympy.exp(3 * z) / (sympy.exp(3) - 1)
+    q, qp = polygon_corners(EPS1, DELTA1)["vertex"]
+    point = {EPS1: sympy.Rational(1, 2), DELTA1: sympy.Rational(1, 1000), LAM: 2}
+    by_hand = 2 * sympy.log(dphi.subs(z, q)) - sympy.log(dphi.subs(z, qp))
+    printed = sympy.N(corner_term(dphi, (q, qp)).subs(point), 40)
+    assert abs(complex(printed) - complex(sympy.N(by_hand.subs(point), 40))) < 1e-30
+
+
+def test_a_section_sympy_fails_on_is_skipped_with_a_note():
+    notes: list[str] = []
+
+    def fails() -> None:
+        raise ValueError("The argument 'x' is not comparable.")
+
+    assert engine._section("Rényi route", notes, fails) == (None, [])
+    assert notes and "SymPy failed" in notes[0] and "not comparable" in notes[0]

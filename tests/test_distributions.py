@@ -80,6 +80,7 @@ CASES = [
     (lambda: tnb(-0.5, gamma=0.4), tnb_pmf("-0.5", "0.4"), 400),
     (lambda: logarithmic(gamma=0.25), tnb_pmf(0, "0.25"), 500),
     (lambda: tnb(3, gamma=0.5), tnb_pmf(3, "0.5"), 400),
+    (lambda: tnb(0.5, gamma=0.9), tnb_pmf("0.5", "0.9"), 80),  # pmf has 10**(-k): an int k made it a float64
     (
         lambda: negative_binomial(2.5, gamma=0.4),
         lambda kk: (

@@ -58,6 +58,22 @@ def rel(a: Any, b: Any) -> float:
     return float(abs(a - b) / max(sympy.Float(1), abs(b)))
 
 
+def checked_simplify(expr: sympy.Expr, max_ops: int) -> sympy.Expr:
+    """``sympy.simplify(expr)`` when ``expr`` has fewer than ``max_ops`` operations and the simplified form has the
+    same value at a generic point (each free symbol at a distinct rational in (0, 1), 50 digits), else ``expr``
+    unchanged. SymPy's simplify can pick a wrong branch of ``log`` on negative constants (``log(3/(e^3 - 1))``
+    became complex); a form that is not the same number is never printed."""
+    if sympy.count_ops(expr) >= max_ops:
+        return expr
+    simpler = sympy.simplify(expr)
+    point = {s: sympy.Rational(13 + 7 * i, 100 + i) for i, s in enumerate(sorted(expr.free_symbols, key=str))}
+    try:
+        before, after = (complex(sympy.N(e.subs(point), DPS)) for e in (expr, simpler))
+    except (TypeError, ValueError):  # not a number at the point (a pole, nan): keep the form as derived
+        return expr
+    return simpler if abs(before - after) <= 1e-30 * max(1.0, abs(before)) else expr
+
+
 def tidy_log_ratio(num: sympy.Expr, den: sympy.Expr, eps: sympy.Symbol) -> sympy.Expr:
     """``log(num/den)`` in a readable form: with ``X = e^eps`` the ratio is cancelled and factored when it is
     rational in ``X`` (fast, exact); a small non-rational form is simplified; a large one is left alone."""
@@ -67,7 +83,7 @@ def tidy_log_ratio(num: sympy.Expr, den: sympy.Expr, eps: sympy.Symbol) -> sympy
         ratio = sympy.factor(sympy.cancel(ratio))
         return sympy.expand_log(sympy.log(ratio), force=True).subs(x, sympy.exp(eps))
     log_r = sympy.log(num) - sympy.log(den)
-    return sympy.simplify(log_r) if sympy.count_ops(log_r) < 100 else log_r
+    return checked_simplify(log_r, 100)
 
 
 class SympyTimeoutError(Exception):

@@ -13,13 +13,14 @@ class Check:
 
     Attributes:
         claim: the statement checked.
-        kind: ``"symbolic"`` (a SymPy identity or sign: a proof), ``"numeric-50"`` (agreement at 50 digits
+        kind: ``"symbolic"`` (a SymPy identity or sign: a proof), ``"interval"`` (a sign proved by interval
+            arithmetic on a numeric law: a computer-assisted proof), ``"numeric-50"`` (agreement at 50 digits
             with the numeric engine at parameter points), ``"sampling"`` (signs at sample points: numerical
             evidence, not a proof) or ``"soundness"`` (a certified lower bound from exact examples below the bound).
         agreement: the largest absolute disagreement found (``0.0`` for a symbolic identity; for soundness the
             margin bound minus lower bound, which must be ``>= 0``).
         passed: whether the claim held.
-        proof: whether the check is a proof (``kind == "symbolic"``).
+        proof: whether the check is a proof (``kind`` is ``"symbolic"`` or ``"interval"``).
     """
 
     claim: str
@@ -33,7 +34,7 @@ class Check:
 
     @property
     def proof(self) -> bool:
-        return self.kind == "symbolic"
+        return self.kind in ("symbolic", "interval")
 
     def to_json(self) -> dict[str, Any]:
         return {"claim": self.claim, "kind": self.kind, "agreement": self.agreement, "passed": self.passed,

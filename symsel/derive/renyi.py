@@ -21,10 +21,21 @@ from typing import Any
 import sympy
 
 from symsel.bounds.renyi.lemma7 import lemma7_log_sup
-from symsel.derive.common import DELTA1, DELTA_HAT, EPS1, EPS_HAT, LAM, LAM_HAT, engine_law, free_points, n50
+from symsel.derive.common import (
+    DELTA1,
+    DELTA_HAT,
+    EPS1,
+    EPS_HAT,
+    LAM,
+    LAM_HAT,
+    checked_simplify,
+    engine_law,
+    free_points,
+    n50,
+)
 from symsel.derive.corners import polygon_corners
 from symsel.derive.record import Check
-from symsel.derive.segments import _T, segment_derivative, segment_sign
+from symsel.derive.segments import _T, HOW, combined_kind, segment_derivative, segment_sign
 from symsel.distributions import Distribution, z
 from symsel.region import polygon_lower
 
@@ -37,13 +48,13 @@ _CANDIDATES = {"S1": {1: ["vertex"], -1: ["start"], 0: ["vertex"], "t-free": ["s
 def corner_term(dphi: sympy.Expr, corner: tuple, lam: Any = LAM) -> sympy.Expr:
     """``lambda log phi'(q) + (1 - lambda) log phi'(q')`` at one corner ``(q, q')``."""
     q, qp = corner
-    term = sympy.expand_log(lam * sympy.log(dphi.subs(z, q)) + (1 - lam) * sympy.log(dphi.subs(z, qp)), force=True)
-    return sympy.simplify(term) if sympy.count_ops(term) < 80 else term
+    term = sympy.expand_log(lam * sympy.log(dphi.subs(z, q)) + (1 - lam) * sympy.log(dphi.subs(z, qp)))
+    return checked_simplify(term, 80)
 
 
 def _segment(dphi: sympy.Expr, a: tuple, b: tuple, numeric: bool, weights: tuple) -> tuple[Any, str]:
     sign, kind = segment_sign(dphi, a, b, numeric, weights)
-    if sign is not None:
+    if sign is not None or numeric:  # numeric: no SymPy on exact numbers (see symsel.derive.segments)
         return sign, kind
     derivative = segment_derivative(dphi, a, b, weights)
     if sympy.count_ops(derivative) < 400 and sympy.simplify(sympy.diff(derivative, _T)) == 0:
@@ -63,11 +74,10 @@ def lemma7_sup(dphi: sympy.Expr, e1: Any = EPS1, d1: Any = DELTA1, lam: Any = LA
         return "unknown", "the sign of the lambda-weighted derivative along a segment was not decided", "none", None
     names = list(dict.fromkeys(_CANDIDATES["S1"][s1] + _CANDIDATES["S2"][s2]))
     terms = [corner_term(dphi, corners[n], lam) for n in names]
-    kind = "symbolic" if k1 == k2 == "symbolic" else "sampling"
+    kind = combined_kind(k1, k2)
     word = {1: "increases", -1: "decreases", 0: "is constant", "t-free": "is monotone (direction set by the "
             "parameters: the derivative does not depend on the position)"}
-    how = "proved (factored sign / t-free derivative)" if kind == "symbolic" else \
-        "sampled at 63 points per segment: numerical evidence, not a proof"
+    how = "proved (factored sign / t-free derivative)" if kind == "symbolic" else HOW[kind]
     argument = f"the Lemma 7 term {word[s1]} along S1 and {word[s2]} along S2; {how}"
     return " or ".join(names), argument, kind, terms[0] if len(terms) == 1 else sympy.Max(*terms)
 

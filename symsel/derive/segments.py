@@ -6,11 +6,15 @@ Papernot-Steinke Lemma 7's term (MATH.md §6). With ``t = s/(1 + s)``, ``delta1 
 ``e^eps = 1 + X`` and ``lambda = 1 + L`` (every new symbol positive), a derivative whose numerator and
 denominator are polynomials in ``s`` with coefficients of one sign (Descartes' rule of signs; the
 ``(ax + b)/(cx + d)`` criterion of Koskela et al. Lemma C.5 is the degree-one case), or that SymPy proves
-positive/negative, has a *proved* sign; otherwise its sign is sampled at 63 points (numerical evidence).
+positive/negative, has a *proved* sign. For a numeric law on a numeric polygon SymPy is not used (its assumption
+queries on exact numbers such as ``exp(7037861020613807/10^17)`` do not finish): the sign is proved by interval
+arithmetic (``mpmath.iv`` enclosures of the derivative on a bisection of the segment) where the enclosures
+exclude zero. Otherwise its sign is sampled at 63 points (numerical evidence, not a proof).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import mpmath
@@ -23,6 +27,11 @@ from symsel.distributions import z
 _T, _S, _D, _X, _L = sympy.symbols("t s D X L", positive=True)
 ONE = (sympy.Integer(1), sympy.Integer(1))
 SAMPLES = 64
+#: interval proof: at most this many enclosures, this much CPU time, pieces no narrower than this, per segment.
+INTERVAL_PIECES, INTERVAL_SECONDS, INTERVAL_MIN_WIDTH = 4000, 2.0, 1e-9
+#: names the interval evaluation of ``phi'`` and ``phi''`` resolves to (constants enclosed, not rounded).
+_IV_NAMES = {"mpf": mpmath.iv.mpf, "exp": mpmath.iv.exp, "log": mpmath.iv.log, "sqrt": mpmath.iv.sqrt,
+             "e": mpmath.iv.e, "E": mpmath.iv.e, "pi": mpmath.iv.pi}
 
 
 def descartes_sign(expr: sympy.Expr) -> int | None:
@@ -102,6 +111,66 @@ def sampled_segment_sign(dphi: sympy.Expr, a: tuple, b: tuple, weights: tuple = 
     return signs.pop() if signs else 0
 
 
+def interval_segment_sign(dphi: sympy.Expr, a: tuple, b: tuple, weights: tuple = ONE) -> int | None:
+    """The *proved* sign of ``d/dt [w1 log phi'(q(t)) - w2 log phi'(q'(t))]`` on the segment ``a -> b``: ``[0, 1]``
+    is bisected until the interval enclosure (``mpmath.iv``, 30 digits) of ``w1 phi''(q) dq/phi'(q) - w2 phi''(q')
+    dq'/phi'(q')`` on every piece excludes zero or is exactly zero. ``+1``/``-1`` (non-strict: pieces where it is
+    identically zero allowed), ``0`` when it is zero throughout, ``None`` when the budget
+    (:data:`INTERVAL_PIECES`, :data:`INTERVAL_SECONDS`) runs out or an enclosure fails (e.g. ``phi'(0) = 0``)."""
+    iv = mpmath.iv
+    try:
+        f1 = sympy.lambdify(z, dphi, [_IV_NAMES, "mpmath"])
+        f2 = sympy.lambdify(z, sympy.diff(dphi, z), [_IV_NAMES, "mpmath"])
+    except Exception:  # an expression lambdify cannot print: no proof
+        return None
+    saved, iv.dps = iv.dps, 30
+    try:
+        a0, a1, b0, b1, w1, w2 = (_enclose(v) for v in (*a, *b, *weights))
+        d0, d1 = b0 - a0, b1 - a1
+
+        def derivative(lo: mpmath.mpf, hi: mpmath.mpf) -> Any:
+            t = iv.mpf([lo, hi])
+            q, qp = a0 + t * d0, a1 + t * d1
+            return w1 * f2(q) * d0 / f1(q) - w2 * f2(qp) * d1 / f1(qp)
+
+        return _bisect_sign(derivative)
+    except Exception:  # an enclosure failed (division by an interval holding zero, a function without iv form)
+        return None
+    finally:
+        iv.dps = saved
+
+
+def _enclose(value: Any) -> Any:
+    """An ``mpmath.iv`` interval holding the exact number ``value`` (evaluated at 60 digits, widened by 1e-55)."""
+    x = mpmath.mpf(str(sympy.N(value, 60)))
+    pad = mpmath.mpf(10) ** -55 * max(1, abs(x))
+    return mpmath.iv.mpf([x - pad, x + pad])
+
+
+def _bisect_sign(derivative: Any) -> int | None:
+    """Bisect ``[0, 1]`` until every piece's enclosure has one sign (see :func:`interval_segment_sign`)."""
+    deadline = time.process_time() + INTERVAL_SECONDS
+    pieces = [(mpmath.mpf(0), mpmath.mpf(1))]
+    signs: set[int] = set()
+    for _ in range(INTERVAL_PIECES):
+        if not pieces:
+            return signs.pop() if signs else 0
+        if time.process_time() > deadline:
+            return None
+        lo, hi = pieces.pop()
+        g = derivative(lo, hi)
+        if g.a > 0 or g.b < 0:
+            signs.add(1 if g.a > 0 else -1)
+            if len(signs) > 1:
+                return None  # the derivative changes sign: not monotone on this segment
+        elif not (g.a == 0 and g.b == 0):
+            if hi - lo < INTERVAL_MIN_WIDTH:
+                return None
+            mid = (lo + hi) / 2
+            pieces += [(lo, mid), (mid, hi)]
+    return None
+
+
 def segment_derivative(dphi: sympy.Expr, a: tuple, b: tuple, weights: tuple = ONE) -> sympy.Expr:
     """``d/dt [w1 log phi'(q(t)) - w2 log phi'(q'(t))]`` with ``(q, q') = a + t (b - a)``."""
     q, qp = a[0] + _T * (b[0] - a[0]), a[1] + _T * (b[1] - a[1])
@@ -115,19 +184,16 @@ def positive_form(expr: sympy.Expr) -> sympy.Expr:
 
 
 def segment_sign(dphi: sympy.Expr, a: tuple, b: tuple, numeric: bool, weights: tuple = ONE) -> tuple[int | None, str]:
-    """``(sign, kind)`` of the derivative along one segment: kind ``"symbolic"`` (proved), ``"sampling"``
-    (numerical evidence) or ``"none"`` (undecided)."""
-    if numeric and sympy.count_ops(dphi) > 60:  # large exact laws: SymPy's sign proof is too slow; sample
+    """``(sign, kind)`` of the derivative along one segment: kind ``"symbolic"`` (proved by SymPy / Descartes),
+    ``"interval"`` (proved by interval arithmetic; numeric law and polygon), ``"sampling"`` (numerical evidence)
+    or ``"none"`` (undecided)."""
+    if numeric:
+        sign = interval_segment_sign(dphi, a, b, weights)
+        if sign is not None:
+            return sign, "interval"
         return sampled_segment_sign(dphi, a, b, weights), "sampling"
-    derivative = segment_derivative(dphi, a, b, weights)
-    sign = None
-    if not (numeric and sympy.count_ops(derivative) > 200):  # large exact polynomials: SymPy is too slow here
-        sign = descartes_sign(positive_form(derivative))
-    if sign is not None:
-        return sign, "symbolic"
-    if not numeric:
-        return None, "none"
-    return sampled_segment_sign(dphi, a, b, weights), "sampling"
+    sign = descartes_sign(positive_form(segment_derivative(dphi, a, b, weights)))
+    return (sign, "symbolic") if sign is not None else (None, "none")
 
 
 #: where the sup of a function monotone on each segment sits, from its signs on (S1, S2).
@@ -144,14 +210,27 @@ def sup_location(dphi: sympy.Expr, e1: Any = EPS1, d1: Any = DELTA1, weights: tu
     """Where ``sup [w1 log phi'(q) - w2 log phi'(q')]`` over the polygon sits: ``(location, argument, kind,
     corners)``; ``location`` is ``vertex``, ``start``, ``end``, ``start or end`` or ``unknown``."""
     corners = polygon_corners(e1, d1)
-    free = set().union(*(sympy.sympify(w).free_symbols for w in weights), sympy.sympify(e1).free_symbols)
+    free = set().union(*(sympy.sympify(w).free_symbols for w in (*weights, e1, d1)))
     numeric = not free and not dphi.free_symbols - {z}
     s1, k1 = segment_sign(dphi, corners["start"], corners["vertex"], numeric, weights)
     s2, k2 = segment_sign(dphi, corners["vertex"], corners["end"], numeric, weights)
-    kind = "symbolic" if k1 == k2 == "symbolic" else "sampling" if None not in (s1, s2) else "none"
+    kind = combined_kind(k1, k2) if None not in (s1, s2) else "none"
     if s1 is None or s2 is None:
         return "unknown", "the sign of the derivative along a segment was not decided", kind, corners
     word = {1: "increases", -1: "decreases", 0: "is constant"}
-    how = "proved (sign of the factored derivative, Descartes / SymPy, cf. Lemma C.5)" if kind == "symbolic" \
-        else "sampled at 63 points per segment: numerical evidence, not a proof"
-    return _location(s1, s2), f"{name} {word[s1]} along S1 and {word[s2]} along S2; {how}", kind, corners
+    return _location(s1, s2), f"{name} {word[s1]} along S1 and {word[s2]} along S2; {HOW[kind]}", kind, corners
+
+
+#: how a segment's sign was settled, by kind (the sup location's argument).
+HOW = {"symbolic": "proved (sign of the factored derivative, Descartes / SymPy, cf. Lemma C.5)",
+       "interval": "proved by interval arithmetic (mpmath.iv enclosures of the derivative on a bisection of "
+                   "each segment exclude zero)",
+       "sampling": "sampled at 63 points per segment: numerical evidence, not a proof"}
+
+
+def combined_kind(*kinds: str) -> str:
+    """The weakest of the segments' kinds: ``symbolic`` if all are, a proof (``interval``) if all are proofs,
+    else ``sampling``."""
+    if all(k == "symbolic" for k in kinds):
+        return "symbolic"
+    return "interval" if all(k in ("symbolic", "interval") for k in kinds) else "sampling"

@@ -377,8 +377,8 @@ class Distribution:
         if kk < self.support_min or (self.support_max is not None and kk > self.support_max):
             return mpmath.mpf(0)
         with mpmath.workdps(dps):
-            if self._pmf_closed is not None:
-                return +self._pmf_closed(kk)
+            if self._pmf_closed is not None:  # k as an mpf: 10**(-k) with a Python int k would be a float64
+                return +self._pmf_closed(mpmath.mpf(kk))
             return mpmath.mpf(sympy.N(self._series_coefficients(kk + 1)[kk], dps + 5))
 
     def pmf(self, kk: Any) -> np.ndarray | float:
