@@ -81,11 +81,13 @@ def test_free_symbol_poisson_gives_cor_5_8():
 def test_beta_binomial_with_an_approx_base_is_sound_on_exact_examples():
     d = derive("beta_binomial(n=20, a=2, b=3)", "approx(eps=1, delta=1e-6)")
     assert d.family is None and d.mean == "8"  # n a / (a + b)
-    assert d.sup_location == "vertex" and "numerical evidence" in d.sup_argument
+    assert d.sup_location == "vertex" and "proved by interval arithmetic" in d.sup_argument
     assert d.bound["epsilon_lower"] <= d.bound["epsilon_best"] <= d.bound["epsilon_derived"] + 1e-6
     kinds = {c.kind for c in d.checks}
-    assert {"soundness", "sampling", "numeric-50"} <= kinds and d.verified
-    assert "numerical evidence" in d.markdown()
+    assert {"soundness", "interval", "numeric-50"} <= kinds and d.verified
+    assert "interval arithmetic" in d.markdown()
+    vertex_check = next(c for c in d.checks if c.kind == "interval")
+    assert vertex_check.proof and vertex_check.passed  # the vertex value within the engine's certificate
 
 
 def test_cli_json_and_errors():
