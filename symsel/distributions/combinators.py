@@ -7,7 +7,7 @@ from typing import Any
 
 import sympy
 
-from symsel.distributions.core import Distribution
+from symsel.distributions.core import Distribution, require_finite_mean
 from symsel.distributions.expressions import z
 from symsel.distributions.params import Number, _check, _plain, exact_number
 from symsel.errors import ParameterError
@@ -85,6 +85,7 @@ def compound(outer: Distribution, inner: Distribution) -> Distribution:
     logarithmic is negative binomial, Papernot & Steinke Appendix A.2)."""
     outer = _as_distribution(outer, "outer", "compound")
     inner = _as_distribution(inner, "inner", "compound")
+    require_finite_mean(outer.mean_mp() * inner.mean_mp(), "compound")  # E[K] = E[T] E[K_i] (Wald)
     pgf = outer.pgf.subs(z, inner.pgf)
     smax = None
     if outer.support_max is not None and inner.support_max is not None:

@@ -93,6 +93,18 @@ class Family:
 FINITE_SUM_MAX_TERMS = 5000
 
 
+#: the largest E[K] accepted: bounds multiply by m in float64 (1e300 leaves room for m delta_Q, m e^eps).
+MAX_MEAN = 1e300
+
+
+def require_finite_mean(mean: Any, where: str) -> float:
+    """``mean`` as a float, or a :class:`ParameterError` naming the mean the parameters imply when it is not below
+    :data:`MAX_MEAN`: every bound scales with ``m = E[K]`` in float64."""
+    if not mean < MAX_MEAN:
+        raise ParameterError("mean", float(mean), f"E[K] < {MAX_MEAN:g} (implied by the parameters given)", where)
+    return float(mean)
+
+
 @dataclass(frozen=True, eq=False)
 class Distribution:
     """The law of the number of runs ``K``, held as its PGF ``phi(z) = E[z^K]``.
@@ -130,6 +142,12 @@ class Distribution:
     truncation_of: tuple[Distribution, int] | None = field(default=None, repr=False)
     log_dpgf_form: sympy.Expr | None = field(default=None, repr=False)
     known_family: Family | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        """A named family whose mean overflows float64 (``geometric(gamma=1e-320)``, ``binomial(10**400, 1/2)``)
+        is refused here (user PGFs: :func:`symsel.distributions.user.validate_pgf`; compounds: their constructor)."""
+        if self.known_family is not None:
+            self.__dict__["mean"] = require_finite_mean(self.mean_mp(DEFAULT_DPS), self.name)  # the cached mean
 
     @cached_property
     def family(self) -> Family | None:

@@ -79,6 +79,8 @@ def _solve_gamma_for_mean(eta: sympy.Expr, mean: sympy.Expr, where: str) -> symp
 
 #: the largest shape of a truncated negative binomial law (``gamma^-eta`` is held exactly).
 TNB_MAX_ETA = 1000
+#: below this |eta| (a subnormal float64) the float64 phi' is 0/0 and SymPy's simplification of gamma^-eta hangs.
+TNB_MIN_ETA = 1e-300
 
 
 def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) -> Distribution:
@@ -92,6 +94,8 @@ def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) ->
     where = "tnb"
     e = exact_number(eta, "eta", where)
     _check(-1 < e <= TNB_MAX_ETA, "eta", eta, f"-1 < eta <= {TNB_MAX_ETA} (exact arithmetic on gamma^-eta)", where)
+    _check(e == 0 or abs(e) >= TNB_MIN_ETA, "eta", eta,
+           f"eta = 0 (logarithmic) or |eta| >= {TNB_MIN_ETA:g} (float64 evaluation of eta (1 - gamma))", where)
     if (gamma is None) == (mean is None):
         raise ParameterError("gamma", gamma, "exactly one of gamma or mean", where)
     if mean is not None:

@@ -3,13 +3,12 @@ on ``{0, 1, ...}``."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import mpmath
 import sympy
 
-from symsel.distributions.core import Distribution
+from symsel.distributions.core import MAX_MEAN, Distribution
 from symsel.distributions.expressions import _monomials, _short, k, z
 from symsel.distributions.params import Number, _check, exact_number
 from symsel.errors import ParameterError, SymselError
@@ -134,8 +133,8 @@ def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
         m = dist.mean
     except (TypeError, ValueError, ZeroDivisionError, SymselError) as exc:
         raise ParameterError("expr", shown, f"a PGF with a finite mean ({_short(exc)})", where) from None
-    if not math.isfinite(m) or m < 0:
-        raise ParameterError("expr", shown, f"a PGF with a finite mean (phi'(1) = {m})", where)
+    if not 0 <= m < MAX_MEAN:
+        raise ParameterError("expr", shown, f"a PGF with a finite mean below {MAX_MEAN:g} (phi'(1) = {m})", where)
 
 
 def _nonnegative_polynomial_product(expr: sympy.Expr) -> bool:
