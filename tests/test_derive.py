@@ -258,3 +258,18 @@ def test_a_section_sympy_fails_on_is_skipped_with_a_note():
 
     assert engine._section("Rényi route", notes, fails) == (None, [])
     assert notes and "SymPy failed" in notes[0] and "not comparable" in notes[0]
+
+
+def test_a_huge_law_with_a_base_reports_an_unknown_location_not_a_recursion_error():
+    """Degree > HUGE_DEGREE: phi' is not lambdified for a sign proof (degree 5000 overflowed the recursion limit)."""
+    d = derive("binomial(n=80, p=0.5)", "approx(eps=1, delta=1e-6)", sections=False)
+    assert d.sup_location == "unknown" and "too large" in d.sup_argument and d.verified
+
+
+def test_a_delta_below_m_delta0_gives_infinite_bounds_with_zero_margins_not_nan():
+    """delta = 1e-30 < m delta0 = 3e-6: the exact example is (0, 1e-6)-tight, so eps = inf is the truth."""
+    d = derive("poisson(3)", "approx(eps=1, delta=1e-6)", 1e-30, sections=False)
+    assert d.bound["epsilon_best"] == d.bound["epsilon_lower"] == math.inf
+    sound = [c for c in d.checks if c.kind == "soundness"]
+    assert sound and all(c.passed and not math.isnan(c.agreement) for c in sound) and d.verified
+    assert json.loads(json.dumps(d.to_json()))["verified"]
