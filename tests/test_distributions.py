@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import symsel
 from symsel import (
     ParameterError,
     beta_binomial,
@@ -399,3 +400,18 @@ def test_a_mean_beyond_float64_is_refused_naming_the_mean(make):
     """geometric(gamma=1e-320) reached the bounds with m = inf (a ZeroDivisionError from the CLI)."""
     with pytest.raises(ParameterError, match=r"mean=inf.*E\[K\] < 1e\+300"):
         make()
+
+
+def test_a_long_polynomial_phi_prime_in_float64_matches_the_uniform_closed_form():
+    """The 5000-term uniform pmf's phi' goes through the blocked Horner evaluator; the reference is the closed form
+    phi'(x) = (1 - (n+1) x^n + n x^(n+1)) / (n (1 - x)^2) at 40 digits (and (n+1)/2 at x = 1)."""
+    n = 5000
+    dist = symsel.parse_distribution(f"pmf(expr='1/n', k_min=1, k_max={n}, n={n})")
+    xs = np.concatenate([[0.0, 1e-9, 0.5, 0.9, 0.999, 0.9999, 1.0], np.linspace(0.01, 0.99, 23)])
+    fast = dist.dphi(xs)
+    with mpmath.workdps(40):
+        for x, value in zip(xs.tolist(), fast.tolist(), strict=True):
+            u = mpmath.mpf(x)
+            ref = mpmath.mpf(n + 1) / 2 if x == 1.0 else (1 - (n + 1) * u**n + n * u ** (n + 1)) / (n * (1 - u) ** 2)
+            assert abs(value - ref) <= 1e-13 * ref, (x, value, ref)
+    assert dist.dphi(0.5) == pytest.approx(float(fast[2]), rel=1e-15)  # a scalar in gives a scalar out

@@ -52,8 +52,7 @@ def _horner(coeffs: Mapping[int, sympy.Expr], module: str) -> Callable:
     degree = max(coeffs)
     exact = [coeffs.get(j, sympy.Integer(0)) for j in range(degree, -1, -1)]
     if module == "numpy":
-        floats = np.array([float(c) for c in exact])
-        return lambda x: np.polyval(floats, np.asarray(x, dtype=float))
+        return _blocked_horner(np.array([float(c) for c in reversed(exact)]))
     cache: dict[int, list] = {}
 
     def evaluate(x: Any) -> mpmath.mpf:
@@ -61,6 +60,41 @@ def _horner(coeffs: Mapping[int, sympy.Expr], module: str) -> Callable:
         if prec not in cache:
             cache[prec] = [mpmath.mpf(sympy.N(c, mpmath.mp.dps + 5)) for c in exact]
         return mpmath.polyval(cache[prec], x)
+
+    return evaluate
+
+
+#: block length and points per chunk of :func:`_blocked_horner`.
+_BLOCK, _CHUNK = 64, 4096
+
+
+def _blocked_horner(ascending: np.ndarray) -> Callable:
+    """A float64 evaluator of ``sum_j c_j x^j`` (``c = ascending``) by Horner's rule over blocks of
+    :data:`_BLOCK` coefficients: each block ``sum_i c_{bB+i} x^i`` is one matrix product, then Horner in
+    ``x^B`` runs over the blocks. The same rounding behaviour as Horner's rule (non-negative coefficients on
+    [0, 1]: relative error a few ulps times the number of blocks plus the block length) at a fraction of
+    ``numpy.polyval``'s cost, whose Python loop takes one array operation per coefficient (a 5000-term pmf
+    spent 60 s there in one bound)."""
+    blocks = -(-len(ascending) // _BLOCK)
+    table = np.zeros(blocks * _BLOCK)
+    table[: len(ascending)] = ascending
+    table = table.reshape(blocks, _BLOCK).T  # column b: the coefficients of x^(bB), ..., x^(bB + B - 1)
+    exponents = np.arange(_BLOCK)
+
+    def evaluate(x: Any) -> np.ndarray:
+        arr = np.asarray(x, dtype=float)
+        flat = arr.ravel()
+        out = np.empty_like(flat)
+        for start in range(0, flat.size, _CHUNK):
+            part = flat[start : start + _CHUNK]
+            with np.errstate(under="ignore"):
+                per_block = (part[:, None] ** exponents) @ table
+                step = part**_BLOCK
+            total = per_block[:, -1]
+            for b in range(blocks - 2, -1, -1):
+                total = total * step + per_block[:, b]
+            out[start : start + _CHUNK] = total
+        return out.reshape(arr.shape)
 
     return evaluate
 
