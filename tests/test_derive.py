@@ -273,3 +273,23 @@ def test_a_delta_below_m_delta0_gives_infinite_bounds_with_zero_margins_not_nan(
     sound = [c for c in d.checks if c.kind == "soundness"]
     assert sound and all(c.passed and not math.isnan(c.agreement) for c in sound) and d.verified
     assert json.loads(json.dumps(d.to_json()))["verified"]
+
+
+def test_a_free_parameter_below_one_is_checked_at_points_where_the_law_is_a_pgf():
+    """g in z^2 (1 - g)/(1 - g z) must stay below 1: the checks use g = 1/2, 1/5, 9/10 (g = 3 was tried first and
+    made derive fail with 'not a PGF'). The mean 1 + 1/(1 - g) is by hand (K - 1 is geometric on {1, 2, ...})."""
+    from symsel.derive.common import free_points
+
+    g = sympy.Symbol("g", positive=True)
+    d = derive("pgf(expr='z^2*(1-g)/(1-g*z)')", sections=False)
+    assert d.verified
+    phi = z**2 * (1 - g) / (1 - g * z)
+    assert [p[g] for p in free_points(phi)] == [sympy.Rational(1, 2), sympy.Rational(1, 5), sympy.Rational(9, 10)]
+    assert d.mean in (r"\frac{g - 2}{g - 1}", r"\frac{2 - g}{1 - g}")
+
+
+def test_no_valid_parameter_point_is_a_clear_error_and_a_free_exponent_is_not_an_internal_error():
+    with pytest.raises(SpecError, match="no values of the free parameters g"):
+        derive("pgf(expr='z^2*(1+g)/(1+g*z)')", sections=False)  # coefficients (1+g)(-g)^k alternate: never a PGF
+    d = derive("pgf(expr='z^a')", sections=False)  # P[K=1] = lim a z^(a-1) depends on a: kept as a limit
+    assert d.verified and d.mean == "a" and r"\lim" in d.p1

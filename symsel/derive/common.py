@@ -4,6 +4,8 @@ free symbols are instantiated, and the numeric law the engine evaluates at such 
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import signal
 import threading
 from collections.abc import Iterator
@@ -14,6 +16,7 @@ import sympy
 import symsel
 from symsel.derive.family import _simple
 from symsel.distributions import Distribution, z
+from symsel.errors import SpecError, SymselError
 
 DPS = 50
 EPS, EPS0, EPS1, DELTA1 = sympy.symbols("varepsilon varepsilon_0 varepsilon_1 delta_1", positive=True)
@@ -21,29 +24,70 @@ EPS, EPS0, EPS1, DELTA1 = sympy.symbols("varepsilon varepsilon_0 varepsilon_1 de
 LAM, LAM_HAT, EPS_HAT, DELTA_HAT = sympy.symbols(r"lambda \hat{\lambda} \hat{\varepsilon} \hat{\delta}", positive=True)
 CAND, KK, TT = sympy.symbols("c k t", positive=True)
 #: parameter points at which free symbols are instantiated for the 50-digit checks.
-SAMPLE_VALUES = (sympy.Rational(1, 2), sympy.Rational(3), sympy.Rational(40))
+SAMPLE_VALUES = (sympy.Rational(1, 2), sympy.Rational(3), sympy.Rational(40), sympy.Rational(1, 5),
+                 sympy.Rational(9, 10), sympy.Rational(7))
+#: at most this many parameter points are checked, found among at most this many candidates.
+MAX_POINTS, MAX_TRIED = 3, 40
+
+
+#: what SymPy raises when it gives up on an expression (an undecidable sign, an uncomparable Max argument).
+SYMPY_FAILURES = (ArithmeticError, TypeError, ValueError, NotImplementedError)
 
 
 def at(expr: sympy.Expr, point: Any) -> sympy.Expr:
     """``expr`` at ``z = point``, by a one-sided limit where substitution gives ``nan``/``zoo``."""
     value = expr.subs(z, point)
     if value.has(sympy.nan, sympy.zoo) or value.is_finite is False:
-        value = sympy.limit(expr, z, point, "-" if point == 1 else "+")
+        side = "-" if point == 1 else "+"
+        try:
+            value = sympy.limit(expr, z, point, side)
+        except SYMPY_FAILURES:  # depends on a free parameter's range (z^a at 0): kept as a limit
+            return sympy.Limit(expr, z, point, side)
     return _simple(value)
 
 
-def free_points(phi: sympy.Expr) -> list[dict[sympy.Symbol, sympy.Expr]]:
-    """Parameter points for the checks: every free symbol of ``phi`` set to each of :data:`SAMPLE_VALUES`."""
-    free = sorted(phi.free_symbols - {z}, key=str)
-    return [{s: v for s in free} for v in SAMPLE_VALUES] if free else [{}]
+def free_points(phi: sympy.Expr) -> tuple[dict[sympy.Symbol, sympy.Expr], ...]:
+    """Parameter points for the checks: up to :data:`MAX_POINTS` assignments of :data:`SAMPLE_VALUES` to the free
+    symbols of ``phi`` at which the engine accepts ``phi`` as a PGF (``g`` in ``(1 - g) z/(1 - g z)`` must stay
+    below 1, ``n`` in ``(1 - p + p z)^n`` must be an integer): first every symbol at the same value, then mixed
+    values. :class:`SpecError` when none of the first :data:`MAX_TRIED` is a PGF."""
+    free = tuple(sorted(phi.free_symbols - {z}, key=str))
+    return _valid_points(phi, free) if free else ({},)
+
+
+@functools.lru_cache(maxsize=32)
+def _valid_points(phi: sympy.Expr, free: tuple[sympy.Symbol, ...]) -> tuple[dict[sympy.Symbol, sympy.Expr], ...]:
+    same = ((v,) * len(free) for v in SAMPLE_VALUES)
+    mixed = (c for c in itertools.product(SAMPLE_VALUES, repeat=len(free)) if len(set(c)) > 1)
+    points = []
+    for values in itertools.islice(itertools.chain(same, mixed), MAX_TRIED):
+        try:
+            _law_at(phi, tuple(zip(free, values, strict=True)))
+        except SymselError:
+            continue
+        points.append(dict(zip(free, values, strict=True)))
+        if len(points) == MAX_POINTS:
+            break
+    if not points:
+        names = ", ".join(s.name for s in free)
+        raise SpecError(f"derive: no values of the free parameters {names} among "
+                        f"{', '.join(str(v) for v in SAMPLE_VALUES)} make this expression a PGF, so its claims cannot "
+                        "be checked; bind the parameters (e.g. pgf(expr=..., g=0.9))")
+    return tuple(points)
 
 
 def engine_law(spec: str, phi: sympy.Expr, point: dict, dist: Distribution | None) -> Distribution:
     """The numeric engine's :class:`Distribution` for ``phi`` at a parameter ``point`` (``dist`` when bound)."""
     if dist is not None:
         return dist
-    text = sympy.sstr(phi.subs({s: sympy.Symbol(s.name) for s in point}))
-    args = ", ".join(f"{s.name}={float(v)!r}" for s, v in point.items())
+    return _law_at(phi, tuple(point.items()))
+
+
+@functools.lru_cache(maxsize=64)
+def _law_at(phi: sympy.Expr, point: tuple[tuple[sympy.Symbol, sympy.Expr], ...]) -> Distribution:
+    """``phi`` at ``point`` as a validated ``pgf(expr=..., name=value, ...)`` law (cached: the checks reuse it)."""
+    text = sympy.sstr(phi.subs({s: sympy.Symbol(s.name) for s, _ in point}))
+    args = ", ".join(f"{s.name}={float(v)!r}" for s, v in point)
     return symsel.parse_distribution(f"pgf(expr={text!r}{', ' + args if args else ''})")
 
 

@@ -19,7 +19,16 @@ import sympy
 
 import symsel
 from symsel.bounds.hockey_stick import paper_log_ratio_at, polygon_ratio_at
-from symsel.derive.common import DELTA1, DPS, EPS, EPS0, EPS1, SympyTimeoutError, time_limit
+from symsel.derive.common import (
+    DELTA1,
+    DPS,
+    EPS,
+    EPS0,
+    EPS1,
+    SYMPY_FAILURES,
+    SympyTimeoutError,
+    time_limit,
+)
 from symsel.derive.common import at as _at
 from symsel.derive.common import engine_law as _engine_law
 from symsel.derive.common import free_points as _free_points
@@ -140,7 +149,7 @@ def _section(name: str, notes: list[str], run: Any) -> tuple[dict | None, list[C
         notes.append(f"{name}: SymPy did not close it within {SECTION_SECONDS:g} s; skipped (the certified numeric "
                      "engine, symsel.bound, is what applies)")
         return None, []
-    except (ArithmeticError, TypeError, ValueError, NotImplementedError) as exc:  # SymPy gave up on an expression
+    except SYMPY_FAILURES as exc:  # SymPy gave up on an expression
         notes.append(f"{name}: SymPy failed on it ({type(exc).__name__}: {str(exc)[:120]}); skipped, no claim made "
                      "(the certified numeric engine, symsel.bound, is what applies)")
         return None, []
@@ -228,7 +237,10 @@ def _envelope(dphi: sympy.Expr, recognized: tuple | None, big: bool, dist: Distr
 
     if big:
         return None, []
-    symbolic = polygon_envelope(dphi, EPS1, DELTA1, recognized)
+    try:
+        symbolic = polygon_envelope(dphi, EPS1, DELTA1, recognized)
+    except SYMPY_FAILURES:  # e.g. a Max of terms SymPy cannot compare (free exponents): no closed form claimed
+        return None, []
     if symbolic is None:
         return None, []
     more: list[Check] = []
