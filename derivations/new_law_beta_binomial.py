@@ -55,6 +55,5 @@ numbers = bounds(dist, symsel.parse_profile(BASE), DELTA, sup, float(MEAN.subs(v
 print(f"$$K \\sim \\mathrm{{BetaBin}}({N},{A},{B}):\\ \\varepsilon({DELTA:g}) \\le {numbers['best']:.5f}"
       f"\\ (\\text{{envelope}}),\\ \\text{{exact example }} {numbers['lower']:.5f}$$")
 print(f"$$m = {sympy.latex(MEAN)},\\ \\operatorname{{Var}}[K] = {sympy.latex(VARIANCE)}$$")
-print(f"polygon sup (eps1 = {sup.eps1:.4f}, delta1 = {sup.delta1:.4g}) {sup.location}: log R = {sup.log_r:.8f}, "
-      f"certified {sup.certified:.8f} (location: numerical evidence, not a proof)")
+print(sup)
 report(numbers, tightness(numbers, 1.003))

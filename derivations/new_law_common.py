@@ -86,6 +86,10 @@ class PolygonSup:
     log_r: float
     certified: float
 
+    def __str__(self) -> str:
+        return (f"polygon sup (eps1 = {self.eps1:.4f}, delta1 = {self.delta1:.4g}) {self.location}: log R = "
+                f"{self.log_r:.8f}, certified {self.certified:.8f} (location: numerical evidence, not a proof)")
+
 
 def polygon_sup(dist: Distribution, base: Profile, eps1: float | None = None, samples: int = 400) -> PolygonSup:
     """``log sup phi'(q)/phi'(q')`` over the ``(eps1, delta(eps1))`` polygon (MATH.md §2) at 50 digits: the

@@ -50,7 +50,6 @@ numbers = bounds(dist, base, DELTA, sup, float(MEAN.subs(n, N_VAL)), slices=400)
 print(f"$$K \\sim U\\{{1..{N_VAL}\\}}:\\ m = {sympy.latex(MEAN)},\\ \\operatorname{{Var}}[K] = {sympy.latex(VARIANCE)},"
       f"\\ \\varepsilon({DELTA:g}) \\le {numbers['best']:.5f},\\ \\text{{exact example }} {numbers['lower']:.5f}$$")
 print(f"$$\\varphi(z) = {sympy.latex(PHI_CLOSED)},\\ \\varphi'(z) = {sympy.latex(sympy.simplify(DPHI))}$$")
-print(f"polygon sup (eps1 = {sup.eps1:.4f}, delta1 = {sup.delta1:.4g}) {sup.location}: log R = {sup.log_r:.8f}, "
-      f"certified {sup.certified:.8f} (location: numerical evidence, not a proof)")
+print(sup)
 print(f"derive(spec, base): sup at the {derive_agrees(SPEC, BASE, numbers, sup)}")
 report(numbers, tightness(numbers, 1.003))

@@ -53,6 +53,5 @@ numbers = bounds(dist, base, DELTA, sup, float(MEAN.subs(values)), slices=400)
 print(f"$$\\varphi = \\tfrac12 e^{{2(z-1)}} + \\tfrac12 e^{{20(z-1)}}:\\ m = {sympy.latex(MEAN.subs(values))},\\ "
       f"\\varepsilon({DELTA:g}) \\le {numbers['best']:.5f},\\ \\text{{exact example }} {numbers['lower']:.5f}$$")
 print(f"$$m = {sympy.latex(MEAN)},\\ \\operatorname{{Var}}[K] = {sympy.latex(sympy.factor(VARIANCE))}$$")
-print(f"polygon sup (eps1 = {sup.eps1:.4f}, delta1 = {sup.delta1:.4g}) {sup.location}: log R = {sup.log_r:.8f}, "
-      f"certified {sup.certified:.8f} (location: numerical evidence, not a proof)")
+print(sup)
 report(numbers, tightness(numbers, 1.003))

@@ -57,6 +57,5 @@ numbers = bounds(dist, base, DELTA, sup, float(MEAN.subs(values)), slices=400)
 print(f"$$m = {sympy.latex(MEAN)} = {float(MEAN.subs(values)):.6f},\\ \\varepsilon({DELTA:g}) \\le "
       f"{numbers['best']:.5f},\\ \\text{{exact example }} {numbers['lower']:.5f}$$")
 print(f"variance {mpmath.nstr(facts['variance'], 20)} (brute force); P[K=1] = {sympy.latex(P1)}")
-print(f"polygon sup (eps1 = {sup.eps1:.4f}, delta1 = {sup.delta1:.4g}) {sup.location}: log R = {sup.log_r:.8f}, "
-      f"certified {sup.certified:.8f} (location: numerical evidence, not a proof)")
+print(sup)
 report(numbers, tightness(numbers, 1.003))

@@ -52,7 +52,6 @@ print(f"$$K \\in \\{{1, {L_VAL}\\}},\\ s = 1/2:\\ \\varepsilon({DELTA:g}) \\le {
       f"\\ (\\text{{envelope}}),\\ \\text{{exact example }} {numbers['lower']:.5f}$$")
 print(f"$$\\varphi'(z) = {sympy.latex(DPHI)},\\ m = {sympy.latex(MEAN)},\\ "
       f"\\operatorname{{Var}}[K] = {sympy.latex(VARIANCE)}$$")
-print(f"polygon sup (eps1 = {sup.eps1:.4f}, delta1 = {sup.delta1:.4g}) {sup.location}: log R = {sup.log_r:.8f}, "
-      f"certified {sup.certified:.8f} (location: numerical evidence, not a proof)")
+print(sup)
 print(f"derive(spec, base): sup at the {derive_agrees(SPEC, BASE, numbers, sup)}")
 report(numbers, tightness(numbers, 1.003))
