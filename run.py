@@ -4,10 +4,14 @@
     python3 run.py report   # set up (first time only) and run `symsel report`
     python3 run.py test     # set up with the test extras (first time only) and run the test suite
     python3 run.py symsel ARGS...   # any symsel command inside the environment
+    python3 run.py test-latest      # the test suite against the newest releases (in ./.venv-latest)
 
-The environment lives in ./.venv. It is (re)installed only when pyproject.toml changed since the
-last install, so re-running is fast. The package is installed in editable mode: source edits need
-no re-install.
+The environment lives in ./.venv and holds the versions pinned in constraints.txt (the ones the suite
+was last run with), so a fresh machine gets what passed. `test-latest` installs the newest releases
+that pyproject.toml allows into ./.venv-latest instead, to see version drift before a user does. An
+environment is (re)installed only when pyproject.toml or constraints.txt changed since its last
+install, so re-running is fast. The package is installed in editable mode: source edits need no
+re-install.
 """
 
 from __future__ import annotations
@@ -19,27 +23,38 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-VENV = ROOT / ".venv"
-BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
-EXTRAS = {"report": "", "symsel": "", "test": "[dev]"}
+CONSTRAINTS = ROOT / "constraints.txt"
+EXTRAS = {"report": "", "symsel": "", "test": "[dev]", "test-latest": "[dev]"}
 
 
-def ensure_environment(extras: str) -> None:
-    """Create ./.venv and install symsel with ``extras`` unless the same install is already there."""
+def _bin(venv: Path) -> Path:
+    return venv / ("Scripts" if os.name == "nt" else "bin")
+
+
+def ensure_environment(extras: str, latest: bool = False) -> Path:
+    """Create the environment and install symsel with ``extras`` unless the same install is already there;
+    returns its ``bin`` folder. Pinned to constraints.txt unless ``latest``."""
     if sys.version_info < (3, 11):  # noqa: UP036 - run.py is executed by whatever python3 the user has
         sys.exit(f"symsel needs Python >= 3.11; this is {sys.version.split()[0]}")
-    fingerprint = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
-    stamp = VENV / f".installed{extras.strip('[]').replace(',', '-') or '-core'}"
-    if stamp.exists() and stamp.read_text() == fingerprint and PYTHON.exists():
-        return
-    if not PYTHON.exists():
-        print("symsel: creating .venv", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    print(f"symsel: installing symsel{extras} into .venv (first run only)", file=sys.stderr)
-    pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    venv = ROOT / (".venv-latest" if latest else ".venv")
+    python = _bin(venv) / ("python.exe" if os.name == "nt" else "python")
+    pins = b"" if latest else CONSTRAINTS.read_bytes()
+    fingerprint = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + pins + extras.encode()).hexdigest()
+    stamp = venv / f".installed{extras.strip('[]').replace(',', '-') or '-core'}"
+    if stamp.exists() and stamp.read_text() == fingerprint and python.exists():
+        return _bin(venv)
+    if not python.exists():
+        print(f"symsel: creating {venv.name}", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    print(f"symsel: installing symsel{extras} into {venv.name} (first run only)", file=sys.stderr)
+    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    if latest:
+        pip.append("--upgrade")
+    else:
+        pip += ["-c", str(CONSTRAINTS)]
     subprocess.run([*pip, "-e", f"{ROOT}{extras}"], check=True)
     stamp.write_text(fingerprint)
+    return _bin(venv)
 
 
 def main(argv: list[str]) -> int:
@@ -47,13 +62,14 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
-    ensure_environment(EXTRAS[command])
-    if command == "test":
-        args = [str(PYTHON), "-m", "pytest", *rest]
+    bin_dir = ensure_environment(EXTRAS[command], latest=command == "test-latest")
+    python = bin_dir / ("python.exe" if os.name == "nt" else "python")
+    if command in ("test", "test-latest"):
+        args = [str(python), "-m", "pytest", *rest]
     elif command == "report":
-        args = [str(BIN / "symsel"), "report", *rest]
+        args = [str(bin_dir / "symsel"), "report", *rest]
     else:
-        args = [str(BIN / "symsel"), *rest]
+        args = [str(bin_dir / "symsel"), *rest]
     return subprocess.call(args, cwd=ROOT)
 
 

@@ -147,8 +147,8 @@ class RdpProfile(Profile):
         if not finite.any():
             return 0.0 if d >= 1 else math.inf
         lam, r = lam[finite], r[finite]
-        if d**2 + math.expm1(-float(r.min())) >= 0:
-            return 0.0
+        if d**2 + math.expm1(-float(r.min())) >= 0 or self.log_delta(0.0) <= math.log(d):
+            return 0.0  # δ(0) ≤ δ already (the TV bound, or the profile's own δ(0) read back exactly)
         eps = float(np.min(r + np.log1p(-1.0 / lam) - (math.log(d) + np.log(lam)) / (lam - 1.0)))
         if self._pure_eps is not None:
             eps = min(eps, _epsilon_pure(d, self._pure_eps))
