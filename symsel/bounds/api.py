@@ -25,11 +25,15 @@ from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
 
 #: every method, in the order reports list them (``best`` last: it combines the others).
-METHODS = ("paper", "polygon", "fdp", "envelope", "rdp", "rdp_lemma7", "best")
+METHODS = ("paper", "polygon", "fdp", "envelope", "composition", "rdp", "rdp_lemma7", "best")
 #: the methods ``best`` takes the minimum of: every method but ``polygon`` (its region contains ``fdp``'s,
 #: so it is never below ``fdp`` beyond its certificate's gap) and ``rdp_lemma7`` (seconds per call; it can
-#: beat ``envelope`` by a fraction of a percent on bases known only by an RDP curve).
-BEST_COMPONENTS = ("envelope", "fdp", "paper", "rdp")
+#: beat ``envelope`` by a fraction of a percent on bases known only by an RDP curve). ``composition`` is
+#: taken where it is cheap (:func:`_composition_is_cheap`).
+BEST_COMPONENTS = ("envelope", "composition", "fdp", "paper", "rdp")
+#: ``best`` takes ``composition`` on bases without a closed-form composition only for laws with at most
+#: this many support points (each needs one dp-accounting self-composition).
+BEST_COMPOSITION_MAX_PLD = 8
 
 Scalar = float | int | bool | str | None
 
@@ -156,6 +160,25 @@ def _envelope(dist: Distribution, base: Profile) -> SelectionBound:
     return SelectionBound("envelope", theorem, selection, dist, base, certificate, details)
 
 
+def _composition(dist: Distribution, base: Profile) -> SelectionBound:
+    from symsel.bounds.composition import composition_profile
+
+    selection, certificate = composition_profile(dist, base)
+    theorem = "composition: sum_k P[K=k] delta of the k-fold composition (post-processing, joint convexity)"
+    return SelectionBound("composition", theorem, selection, dist, base, certificate, {})
+
+
+def _composition_is_cheap(dist: Distribution, base: Profile) -> bool:
+    """Whether every composed profile is closed-form or exact (Gaussian/GDP, finite pairs), or the law has
+    few enough support points for one dp-accounting self-composition each."""
+    from symsel.bounds.composition import pooled_masses
+    from symsel.profiles import FinitePairProfile, GaussianProfile
+
+    if isinstance(base, GaussianProfile | FinitePairProfile):
+        return True
+    return len(pooled_masses(dist, 1)[0]) <= BEST_COMPOSITION_MAX_PLD
+
+
 def _renyi(dist: Distribution, base: Profile, method: str) -> SelectionBound:
     from symsel.bounds.renyi import renyi_bound
 
@@ -181,6 +204,9 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
     parts: list[SelectionBound] = []
     skipped: dict[str, Scalar] = {}
     for method in BEST_COMPONENTS:
+        if method == "composition" and not _composition_is_cheap(dist, base):
+            skipped["skipped_composition"] = "a PLD self-composition per support point; ask for it by name"
+            continue
         try:
             parts.append(bound(dist, base, method))
         except NotApplicableError as exc:
@@ -201,6 +227,8 @@ def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionB
       ``(ε1, δ(ε1))`` polygon; the f-DP region) — :mod:`symsel.bounds.hockey_stick`;
     * ``envelope``: Thm 4.1 taken per output, a mixture of shifted base profiles (MATH.md §4b) —
       :mod:`symsel.bounds.envelope`;
+    * ``composition``: ``Σ_k P[K=k] δ`` of the ``k``-fold composition of the base (post-processing and joint
+      convexity; exact for fixed ``K = 2``) — :mod:`symsel.bounds.composition`;
     * ``rdp``: Papernot & Steinke's closed forms (Thm 2 / Cor 3, Thm 6, Lemma 20, Lemma 22; what
       dp-accounting's ``RepeatAndSelectDpEvent`` runs), their Lemma 7 where none exists;
       ``rdp_lemma7``: Lemma 7 over the whole privacy region — :mod:`symsel.bounds.renyi`;
@@ -226,6 +254,8 @@ def _computed(law: Distribution, base: Profile, method: str) -> SelectionBound:
         return _hockey_stick(law, base, method)
     if method == "envelope":
         return _envelope(law, base)
+    if method == "composition":
+        return _composition(law, base)
     if method in ("rdp", "rdp_lemma7"):
         return _renyi(law, base, method)
     return _best(law, base)

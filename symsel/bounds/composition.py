@@ -1,0 +1,322 @@
+"""The composition bound and the head/tail split (docs/composition.md).
+
+Given ``K = k`` the selection only post-processes the ``k``-fold product of the base's dominating
+pair, and the hockey-stick divergence is jointly convex, so for every real ``ε``
+
+    δ_A(ε) ≤ Σ_k P[K=k] δ_{Q^⊗k}(ε)  +  P[K = 0] [1 − e^ε]_+ .
+
+More generally, for any split of the law of ``K`` into a mixture ``Σ_j w_j L_j`` the selection's
+output law is the same mixture of the selections under ``L_j`` (for both inputs), so
+``δ_A ≤ Σ_j w_j δ_{A_j}`` with any valid bound for each part. The split used here puts every
+``k ≤ k0`` in the head (composition, one ``k`` at a time) and ``K`` conditioned on ``K > k0`` in the
+tail (the envelope bound, or any other method).
+
+``δ_{Q^⊗k}`` is exact for a Gaussian/GDP base (``μ√k``-GDP), exact for finite pairs (pure, randomized
+response, ``(ε, δ)``, ``pair``) by summing over the multinomial law of the ``k`` losses, and a pessimistic
+dp-accounting PLD self-composition for every other base (DP-SGD, Laplace, tabulated and RDP-only
+profiles, selections fed on as bases).
+
+Numerics. ``k ↦ δ_{Q^⊗k}(ε)`` is non-decreasing (dropping one of ``k + 1`` runs is a post-processing),
+so the masses of a law with many support points are pooled into at most :data:`MAX_ANCHORS` bins and
+each bin is charged ``δ`` at its largest ``k``: an upper bound. Mass outside the window of support
+points that is evaluated (laws with more than :data:`MAX_SUPPORT` points) is charged ``δ = 1``.
+Masses are summed at 50 digits and rounded up.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+
+import mpmath
+import numpy as np
+from scipy import special
+
+from symsel.distributions import Distribution
+from symsel.errors import NotApplicableError
+from symsel.profiles import (
+    ApproxDPProfile,
+    FinitePairProfile,
+    GaussianProfile,
+    LaplaceProfile,
+    PldProfile,
+    Profile,
+)
+
+#: largest number of distinct ``k`` whose composed profile is evaluated (the rest are pooled, see above).
+MAX_ANCHORS = 64
+#: largest number of support points of ``K`` whose masses are summed (a window around the mean).
+MAX_SUPPORT = 2048
+#: largest number of atoms of an exactly composed finite pair; larger compositions use dp-accounting.
+MAX_EXACT_ATOMS = 2_000_000
+#: relative allowance on every float64 mass and term (rounding of log-gamma sums and of ``exp``).
+ROUNDING = 1e-12
+#: the PLD discretization of the pessimistic (dp-accounting) compositions.
+PLD_INTERVAL = 1e-4
+
+
+# ------------------------------------------------------------------------ k-fold composition of a base
+class ComposedFinitePair(Profile):
+    """``δ`` of the ``k``-fold product of a finite pair, both directions, summed exactly over the
+    multinomial law of the ``k`` privacy losses (float64 in log space, rounded up by :data:`ROUNDING`)."""
+
+    family = "composed"
+
+    def __init__(self, base: FinitePairProfile, k: int):
+        self.base, self.k = base, k
+        P, Pp = (np.asarray(x, dtype=float) for x in base.finite_pair())
+        self._directions = [_composed_losses(P, Pp, k), _composed_losses(Pp, P, k)]
+
+    @property
+    def spec(self) -> str:
+        return f"compose(base={self.base.spec}, k={self.k})"
+
+    @property
+    def delta_at_infinity(self) -> float:
+        return max(d[2] for d in self._directions)
+
+    @property
+    def max_privacy_loss(self) -> float | None:
+        loss = self.base.max_privacy_loss
+        return None if loss is None else loss * self.k
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        out = np.full(eps.shape, -np.inf)
+        for losses, log_mass, inf_mass in self._directions:
+            out = np.maximum(out, _log_hockey_stick(eps, losses, log_mass, inf_mass))
+        return out
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        with np.errstate(under="ignore"):
+            return np.exp(self._log_delta_finite(eps))
+
+
+def _composed_losses(P: np.ndarray, Pp: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """The law under ``P^⊗k`` of the summed privacy loss ``Σ log(P/P')``: finite atoms (losses rounded up,
+    log-masses rounded up) and the mass at ``+∞`` (some coordinate had ``P' = 0``)."""
+    finite = (P > 0) & (Pp > 0)
+    loss = np.log(P[finite]) - np.log(Pp[finite])
+    # equal losses are one atom (randomized response's indifferent outcomes, the two ±ε of (ε, δ))
+    values, inverse = np.unique(loss, return_inverse=True)
+    mass = np.bincount(inverse, weights=P[finite], minlength=values.size)
+    p_inf = float(P[(P > 0) & (Pp == 0)].sum())
+    n = values.size
+    if n == 0:
+        return np.empty(0), np.empty(0), min(1.0, 1.0 - (1.0 - p_inf) ** k if p_inf < 1 else 1.0)
+    if math.comb(k + n - 1, n - 1) > MAX_EXACT_ATOMS:
+        raise NotApplicableError(f"exact composition of {n} loss atoms {k} times is too large")
+    counts = _compositions(n, k)
+    log_mass = special.gammaln(k + 1) - special.gammaln(counts + 1).sum(axis=1) + counts @ np.log(mass)
+    losses = counts @ values
+    slack = ROUNDING * (1.0 + np.abs(counts) @ np.abs(values))
+    inf_mass = -math.expm1(k * math.log1p(-p_inf)) if p_inf < 1 else 1.0
+    return losses + slack, log_mass + ROUNDING * (1.0 + np.abs(log_mass)), min(1.0, inf_mass * (1 + ROUNDING))
+
+
+def _compositions(n: int, k: int) -> np.ndarray:
+    """Every vector of ``n`` non-negative integers summing to ``k`` (rows)."""
+    if n == 1:
+        return np.array([[k]], dtype=np.int64)
+    blocks = []
+    for first in range(k + 1):
+        rest = _compositions(n - 1, k - first)
+        blocks.append(np.column_stack([np.full(rest.shape[0], first, dtype=np.int64), rest]))
+    return np.concatenate(blocks)
+
+
+def _log_hockey_stick(eps: np.ndarray, losses: np.ndarray, log_mass: np.ndarray, inf_mass: float) -> np.ndarray:
+    """``log(inf_mass + Σ_j m_j [1 − e^{ε − L_j}]_+)``, each term formed as ``m_j (−expm1(ε − L_j))``."""
+    flat = eps.ravel()
+    out = np.empty(flat.shape)
+    chunk = max(1, 4_000_000 // max(1, losses.size))
+    log_inf = math.log(inf_mass) if inf_mass > 0 else -math.inf
+    for start in range(0, flat.size, chunk):
+        part = flat[start:start + chunk]
+        gap = np.minimum(part[:, None] - losses[None, :], 0.0)
+        with np.errstate(divide="ignore"):
+            terms = log_mass[None, :] + np.log(-np.expm1(gap))
+        terms = np.concatenate([terms, np.full((part.size, 1), log_inf)], axis=1)
+        out[start:start + chunk] = special.logsumexp(terms, axis=1) + ROUNDING
+    return out.reshape(eps.shape)
+
+
+class ComposedPld(Profile):
+    """A dp-accounting PLD (pessimistic), held as a profile."""
+
+    family = "composed"
+
+    def __init__(self, pld: object, label: str):
+        self.pld, self._label = pld, label
+
+    @property
+    def spec(self) -> str:
+        return self._label
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        values = [float(self.pld.get_delta_for_epsilon(float(e))) for e in eps.ravel()]
+        return np.clip(np.asarray(values, dtype=float), 0.0, 1.0).reshape(eps.shape)
+
+    @property
+    def delta_at_infinity(self) -> float:
+        return float(np.clip(self.pld.get_delta_for_epsilon(math.inf), 0.0, 1.0))
+
+
+@lru_cache(maxsize=512)
+def composed(base: Profile, k: int) -> tuple[Profile, str]:
+    """The profile of the ``k``-fold composition of ``base``'s dominating pair, and how it was obtained
+    (``"exact GDP"``, ``"exact finite pair"``, ``"pessimistic PLD"``)."""
+    if k == 1:
+        return base, "the base itself"
+    if isinstance(base, GaussianProfile):
+        return base.compose(k), "exact GDP (mu sqrt(k))"
+    if isinstance(base, FinitePairProfile):
+        try:
+            return ComposedFinitePair(base, k), "exact finite pair"
+        except NotApplicableError:
+            pass
+    return _pessimistic(base, k), "pessimistic PLD (dp-accounting self-composition)"
+
+
+def _pessimistic(base: Profile, k: int) -> Profile:
+    from dp_accounting import dp_event
+    from dp_accounting.pld import privacy_loss_distribution
+
+    if isinstance(base, PldProfile):
+        composed_event = dp_event.SelfComposedDpEvent(base.event, k)
+        return PldProfile(composed_event, neighbouring=base.neighbouring,
+                          value_discretization_interval=base.value_discretization_interval)
+    if isinstance(base, LaplaceProfile):
+        pld = privacy_loss_distribution.from_laplace_mechanism(
+            base.scale, sensitivity=base.sensitivity, pessimistic_estimate=True,
+            value_discretization_interval=PLD_INTERVAL)
+    elif isinstance(base, ApproxDPProfile | FinitePairProfile):
+        P, Pp = base.finite_pair()
+        pld = _finite_pair_pld(P, Pp)
+    else:
+        from symsel.export import to_pld
+
+        pld = to_pld(base, discretization=PLD_INTERVAL)
+    return ComposedPld(pld.self_compose(k), f"compose(base={base.spec}, k={k})")
+
+
+def _finite_pair_pld(P: Sequence[float], Pp: Sequence[float]) -> object:
+    """dp-accounting's pessimistic PLD of a finite pair, both directions."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    def logs(masses: Sequence[float]) -> dict[int, float]:
+        return {i: math.log(m) for i, m in enumerate(masses) if m > 0}
+
+    return privacy_loss_distribution.from_two_probability_mass_functions(
+        logs(P), logs(Pp), pessimistic_estimate=True, value_discretization_interval=PLD_INTERVAL,
+        log_probability_mass_function_lower_add=logs(Pp), log_probability_mass_function_upper_add=logs(P))
+
+
+# ------------------------------------------------------------------------ a law's masses, pooled
+def support_window(dist: Distribution) -> tuple[int, int]:
+    """The support points whose masses are summed: all of them when there are at most
+    :data:`MAX_SUPPORT`, else a window of that many centred on the mean."""
+    lo = int(dist.support_min)
+    if dist.support_max is not None and dist.support_max - lo + 1 <= MAX_SUPPORT:
+        return lo, int(dist.support_max)
+    mean = float(dist.mean)
+    start = max(lo, int(mean) - MAX_SUPPORT // 2)
+    top = start + MAX_SUPPORT - 1
+    if dist.support_max is not None:
+        top = min(top, int(dist.support_max))
+    return start, top
+
+
+@lru_cache(maxsize=64)
+def pooled_masses(dist: Distribution, k_min: int = 1) -> tuple[tuple[int, ...], tuple[float, ...], float]:
+    """``(anchors, weights, outside)`` with ``Σ_{k ≥ k_min} P[K=k] δ_k ≤ Σ_j weights_j δ_{anchors_j} + outside``
+    for every non-decreasing ``k ↦ δ_k ≤ 1``: the masses of consecutive ``k`` pooled into at most
+    :data:`MAX_ANCHORS` bins of roughly equal mass, each charged at its largest ``k``, and the mass of
+    ``K ≥ k_min`` outside the summed window charged 1. Masses are summed at 50 digits and rounded up."""
+    lo, hi = support_window(dist)
+    lo = max(lo, k_min)
+    with mpmath.workdps(50):
+        points = [(k, dist.pmf_mp(k, 50)) for k in range(lo, hi + 1)]
+        points = [(k, m) for k, m in points if m > 0]
+        head = mpmath.fsum(dist.pmf_mp(k, 50) for k in range(0, k_min))
+        outside = max(mpmath.mpf(0), 1 - head - mpmath.fsum(m for _, m in points))
+        total = mpmath.fsum(m for _, m in points)
+        anchors: list[int] = []
+        weights: list[mpmath.mpf] = []
+        running, bin_mass, level = mpmath.mpf(0), mpmath.mpf(0), 1
+        for index, (k, m) in enumerate(points):
+            running += m
+            bin_mass += m
+            last = index == len(points) - 1
+            if len(points) <= MAX_ANCHORS or last or running * MAX_ANCHORS >= total * level:
+                anchors.append(k)
+                weights.append(bin_mass)
+                bin_mass = mpmath.mpf(0)
+                level = int(running * MAX_ANCHORS / total) + 1
+        up = 1 + 1e-15
+        return (tuple(anchors), tuple(float(w) * up for w in weights),
+                float(outside) * up + (1e-45 if outside > 0 else 0.0))
+
+
+# ------------------------------------------------------------------------ the bounds
+class WeightedSum(Profile):
+    """``δ(ε) = min(1, C + Σ_j w_j δ_j(ε) + P[K = 0] [1 − e^ε]_+)``, in log space: a split of the law of
+    ``K`` into parts, each bounded by its own profile ``δ_j`` (joint convexity of the hockey-stick)."""
+
+    family = "selection"
+
+    def __init__(self, parts: Sequence[tuple[float, Profile]], constant: float, p0: float, label: str):
+        self.parts = tuple((float(w), profile) for w, profile in parts if w > 0)
+        self.constant, self.p0, self._label = float(constant), float(p0), label
+
+    @property
+    def spec(self) -> str:
+        return self._label
+
+    @property
+    def delta_at_infinity(self) -> float:
+        return min(1.0, self.constant + sum(w * p.delta_at_infinity for w, p in self.parts))
+
+    @property
+    def max_privacy_loss(self) -> float | None:
+        if self.constant > 0:
+            return math.inf
+        losses = [p.max_privacy_loss for _, p in self.parts]
+        return None if any(x is None for x in losses) else max(losses, default=0.0)
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        eps = np.asarray(eps, dtype=float)
+        logs = [math.log(w) + np.asarray(p.log_delta(eps), dtype=float) for w, p in self.parts]
+        if self.constant > 0:
+            logs.append(np.full(eps.shape, math.log(self.constant)))
+        if self.p0 > 0:
+            with np.errstate(divide="ignore"):
+                logs.append(math.log(self.p0) + np.log(np.maximum(-np.expm1(np.minimum(eps, 0.0)), 0.0)))
+        if not logs:
+            return np.full(eps.shape, -np.inf)
+        total = special.logsumexp(np.stack(logs), axis=0) + (len(logs) + 1) * 1e-15
+        return np.minimum(total, 0.0)
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        with np.errstate(under="ignore"):
+            return np.minimum(1.0, np.exp(self._log_delta_finite(eps)) * (1 + 1e-15))
+
+
+def composition_profile(dist: Distribution, base: Profile) -> tuple[WeightedSum, dict[str, object]]:
+    """The composition bound ``Σ_k P[K=k] δ_{Q^⊗k}(ε) + P[K=0][1 − e^ε]_+`` (docs/composition.md), with
+    the masses pooled by :func:`pooled_masses`; returns the profile and its certificate."""
+    anchors, weights, outside = pooled_masses(dist, 1)
+    parts, routes = [], set()
+    for k, w in zip(anchors, weights, strict=True):
+        profile, route = composed(base, k)
+        parts.append((w, profile))
+        routes.add(route)
+    label = f"selection(dist={dist.spec}, base={base.spec}, method='composition')"
+    certificate = {"anchors": len(anchors), "pooled": len(anchors) < _support_points(dist),
+                   "outside_mass": outside, "composition": "; ".join(sorted(routes))}
+    return WeightedSum(parts, outside, float(dist.p0), label), certificate
+
+
+def _support_points(dist: Distribution) -> int:
+    lo, hi = support_window(dist)
+    return sum(1 for k in range(max(lo, 1), hi + 1) if dist.pmf_mp(k, 30) > 0)
