@@ -1,4 +1,4 @@
-"""The envelope bound (MATH.md §4b) against the certified lower bound and against dp-accounting.
+"""The envelope bound (docs/envelope.md) against the certified lower bound and against dp-accounting.
 
 Three measurements, each in one run with the peer:
 

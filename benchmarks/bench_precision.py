@@ -1,7 +1,7 @@
 """Float64 against mpmath: how many digits symsel's fast paths keep, down to delta = 1e-30.
 
 symsel derives every numeric evaluator of a law of ``K`` from one SymPy PGF, once in float64 (numpy) and
-once in mpmath (MATH.md §9: small ``delta``, large means and cancelling differences are the pitfalls).
+once in mpmath (docs/numerics.md: small ``delta``, large means and cancelling differences are the pitfalls).
 This script measures the agreement of the two, as maximum relative differences:
 
 1. ``phi'`` and ``log phi'`` on ``[0, 1]`` (a grid dense near both ends) for a dozen laws, including the

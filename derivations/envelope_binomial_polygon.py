@@ -1,6 +1,6 @@
-"""Binomial K: the envelope H(t) of MATH.md §4b in closed form on an (eps1, delta1) polygon, and the profile bound.
+"""Binomial K: the envelope H(t) of docs/envelope.md in closed form on an (eps1, delta1) polygon, and the profile bound.
 
-Setting: Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 taken per output (MATH.md §4b, symsel's own result) for
+Setting: Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 taken per output (docs/envelope.md, symsel's own result) for
 ``K ~ Bin(n, p)`` (the law of their Thm 5.7), ``phi'(z) = n p (1 - p + p z)^{n-1}``. On a segment of slope ``s`` the
 stationarity condition ``phi''(u) = t s phi''(L(u))`` reads ``(1 - p + p u)/(1 - p + p L(u)) = (t s)^{1/(n-2)}``:
 linear in ``u``, solved by SymPy (:func:`symsel.derive.envelope.polygon_envelope`). With ``A(x) = 1 - p + p x > 0``

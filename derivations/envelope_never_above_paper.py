@@ -1,8 +1,8 @@
-"""The envelope bound of MATH.md §4b is never above the paper's bounds (Koskela et al. Thm 5.2 / 5.7 / Cor 5.8).
+"""The envelope bound of docs/envelope.md is never above the paper's bounds (Koskela et al. Thm 5.2 / 5.7 / Cor 5.8).
 
-Setting: Koskela, Redberg & Wang (ICML 2024): their Theorem 4.1 with the ratio recipe of MATH.md §4 gives, for the
-truncated negative binomial (Thm 5.2), the binomial (Thm 5.7) and Poisson (Cor 5.8),
-``delta_A(eps) <= m delta_Q(eps - log R_paper(eps1))``. The envelope bound (MATH.md §4b, symsel's own result) is
+Setting: Koskela, Redberg & Wang (ICML 2024): their Theorem 4.1 with the ratio recipe of docs/ratio-methods.md gives,
+for the truncated negative binomial (Thm 5.2), the binomial (Thm 5.7) and Poisson (Cor 5.8),
+``delta_A(eps) <= m delta_Q(eps - log R_paper(eps1))``. The envelope bound (docs/envelope.md, symsel's own result) is
 ``sum_i c_i delta_Q(eps - log t_i)`` with ``H(t) = sum_i c_i [1 - t/t_i]_+``, ``sum_i c_i = m``, ``t_i <= R``.
 
 The argument, step by step:

@@ -1,6 +1,6 @@
-"""Poisson K: the envelope H(t) of MATH.md §4b in closed form on an (eps1, delta1) polygon, and the profile bound.
+"""Poisson K: the envelope H(t) of docs/envelope.md in closed form on an (eps1, delta1) polygon, and the profile bound.
 
-Setting: Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 taken per output (MATH.md §4b, symsel's own result) with
+Setting: Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 taken per output (docs/envelope.md, symsel's own result) with
 ``phi'(z) = mu e^{mu (z - 1)}`` (their Cor 5.8's law). ``H(t) = sup_u [phi'(u) - t phi'(L(u))]_+`` over the lower
 boundary ``L`` of the ``(eps1, delta1)`` polygon. Derived with SymPy (:func:`symsel.derive.envelope.polygon_envelope`):
 

@@ -1,6 +1,6 @@
-"""Truncated negative binomial K: the envelope H(t) of MATH.md §4b in closed form on an (eps1, delta1) polygon.
+"""Truncated negative binomial K: the envelope H(t) of docs/envelope.md in closed form on an (eps1, delta1) polygon.
 
-Setting: Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 taken per output (MATH.md §4b, symsel's own result) for
+Setting: Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 taken per output (docs/envelope.md, symsel's own result) for
 ``K ~ D_{eta,gamma}`` (Papernot & Steinke, Definition 1; the law of Koskela et al. Thm 5.2) with
 ``phi'(z) = m ((1 - (1-gamma) z)/gamma)^{-(eta+1)}``. With ``c = 1 - gamma`` the stationarity condition
 ``phi''(u) = t s phi''(L(u))`` on a segment of slope ``s`` reads ``(1 - c L(u))/(1 - c u) = (t s)^{1/(eta+2)}``:
@@ -12,7 +12,7 @@ linear in ``u``, so SymPy solves it (:func:`symsel.derive.envelope.polygon_envel
   S2 sup is a corner too.
 
 Profile bound for the ``approx(eps1, delta1)`` base: ``delta_A(eps) <= m delta1 + (1 - delta1)/(1 + e^eps1)
-(e^eps1 H(e^{eps - eps1}) + H(e^{eps + eps1}))`` (MATH.md §4b with the base's two-hinge profile).
+(e^eps1 H(e^{eps - eps1}) + H(e^{eps + eps1}))`` (docs/envelope.md with the base's two-hinge profile).
 Verified: identities by SymPy; ``H`` against a 50-digit brute-force sup over ``u``; the profile against symsel's
 certified numeric envelope; ``eps(delta)`` above a certified lower bound from exact examples; for
 ``eta = 1`` (geometric), ``0.5`` and ``-0.5``. Run: ``python derivations/envelope_tnb_polygon.py``.

@@ -1,6 +1,6 @@
 """Koskela, Redberg & Wang Thm 3.2, Report Noisy Max: H_{e^eps} <= m delta_Delta(eps), Delta = 2 (1 if monotone).
 
-Koskela, Redberg & Wang (ICML 2024), Theorem 3.2 (MATH.md §5), for Gaussian noise ``N(0, sigma^2)``. Derived here
+Koskela, Redberg & Wang (ICML 2024), Theorem 3.2 (docs/rnm.md), for Gaussian noise ``N(0, sigma^2)``. Derived here
 with SymPy: the profile of the additive Gaussian mechanism at sensitivity ``Delta`` is the hockey-stick integral
 ``int [p(x - Delta) - e^eps p(x)]_+ dx``; the bracket is positive beyond the root ``x0`` of the log density ratio
 (``(2 Delta x - Delta^2)/(2 sigma^2) = eps``), and the integral from ``x0`` is

@@ -1,7 +1,7 @@
 """Koskela, Redberg & Wang Thm 5.2, TNB K: eps_hat = eps - (eta+1) log(e^eps1 + (1-gamma) delta1/gamma).
 
 Koskela, Redberg & Wang (ICML 2024), Theorem 5.2 (``K ~ D_{eta,gamma}``, Papernot & Steinke Definition 1),
-re-proved here with SymPy from the PGF and Theorem 4.1 (MATH.md §3, §4):
+re-proved here with SymPy from the PGF and Theorem 4.1 (docs/ratio-methods.md, §4):
 
 1. ``phi'(z) = m ((1 - c z)/gamma)^-(eta+1)``, ``c = 1 - gamma``, ``m = eta c/(gamma (1 - gamma^eta))``
    (identity), so ``phi'(q)/phi'(q') = ((1 - c q')/(1 - c q))^(eta+1)`` and ``phi' <= phi'(1) = m``.

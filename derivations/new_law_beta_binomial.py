@@ -1,6 +1,6 @@
 """Beta-binomial K (no paper analyses it): envelope bound within 0.1% of exact worst-case examples, polygon bound sound.
 
-Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with MATH.md §4 (ratio recipe) and §4b (envelope).
+Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with docs/ratio-methods.md (ratio recipe) and §4b (envelope).
 The law: ``K ~ Bin(n, P)``, ``P ~ Beta(a, b)`` (Skellam's beta-binomial), ``P[K=k] = C(n,k) B(k+a, n-k+b)/B(a,b)``,
 mean ``n a/(a+b)``, variance ``n a b (a+b+n)/((a+b)^2 (a+b+1))`` — both checked here against brute-force pmf
 sums at 50 digits (mpmath), as are ``phi``, ``phi'``, ``P[K=0]``, ``P[K=1]``. With a Gaussian base

@@ -1,7 +1,7 @@
 """Shared steps of the new-law derivations, calibrated on a geometric K where Koskela, Redberg & Wang's Thm 5.2 applies.
 
 The ``new_law_*.py`` scripts follow the recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with
-MATH.md §4 (ratio recipe) and §4b (envelope bound), for laws of ``K`` that no paper analyses. The steps they
+docs/ratio-methods.md (ratio recipe) and §4b (envelope bound), for laws of ``K`` that no paper analyses. The steps they
 share live here:
 
 * :func:`check_facts`: the law's symbolic ``phi``, ``phi'``, mean, variance, ``P[K=0]``, ``P[K=1]`` against
@@ -10,7 +10,7 @@ share live here:
   corners, and the sampled maximum along both segments, refined: numerical evidence, not a proof) — then
   symsel's certified supremum (:func:`symsel.bounds.hockey_stick.polygon_ratio_at`) must lie above it and
   within ``1e-5``;
-* :func:`bounds`: the derived bound ``log R + eps_Q(delta/m)`` (MATH.md §4), the certified ``envelope`` and
+* :func:`bounds`: the derived bound ``log R + eps_Q(delta/m)`` (docs/ratio-methods.md), the certified ``envelope`` and
   ``best`` bounds of :func:`symsel.bound`, and the certified lower bound of :func:`symsel.lower.lower_bound`
   (exact worst-case examples): soundness (every bound above the lower bound) and tightness (best/lower)
   are asserted.
@@ -92,7 +92,7 @@ class PolygonSup:
 
 
 def polygon_sup(dist: Distribution, base: Profile, eps1: float | None = None, samples: int = 400) -> PolygonSup:
-    """``log sup phi'(q)/phi'(q')`` over the ``(eps1, delta(eps1))`` polygon (MATH.md §2) at 50 digits: the
+    """``log sup phi'(q)/phi'(q')`` over the ``(eps1, delta(eps1))`` polygon (docs/setting.md) at 50 digits: the
     corners (start ``(delta1, 0)``, vertex ``V``, end ``(1, 1 - delta1)``) and ``samples`` points of each of
     S1, S2; a sampled maximum inside a segment is refined by golden-section search. Where the maximum sits is
     numerical evidence, not a proof. symsel's certified sup must be above the value found and within 1e-5.
@@ -142,7 +142,7 @@ def _golden_max(f: Callable[[mpmath.mpf], mpmath.mpf], lo: mpmath.mpf, hi: mpmat
 
 def bounds(dist: Distribution, base: Profile, delta: float, sup: PolygonSup, mean: float,
            budget: int = 20, slices: int = 200) -> dict:
-    """The derived bound ``log R + eps_Q(delta/m)`` (MATH.md §4), symsel's certified envelope (§4b) and best
+    """The derived bound ``log R + eps_Q(delta/m)`` (docs/ratio-methods.md), symsel's certified envelope (§4b) and best
     bounds, and the certified lower bound from exact examples; asserts every bound is above the lower one."""
     lower = lower_bound(base, dist, delta, budget=budget, slices=slices).epsilon
     out = {"delta": delta, "lower": lower,

@@ -1,8 +1,8 @@
 """Discrete uniform K on {1..n}: m = (n+1)/2, Var = (n^2-1)/12 by SymPy sums; envelope within 0.1% of exact examples.
 
-Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with MATH.md §4 and §4b, for the uniform law on
-``{1, ..., n}`` (the textbook discrete uniform; Papernot & Steinke mention it only as a naive choice). With ``n``
-free, SymPy's ``summation`` gives ``phi = sum_k z^k/n``, ``phi'``, ``m = (n+1)/2`` and ``Var = (n^2-1)/12``;
+Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with docs/ratio-methods.md and docs/envelope.md, for the
+uniform law on ``{1, ..., n}`` (the textbook discrete uniform; Papernot & Steinke mention it only as a naive choice).
+With ``n`` free, SymPy's ``summation`` gives ``phi = sum_k z^k/n``, ``phi'``, ``m = (n+1)/2`` and ``Var = (n^2-1)/12``;
 the closed form ``phi = z (1 - z^n)/(n (1 - z))`` is an identity checked at ``n = 10``, and every fact against
 brute-force pmf sums at 50 digits. The polygon ratio's sampled maximum (numerical evidence, not a proof) is
 compared with symsel's certified sup. The base part uses symsel's numeric engine directly; ``derive(spec, base)``

@@ -1,8 +1,8 @@
 """Two-component mixture K (1/2 Poisson(2) + 1/2 Poisson(20)): facts by linearity, envelope within 0.1% of exact cases.
 
-Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with MATH.md §4 and §4b, for a finite mixture
-``phi = w phi_1 + (1-w) phi_2`` of two Poisson laws — a law no paper analyses: Cor 5.8 covers each component,
-not the mixture. Symbolically in ``w, mu_1, mu_2``: ``phi' = w phi_1' + (1-w) phi_2'``, ``m = w mu_1 + (1-w)
+Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with docs/ratio-methods.md and docs/envelope.md, for a
+finite mixture ``phi = w phi_1 + (1-w) phi_2`` of two Poisson laws — a law no paper analyses: Cor 5.8 covers each
+component, not the mixture. Symbolically in ``w, mu_1, mu_2``: ``phi' = w phi_1' + (1-w) phi_2'``, ``m = w mu_1 + (1-w)
 mu_2`` and the variance by the law of total variance; checked against brute-force pmf sums at 50 digits at
 ``w = 1/2``, means 2 and 20 (a bimodal K: few runs or many). The polygon
 ratio's sampled maximum (numerical evidence, not a proof) is compared with symsel's certified sup; derived,

@@ -1,14 +1,14 @@
 """K >= 2 always (P[K=1] = 0): every ratio method is vacuous since phi'(0) = 0, the envelope bound is finite and tight.
 
-Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with MATH.md §4 and §4b, for ``K = 1 + G`` with
-``G`` geometric on ``{1, 2, ...}``: ``phi = z^2 (1-g)/(1 - g z)``, ``P[K=k] = (1-g) g^(k-2)`` for ``k >= 2`` (a
-shifted geometric; no paper analyses it). With ``g`` free SymPy gives ``phi'(z) = (1-g) z (2 - g z)/(1 - g z)^2``,
-``phi'(0) = 0``, ``m = (2 - g)/(1 - g)``, ``Var = g/(1-g)^2`` — checked at ``g = 9/10`` against brute-force pmf
+Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with docs/ratio-methods.md and docs/envelope.md, for ``K =
+1 + G`` with ``G`` geometric on ``{1, 2, ...}``: ``phi = z^2 (1-g)/(1 - g z)``, ``P[K=k] = (1-g) g^(k-2)`` for ``k >=
+2`` (a shifted geometric; no paper analyses it). With ``g`` free SymPy gives ``phi'(z) = (1-g) z (2 - g z)/(1 - g
+z)^2``, ``phi'(0) = 0``, ``m = (2 - g)/(1 - g)``, ``Var = g/(1-g)^2`` — checked at ``g = 9/10`` against brute-force pmf
 sums at 50 digits. The ratio ``phi'(q)/phi'(q')`` at the start ``(delta1, 0)`` of every ``(eps1, delta1)``
 polygon is ``phi'(delta1)/0 = +inf`` for ``delta1 > 0`` (SymPy: ``phi'(delta1) > 0``), so the ratio recipe
-(MATH.md §4: polygon, fdp, paper) gives no bound for a Gaussian base (``delta(eps1) > 0`` for every ``eps1``);
-symsel's certified sup is ``inf`` too. The envelope bound (MATH.md §4b) is finite; it is asserted above the
-certified lower bound from exact examples and best/lower is asserted. ``derive(spec, base)`` agrees.
+(docs/ratio-methods.md: polygon, fdp, paper) gives no bound for a Gaussian base (``delta(eps1) > 0`` for every
+``eps1``); symsel's certified sup is ``inf`` too. The envelope bound (docs/envelope.md) is finite; it is asserted
+above the certified lower bound from exact examples and best/lower is asserted. ``derive(spec, base)`` agrees.
 
 Run: ``python derivations/new_law_no_single_run.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """

@@ -1,9 +1,9 @@
 """Geometric K truncated at k_max: m = 1/gamma - k_max c^k_max/(1 - c^k_max), c = 1 - gamma; envelope within 0.1%.
 
-Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with MATH.md §4 and §4b, for the geometric law
-conditioned on ``K <= k_max`` (truncation as in Papernot & Steinke, Appendix E.1, there used for the RDP route
-only). With ``gamma`` and ``k_max`` free, SymPy's ``summation`` gives the mean (equal to the closed form above at three
-parameter points; a general simplification was not attempted) and ``P[K=1] = gamma/(1 -
+Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with docs/ratio-methods.md and docs/envelope.md, for the
+geometric law conditioned on ``K <= k_max`` (truncation as in Papernot & Steinke, Appendix E.1, there used for the
+RDP route only). With ``gamma`` and ``k_max`` free, SymPy's ``summation`` gives the mean (equal to the closed form
+above at three parameter points; a general simplification was not attempted) and ``P[K=1] = gamma/(1 -
 c^k_max)``; at ``gamma = 1/10``, ``k_max = 20`` both, ``phi``, ``phi'`` and the variance are checked against
 brute-force pmf sums at 50 digits. The polygon ratio's sampled maximum (numerical evidence, not a proof) is
 compared with symsel's certified sup; the derived, envelope and best bounds are asserted above exact examples.

@@ -1,8 +1,8 @@
 """Two-point K (Xiang et al. eq. 21: P[K=1] = s, P[K=L] = 1 - s): envelope bound within 0.1% of exact examples.
 
-Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with MATH.md §4 and §4b, for the law of Xiang,
-Wang & Wang's eq. (21). Symbolically in ``L, s``: ``phi = s z + (1-s) z^L``, ``phi' = s + (1-s) L z^(L-1)``,
-``m = s + (1-s) L``, ``Var = s (1-s) (L-1)^2``, ``P[K=0] = 0``, ``P[K=1] = s`` (checked against brute-force
+Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with docs/ratio-methods.md and docs/envelope.md, for the
+law of Xiang, Wang & Wang's eq. (21). Symbolically in ``L, s``: ``phi = s z + (1-s) z^L``, ``phi' = s + (1-s) L
+z^(L-1)``, ``m = s + (1-s) L``, ``Var = s (1-s) (L-1)^2``, ``P[K=0] = 0``, ``P[K=1] = s`` (checked against brute-force
 pmf sums at 50 digits for ``L = 10, s = 1/2``). The polygon ratio is ``(s + (1-s) L q^(L-1))/(s + (1-s) L
 q'^(L-1))``; its sampled maximum (numerical evidence, not a proof) lies inside S2 and symsel's certified sup is
 above it and within 1e-5. The base part uses symsel's numeric engine directly (:func:`symsel.bound`,

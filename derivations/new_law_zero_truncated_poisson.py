@@ -1,8 +1,8 @@
 """Zero-truncated Poisson K: the ratio mu (q - q') peaks at the vertex, eps_hat = eps - mu (E - 1 + 2 delta1)/(E + 1).
 
-Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with MATH.md §4 and §4b, for ``K ~ Poisson(mu)``
-conditioned on ``K >= 1`` (the zero-truncated Poisson of the count-data literature, e.g. Johnson, Kemp & Kotz):
-``phi = (e^(mu z) - 1)/(e^mu - 1)``, ``phi' = mu e^(mu z)/(e^mu - 1)``, ``m = mu e^mu/(e^mu - 1)``, all with
+Recipe of Koskela, Redberg & Wang (ICML 2024), Theorem 4.1 with docs/ratio-methods.md and docs/envelope.md, for ``K ~
+Poisson(mu)`` conditioned on ``K >= 1`` (the zero-truncated Poisson of the count-data literature, e.g. Johnson, Kemp
+& Kotz): ``phi = (e^(mu z) - 1)/(e^mu - 1)``, ``phi' = mu e^(mu z)/(e^mu - 1)``, ``m = mu e^mu/(e^mu - 1)``, all with
 ``mu`` free, checked against brute-force pmf sums at 50 digits (``mu = 3``). Since ``log phi'(q)/phi'(q') =
 mu (q - q')`` is linear, SymPy proves its slope non-negative along S1 and non-positive along S2: the sup over the
 ``(eps1, delta1)`` polygon is at the vertex, in closed form (a proof; ``derive`` agrees: "vertex, proved").

@@ -1,7 +1,7 @@
 """Truncated negative binomial K: Papernot & Steinke's Corollary 3 ((2+η)ε, pure DP) and Corollary 4 (ρ-zCDP).
 
 Follows Papernot & Steinke (ICLR 2022), Corollaries 3 and 4 and their proofs (App. B.2), both from Theorem 2;
-MATH.md §6. ``ℓ`` stands for ``log(1/γ)`` and ``log_m`` for ``log E[K]``.
+docs/renyi.md. ``ℓ`` stands for ``log(1/γ)`` and ``log_m`` for ``log E[K]``.
 
 * Corollary 3: a pure ``ε``-DP base is ``(λ, ε)``-RDP for every order, so Theorem 2 holds with ``ε = ε̂``;
   SymPy takes the limits ``λ̂ → ∞`` then ``λ → ∞`` of eq. (5) and finds ``(2 + η)ε``.

@@ -1,6 +1,6 @@
 """Best of K runs: Papernot & Steinke's eq. (8), E[K/(K+1)] = 1 − ∫₀¹φ, in closed form for TNB, Poisson, binomial.
 
-Follows Papernot & Steinke (ICLR 2022), §3.6 eq. (8) and App. A.2.1; MATH.md §7. The best of ``k`` uniform
+Follows Papernot & Steinke (ICLR 2022), §3.6 eq. (8) and App. A.2.1; docs/utility.md. The best of ``k`` uniform
 quantiles has mean ``∫₀¹ x · k x^{k−1} dx = k/(k+1)`` (SymPy, symbolic ``k``), so ``E[K/(K+1)] = ∫₀¹ x φ'(x) dx``
 and integration by parts gives ``1 − ∫₀¹ φ``. SymPy integrates ``φ`` for the Poisson (``(1 − e^{−μ})/μ``), the
 binomial (``(1 − (1−p)^{n+1})/(p(n+1))``) and the truncated negative binomial (``η ∉ {0, 1}`` by an antiderivative

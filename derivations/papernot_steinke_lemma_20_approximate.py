@@ -1,6 +1,6 @@
 """(ε0, δ0)-DP bases: Papernot & Steinke's Lemma 20 law K' (TNB stays TNB with a new γ, Poisson Poisson), Corollary 21.
 
-Follows Papernot & Steinke (ICLR 2022), Lemma 20, its footnote 12 and Corollary 21 (App. E); MATH.md §6. An
+Follows Papernot & Steinke (ICLR 2022), Lemma 20, its footnote 12 and Corollary 21 (App. E); docs/renyi.md. An
 ``(ε0, δ0)``-DP base splits as ``(1−δ0)·(pure part) + δ0·(rest)``; the selection is then ``δ``-approximately RDP
 with ``δ = 1 − φ(1−δ0)`` and the bound of the pure part for ``K'`` with PGF ``φ(x(1−δ0))/φ(1−δ0)``. SymPy shows
 (symbolic identities):

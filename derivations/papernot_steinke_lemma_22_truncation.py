@@ -1,6 +1,6 @@
 """K truncated at m: Papernot & Steinke's Lemma 22 adds log(1/P[K ≤ m])/(λ−1) + log(E[K]/E[K·1{K≤m}]) to Lemma 7.
 
-Follows Papernot & Steinke (ICLR 2022), App. E.1, Lemma 22 and its proof; MATH.md §6. With ``P = P[K ≤ m]``,
+Follows Papernot & Steinke (ICLR 2022), App. E.1, Lemma 22 and its proof; docs/renyi.md. With ``P = P[K ≤ m]``,
 ``H = E[K·1{K≤m}]`` and ``T = E[K·1{K>m}] = E[K] − H``, for ``x ∈ [0, 1]``:
 ``0 ≤ f'(x) − P f̃'(x) = Σ_{k>m} k p_k x^{k−1} ≤ x^m T`` and ``P f̃'(x) ≥ x^{m−1} H``, so
 ``1 ≤ f'/(P f̃') ≤ 1 + xT/H ≤ E[K]/H``. Then ``f̃'(q)^λ f̃'(q')^{1−λ} ≤ f'(q)^λ f'(q')^{1−λ} · P^{−1} (E[K]/H)^{λ−1}``

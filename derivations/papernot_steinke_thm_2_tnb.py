@@ -1,6 +1,6 @@
 """Truncated negative binomial K: Papernot & Steinke's Theorem 2, derived from Lemma 7 and the TNB PGF alone.
 
-Follows Papernot & Steinke (ICLR 2022), Theorem 2 and its proof (App. B.2); MATH.md §6. Lemma 7 bounds
+Follows Papernot & Steinke (ICLR 2022), Theorem 2 and its proof (App. B.2); docs/renyi.md. Lemma 7 bounds
 ``D_λ(A‖A')`` by ``ε(λ) + S/(λ−1)`` with ``S = log sup φ'(q)^λ φ'(q')^{1−λ}`` over the base's privacy region.
 SymPy carries the paper's argument step by step:
 

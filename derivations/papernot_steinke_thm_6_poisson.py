@@ -1,6 +1,6 @@
 """Poisson K: Papernot & Steinke's Theorem 6 (ε + μδ̂ + log μ/(λ−1) when e^ε̂ ≤ 1 + 1/(λ−1)), derived from Lemma 7.
 
-Follows Papernot & Steinke (ICLR 2022), Theorem 6 and its proof (App. B.2); MATH.md §6. For ``φ(z) = e^{μ(z−1)}``
+Follows Papernot & Steinke (ICLR 2022), Theorem 6 and its proof (App. B.2); docs/renyi.md. For ``φ(z) = e^{μ(z−1)}``
 Lemma 7's term is ``S = log φ'(q)^λ φ'(q')^{1−λ} = log μ + μ((λ−1)(1−q') − λ(1−q))`` (SymPy). The base's
 ``(ε̂, δ̂)``-DP gives ``1 − q' ≤ e^ε̂ (1 − q) + δ̂``; after substitution ``S`` is affine in ``u = 1 − q`` with slope
 ``μ((λ−1)e^ε̂ − λ)``, which is ``≤ 0`` exactly when ``e^ε̂ ≤ λ/(λ−1) = 1 + 1/(λ−1)`` (solved), and then

@@ -1,6 +1,6 @@
 """Poisson K: the hockey-stick ratio over the f-DP region is m times the total variation, m * delta(0).
 
-Follows Koskela, Redberg & Wang (ICML 2024), Corollary 5.8 and Remark C.8, and MATH.md §4. For
+Follows Koskela, Redberg & Wang (ICML 2024), Corollary 5.8 and Remark C.8, and docs/ratio-methods.md. For
 ``K ~ Poisson(m)``, ``phi'(z) = m e^{m(z - 1)}``, so
 
     log phi'(q) - log phi'(q') = m (q - q'),

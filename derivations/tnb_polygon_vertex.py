@@ -1,6 +1,6 @@
 """Truncated negative binomial K: the supremum of phi'(q)/phi'(q') over an (eps1, delta1) polygon, in closed form.
 
-Follows Koskela, Redberg & Wang (ICML 2024), Theorem 5.2 and its proof (Appendix C.2), and MATH.md §2, §4:
+Follows Koskela, Redberg & Wang (ICML 2024), Theorem 5.2 and its proof (Appendix C.2), and docs/setting.md, §4:
 for ``K ~ D_{eta,gamma}`` (Papernot & Steinke, Definition 1) ``phi'(z) = m ((1 - (1-gamma) z)/gamma)^-(eta+1)``,
 so ``phi'(q)/phi'(q') = r^(eta+1)`` with ``r = (1 - c q')/(1 - c q)``, ``c = 1 - gamma``. The lower-right
 boundary of the ``(eps1, delta1)`` polygon is ``q' = 0`` on ``[0, delta1]``, then the segments

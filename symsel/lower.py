@@ -4,7 +4,7 @@ Any post-processing of a base mechanism's dominating pair -- here a discretizati
 pair into bins, or a Markov kernel applied to a finite pair -- ordered by *any* score order, is a
 valid base mechanism with (at most) that privacy profile. Its selection law is exact
 (:mod:`symsel.exact`), so the exact ``eps(delta)`` of the selection on it is a certified lower
-bound on the worst case over all base mechanisms with that profile (MATH.md Section 8; Xiang,
+bound on the worst case over all base mechanisms with that profile (docs/lower-bounds.md; Xiang,
 Wang & Wang, Example 1 and Section 5; Papernot & Steinke, Appendix D).
 
 :func:`lower_bound` takes a :data:`~symsel.pairs.Pair` (or a profile's
@@ -14,7 +14,7 @@ Wang & Wang, Example 1 and Section 5; Papernot & Steinke, Appendix D).
   "zigzag" orders that put the middle of the output space lowest and then alternate between the two
   tails, which generalize Xiang et al.'s Example 1), Nelder-Mead polishing of the cut points or
   kernel weights, then simulated annealing over cuts, kernels and orders;
-* slice insertion (MATH.md §8): many thin slices, the low-ratio ones on top (most extreme highest),
+* slice insertion (docs/lower-bounds.md): many thin slices, the low-ratio ones on top (most extreme highest),
   each high-ratio slice inserted where ``phi'(u) p - e^eps phi'(u') p'`` is largest
   (:func:`slice_insertion_order`), iterated on the target ``eps``.
 
@@ -24,7 +24,7 @@ exact value is reported, rounded down.
 Monotone orders are not always worst: for geometric ``K`` with mean 30, a Gaussian base with
 ``sigma = 4`` and ``delta = 1e-6`` the monotone order gives ``eps ~ 1.236``, a zigzag order on
 seven bins 1.7866, and slice insertion on 1000 slices 1.78859 (the envelope upper bound of
-MATH.md §4b is about 1.7891).
+docs/envelope.md is about 1.7891).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class LowerBoundResult:
         seconds: wall time.
         base: the dominating pair searched.
         construction: ``"search"`` (few bins or kernels, searched) or ``"slice-insertion"``
-            (MATH.md §8, :func:`slice_insertion_order`): which one gave ``epsilon``.
+            (docs/lower-bounds.md, :func:`slice_insertion_order`): which one gave ``epsilon``.
         slice_evaluations: float64 evaluations spent by the slice-insertion construction (not
             counted in ``evaluations``, which is bounded by the search ``budget``).
     """
@@ -352,7 +352,7 @@ class _FiniteSearch:
                 w, order, current = nw / rows, no, value
 
 
-# --------------------------------------------------------------------- slice insertion (MATH.md §8)
+# --------------------------------------------------------------------- slice insertion (docs/lower-bounds.md)
 #: largest ``eps`` used in the insertion criterion (``e^eps`` must stay finite).
 _EPS_CAP = 700.0
 
@@ -360,14 +360,14 @@ _EPS_CAP = 700.0
 def slice_insertion_order(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, dist: Any,
                           eps: float) -> tuple[int, ...]:
     """The slice-insertion score order (lowest score first) for the direction ``H(A || A')``
-    (MATH.md §8).
+    (docs/lower-bounds.md).
 
     The outcomes (thin slices of a dominating pair) with ``P <= P'`` go on top of the order, the most
     extreme (smallest ``P/P'``) highest. The outcomes with ``P > P'`` are then inserted one at a time,
     least extreme first, each at the position where its own contribution to the hockey-stick
     divergence of the selection, ``phi'(u) P(y) - e^eps phi'(u') P'(y)``, is largest; ``u`` and
     ``u'`` are the ``P``- and ``P'``-masses below that position (the selection's density at a thin
-    slice is ``phi'(u) P(y)``, MATH.md §1). Outcomes of mass 0 on both sides go to the bottom.
+    slice is ``phi'(u) P(y)``, docs/setting.md). Outcomes of mass 0 on both sides go to the bottom.
 
     Any order is a valid score order: this only chooses a good one. The reverse direction is the
     same construction with ``p`` and ``q`` swapped.
@@ -408,7 +408,7 @@ def _float_epsilon(p: np.ndarray, q: np.ndarray, order: Sequence[int], dist: Any
 def _slice_search(p: np.ndarray, q: np.ndarray, dist: Any, delta: float, eps0: float, both_directions: bool,
                   max_iter: int = 8) -> tuple[float, tuple[int, ...] | None, int]:
     """Fixed-point iteration on the target ``eps`` of :func:`slice_insertion_order`: build the order
-    for ``eps``, evaluate it, use the value as the next target (MATH.md §8). Returns the best two-sided
+    for ``eps``, evaluate it, use the value as the next target (docs/lower-bounds.md). Returns the best two-sided
     float value, its order and the number of evaluations."""
     best, best_order, calls = -math.inf, None, 0
     for a, b in ((p, q), (q, p)) if both_directions else ((p, q),):
@@ -449,7 +449,7 @@ def _split_kernel(n: int, pieces: int) -> np.ndarray:
 def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200, seed: int = 0, dps: int = 30,
                 max_bins: int = 7, slices: int = 1000) -> LowerBoundResult:
     """Certified lower bound on the worst-case ``eps(delta)`` of private selection with ``K ~ dist``
-    over all base mechanisms dominated by ``base`` (MATH.md §8).
+    over all base mechanisms dominated by ``base`` (docs/lower-bounds.md).
 
     Two constructions are tried and the better one is reported:
 

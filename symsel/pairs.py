@@ -1,7 +1,7 @@
 """The one Pair type family: a mechanism's dominating pair on an ordered output space.
 
 A *pair* is two output distributions ``(P, P')`` of one mechanism on two neighbouring inputs, on a
-totally ordered output space (ARCHITECTURE.md, "Pair"; MATH.md §1). Two kinds exist:
+totally ordered output space (docs/setting.md). Two kinds exist:
 
 * :class:`~symsel.exact.FinitePair` -- finitely many outcomes with exact (mpmath/SymPy) masses and a
   score order; the dominating pair of randomized response, of one or several ``(ε, δ)``

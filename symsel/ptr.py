@@ -4,9 +4,9 @@
 privacy loss ``ε_φ(X)`` w.r.t. ``δ``, released after an ``(ε̂, δ̂)``-DP test that passes with probability at most
 ``δ'`` when ``ε_φ(X) > ε``, makes Generalized PTR ``(ε + ε̂, δ + δ̂ + δ')``-DP. PTR has no Rényi guarantee, so
 only point-wise ``(ε, δ)`` information is available: several such guarantees of one candidate (for different
-``ε``) hold at once, and their intersection is the base profile ``pointwise(points=[…])`` (MATH.md §2). Any
+``ε``) hold at once, and their intersection is the base profile ``pointwise(points=[…])`` (docs/setting.md). Any
 selection bound of :func:`symsel.bound` applies to it: Thm 5.2 (method ``paper``, the paper's §6.1 route) and the
-envelope bound (Thm 4.1 per output, MATH.md §4b), which only needs the pointwise base's δ(ε).
+envelope bound (Thm 4.1 per output, docs/envelope.md), which only needs the pointwise base's δ(ε).
 
 * :func:`gen_ptr_guarantee` — Thm 6.1's one ``(ε, δ)`` pair;
 * :func:`ptr_profile` — the candidate's profile from several pairs;

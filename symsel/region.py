@@ -1,7 +1,7 @@
 """Privacy regions: lower boundaries, envelopes of (ε, δ) constraints, finite dominating pairs.
 
 For a pair of distributions ``(P, P')`` the privacy region is ``{(E_P g, E_P' g) : g : Y → [0, 1]}``
-(MATH.md §2; Kairouz, Oh, Viswanath, *The Composition Theorem for Differential Privacy*,
+(docs/setting.md; Kairouz, Oh, Viswanath, *The Composition Theorem for Differential Privacy*,
 ICML 2015; Dong, Roth, Su, *Gaussian Differential Privacy*, JRSS-B 2022). Everything here is about
 its lower-right boundary ``q ↦ q'_min(q)`` -- the smallest ``P'``-probability of a test whose
 ``P``-probability is ``q`` -- and the conversions between a boundary and a privacy profile:
@@ -105,7 +105,7 @@ Point = tuple[float, float]
 def polygon_vertices(eps1: float, delta1: float) -> tuple[Point, Point, Point]:
     """The three vertices ``(δ1, 0)``, ``V``, ``(1, 1 − δ1)`` of the lower-right boundary of the polygon.
 
-    ``V = ((e^ε1 + δ1)/(1 + e^ε1), (1 − δ1)/(1 + e^ε1))`` (MATH.md §2; Kairouz et al. 2015, Thm 2.4).
+    ``V = ((e^ε1 + δ1)/(1 + e^ε1), (1 − δ1)/(1 + e^ε1))`` (docs/setting.md; Kairouz et al. 2015, Thm 2.4).
     """
     e, d = _check_eps_delta(eps1, delta1, "polygon_vertices")
     # (e^ε + δ)/(1 + e^ε) written without overflow for large ε.
@@ -118,7 +118,7 @@ def polygon_lower(q: ArrayLike, eps1: float, delta1: float) -> float | np.ndarra
     """``q'_min(q)`` on the ``(ε1, δ1)`` polygon: ``max(0, e^−ε1 (q − δ1), 1 − δ1 − e^ε1 (1 − q))``.
 
     The segments are S1: ``(δ1, 0) → V`` (slope ``e^−ε1``) and S2: ``V → (1, 1 − δ1)`` (slope
-    ``e^ε1``); the boundary is 0 for ``q ≤ δ1`` (MATH.md §2).
+    ``e^ε1``); the boundary is 0 for ``q ≤ δ1`` (docs/setting.md).
     """
     e, d = _check_eps_delta(eps1, delta1, "polygon_lower")
     arr, scalar = as_probabilities(q, "q", "polygon_lower")
@@ -484,7 +484,7 @@ def _constraint_lines(eps1: np.ndarray, delta1: np.ndarray) -> tuple[list, list,
 def profile_envelope(eps1: ArrayLike, delta1: ArrayLike) -> LinesEnvelope:
     """The boundary implied by the constraints ``δ(ε1_i) ≤ δ1_i`` (``ε1_i ≥ 0``), i.e. the polygons' max.
 
-    MATH.md §2: ``q'_min(q) = max(0, sup_i e^−ε1_i (q − δ1_i), sup_i (1 − δ1_i − e^ε1_i (1 − q)))``.
+    docs/setting.md: ``q'_min(q) = max(0, sup_i e^−ε1_i (q − δ1_i), sup_i (1 − δ1_i − e^ε1_i (1 − q)))``.
     """
     e, _ = as_float_array(eps1, "eps1", "profile_envelope", lo=0.0)
     d, _ = as_float_array(delta1, "delta1", "profile_envelope", lo=0.0, hi=1.0)
@@ -508,7 +508,7 @@ def profile_envelope_mp(eps1: Sequence[Any], delta1: Sequence[Any], dps: int) ->
 
 
 def fdp_lower_from_profile(q: ArrayLike, profile: Profile, eps1_grid: ArrayLike) -> float | np.ndarray:
-    """The f-DP boundary implied by ``profile`` on a finite grid of ``ε1 ≥ 0`` (MATH.md §2).
+    """The f-DP boundary implied by ``profile`` on a finite grid of ``ε1 ≥ 0`` (docs/setting.md).
 
     ``q'_min(q) = max(0, max_ε1 e^−ε1 (q − δ(ε1)), max_ε1 (1 − δ(ε1) − e^ε1 (1 − q)))`` with the max
     over the grid only: fewer constraints give a smaller ``q'_min`` (a larger region), so the result

@@ -61,6 +61,9 @@ def distribution_facts(spec: str, candidates: float | None = None) -> dict[str, 
     return facts
 
 
+#: fixed numbers of runs (a grid, a tuner with n_trials = 40): the report shows them first, with the composition
+#: bound beside the others and the bracket [lower, best].
+FIXED_RUNS = ("point(k=2)", "point(k=3)", f"point(k={DEFAULT_MEAN})", "point(k=40)")
 DEFAULT_BASE = "gaussian(sigma=4)"
 DEFAULT_DELTA = 1e-6
 DEFAULT_EXAMPLES = ("xiang-example-1", "xiang-example-1-approx", "ps-fixed-k", "liu-talwar", "ps-three-point")
@@ -176,7 +179,7 @@ FULL = {
                   ("tnb(eta=0.5)", "tnb(eta=0.5, mean={mean})", 0.5), ("poisson", "poisson(mean={mean})", math.inf)),
     "means": (2, 5, 10, 20, 50, 100, 200, 500, 1000),
     "equal_means": (2, 10, 100, 1000),
-    "table_laws": DEFAULT_DISTRIBUTIONS,
+    "table_laws": (*FIXED_RUNS, *DEFAULT_DISTRIBUTIONS[1:]),
     "examples": DEFAULT_EXAMPLES,
     "extra": (
         ("rnm_epsilon_vs_m", {"m_values": (10, 30, 100, 300, 1000, 3000, 10**4, 3 * 10**4, 10**5)},
@@ -218,7 +221,7 @@ QUICK = {
     "fig7_laws": (("geometric", "geometric(mean={mean})", 1.0), ("poisson", "poisson(mean={mean})", math.inf)),
     "means": (2, 10, 50),
     "equal_means": (10, 100),
-    "table_laws": DEFAULT_DISTRIBUTIONS[1:4],
+    "table_laws": (*FIXED_RUNS[:2], *DEFAULT_DISTRIBUTIONS[1:4]),
     "examples": DEFAULT_EXAMPLES[:2],
     "extra": (
         ("rnm_epsilon_vs_m", {"m_values": (10, 1000, 10**5)},
@@ -228,7 +231,7 @@ QUICK = {
          "Papernot-Steinke Fig. 8: conditional sampling, Cor 16 against the exact Renyi divergence"),
     ),
 }
-TABLE_METHODS = ("rdp", "paper", "fdp", "envelope", "best")
+TABLE_METHODS = ("rdp", "paper", "fdp", "envelope", "composition", "best")
 FIGURE_METHODS = ("paper", "fdp", "envelope", "rdp")
 CANDIDATE_BUDGET = 2.5
 
@@ -316,7 +319,7 @@ def format_summary(report: dict[str, Any]) -> str:
     b = report["bounds"]
     lines = ["# symsel report" + (" (quick)" if report["quick"] else ""), "",
              "Certified bounds on the privacy of the best of K runs (private selection). Every number is an upper "
-             "bound except `lower`, the exact ε of a real worst-case selection (MATH.md §8): the truth lies "
+             "bound except `lower`, the exact ε of a real worst-case selection (docs/lower-bounds.md): the truth lies "
              "between `lower` and the smallest upper bound.", "",
              f"## ε at δ = {b['delta']:g}, base `{b['base']}`", "",
              "| law of K | mean | " + " | ".join(TABLE_METHODS) + " | lower | best / lower |",

@@ -4,8 +4,8 @@ When the candidates differ in their own privacy (say DP-SGD runs with different 
 bound may use only what all candidates share. Fix point-wise thresholds ``(ε_j, δ_j)`` (Cor 6.2 uses two:
 ``(ε1, δ1)`` and ``(ε̂, δ/m)``); a candidate is admitted when its privacy profile is below every threshold. Every
 admitted candidate is then dominated by the base profile ``pointwise(points=[(ε_j, δ_j), …])``, whose privacy
-region contains each candidate's (MATH.md §2), so Theorem 4.1 — and every method of :func:`symsel.bound` built on
-it — holds for the tuning over any mix of admitted candidates (the per-output argument of MATH.md §4b uses only the
+region contains each candidate's (docs/setting.md), so Theorem 4.1 — and every method of :func:`symsel.bound` built on
+it — holds for the tuning over any mix of admitted candidates (the per-output argument of docs/envelope.md uses only the
 region). With the two thresholds and ``paper`` on a truncated negative binomial law this is Corollary 6.2.
 
 * :func:`max_steps` — the longest DP-SGD run of one noise level that stays below the thresholds;

@@ -79,7 +79,7 @@ def verify_example(name: str, dps: int = 50) -> dict[str, Any]:
 
 def verify_selection(dist: Distribution, base: Profile, delta: float, budget: int = 200, seed: int = 0) -> dict:
     """A certified lower bound (:func:`symsel.lower.lower_bound` on ``base.dominating_pair()``:
-    few-bin search and slice insertion, MATH.md §8) against every upper bound: ``lower_bound``,
+    few-bin search and slice insertion, docs/lower-bounds.md) against every upper bound: ``lower_bound``,
     ``lower_bound_construction``, ``bounds``, ``ratio`` = tightest finite upper bound / lower bound,
     ``sound``. A base without a dominating pair raises :class:`~symsel.errors.ParameterError`
     naming it."""

@@ -2,7 +2,7 @@
 against symsel (each an ``assert``) hold, and it prints its result as LaTeX.
 
 The scripts re-prove Koskela, Redberg & Wang (ICML 2024) and Papernot & Steinke (ICLR 2022) from symsel's engine,
-derive the envelope bound's closed forms (MATH.md §4b) and bounds for laws no paper analyses (see each docstring).
+derive the envelope bound's closed forms (docs/envelope.md) and bounds for laws no paper analyses (see each docstring).
 """
 
 from __future__ import annotations

@@ -99,7 +99,7 @@ def test_cli_json_and_errors():
                 "latex", "checks"):
         assert key in payload
     assert payload["mean"] == r"\mu" and payload["family"] == "poisson"
-    assert payload["envelope"].startswith(r"\max")  # MATH.md §4b in closed form, mu left free
+    assert payload["envelope"].startswith(r"\max")  # docs/envelope.md in closed form, mu left free
     assert all("agreement" in c for c in payload["checks"])
     latex = runner.invoke(main, ["derive", "poisson(3)", "--latex"])
     assert latex.exit_code == 0 and latex.output.startswith("\\begin{align*}")

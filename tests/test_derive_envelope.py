@@ -1,4 +1,4 @@
-"""The closed-form envelope H(t) of MATH.md §4b on an (eps1, delta1) polygon (symsel.derive.envelope).
+"""The closed-form envelope H(t) of docs/envelope.md on an (eps1, delta1) polygon (symsel.derive.envelope).
 
 References are independent of the closed form: a brute-force sup over u at 50 digits (grid + golden section on
 the engine's phi' and polygon boundary), symsel's certified numeric envelope, the paper's bound (Koskela et al.

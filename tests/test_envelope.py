@@ -1,4 +1,4 @@
-"""The envelope bound (MATH.md §4b): the hinge mixture dominates the cell lines, the bound is never
+"""The envelope bound (docs/envelope.md): the hinge mixture dominates the cell lines, the bound is never
 below exact high-precision values on worst cases, never above the one-term ratio recipe of §4, and
 finite where P[K = 1] = 0."""
 
@@ -164,7 +164,7 @@ def test_envelope_is_never_above_the_ratio_recipe(spec):
 
 
 def test_standard_setting_matches_the_prototype_figures():
-    """MATH.md §4b: geometric m = 30, σ = 4, δ = 1e-6 gives 1.789 (the §4 recipe 1.887); Poisson m = 10
+    """docs/envelope.md: geometric m = 30, σ = 4, δ = 1e-6 gives 1.789 (the §4 recipe 1.887); Poisson m = 10
     gives 1.970 (2.177)."""
     base = GaussianProfile(4.0)
     assert bound(geometric(mean=30), base, "envelope").epsilon(1e-6) == pytest.approx(1.789, abs=1e-3)

@@ -43,7 +43,7 @@ def test_exported_pld_is_never_below_the_selection_profile(selection, pld) -> No
 @pytest.mark.parametrize("delta", [0.3, 0.05, 1e-3, 1e-6])
 def test_exported_pld_is_above_a_certified_lower_bound(pld, delta) -> None:
     """Independent check, also inside the knee: the exact ε of a real worst-case selection (slice insertion on
-    the Gaussian pair, MATH.md §8) is never above the exported PLD's ε."""
+    the Gaussian pair, docs/lower-bounds.md) is never above the exported PLD's ε."""
     lower = symsel.lower_bound(symsel.parse_profile(GAUSSIAN), symsel.geometric(mean=30), delta, budget=20)
     assert pld.get_epsilon_for_delta(delta) >= lower.epsilon
 

@@ -1,5 +1,5 @@
 """Family recognition: the law of K (its PGF) decides which closed forms apply, not how it was typed
-(ARCHITECTURE.md, Distribution). Each typed constructor is compared with a user PGF/pmf of the same
+(the Distribution design: one PGF per law). Each typed constructor is compared with a user PGF/pmf of the same
 law written by hand here; laws outside the four families must give ``None``."""
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def test_fixed_k_runs_of_pure_base_give_k_eps(k, method):
 
 
 def test_issue_example_geometric_gaussian():
-    """MATH.md worked example: geometric K, m = 30, Gaussian sigma = 4, delta = 1e-6: paper form
+    """docs/ratio-methods.md worked example: geometric K, m = 30, Gaussian sigma = 4, delta = 1e-6: paper form
     about 2.29, polygon and f-DP about 1.89."""
     dist, base = geometric(mean=30), GaussianProfile(4.0)
     eps = {m: hockey_stick_bound(dist, base, m).epsilon(1e-6) for m in HOCKEY_STICK_METHODS}
@@ -83,7 +83,7 @@ def test_methods_are_ordered_fdp_polygon_paper(spec, sigma, delta):
 
 def test_poisson_fdp_ratio_is_mean_times_total_variation():
     """For Poisson K, log phi'(q) - log phi'(q') = m (q - q'): the f-DP supremum is m sup(q - q') =
-    m delta(0) (MATH.md §4)."""
+    m delta(0) (docs/ratio-methods.md)."""
     base = GaussianProfile(4.0)
     for m in (5, 30):
         selection = hockey_stick_bound(poisson(m), base, "fdp")

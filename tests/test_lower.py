@@ -41,7 +41,7 @@ def search_only():
 
 
 def test_non_monotone_orders_beat_the_monotone_order(gaussian_result):
-    """MATH.md Section 8: geometric K (mean 30), Gaussian base sigma = 4, delta = 1e-6. The
+    """docs/lower-bounds.md: geometric K (mean 30), Gaussian base sigma = 4, delta = 1e-6. The
     monotone order (continuous, exact) gives ~1.236; a searched order gives ~1.7886; the upper
     bound of the f-DP region method is ~1.8868."""
     result, seconds = gaussian_result
@@ -177,7 +177,7 @@ def test_result_improvement_property(gaussian_result):
     assert result.cuts is not None and np.all(np.diff(result.cuts) > 0)
 
 
-# --------------------------------------------------------------------- slice insertion (MATH.md §8)
+# --------------------------------------------------------------------- slice insertion (docs/lower-bounds.md)
 def _independent_epsilon(cuts, order, mu: float, dist, delta: float, dps: int = 50) -> mpmath.mpf:
     """eps(delta) of the selection on N(mu,1) vs N(0,1) binned at ``cuts`` with score ``order``,
     written from scratch: bin masses from mpmath.ncdf, A(y) = phi(F(<=y)) - phi(F(<y)) at 2*dps
@@ -214,7 +214,7 @@ def _independent_epsilon(cuts, order, mu: float, dist, delta: float, dps: int = 
 def test_slice_insertion_is_near_tight_on_the_standard_setting(gaussian_result, search_only):
     """Geometric K (mean 30), sigma = 4, delta = 1e-6: the slice construction gives >= 1.7855
     (within 0.2 % of the envelope bound ~1.789), at least the few-bin search, below the f-DP
-    bound 1.8868 (MATH.md §4 worked example)."""
+    bound 1.8868 (docs/ratio-methods.md worked example)."""
     result, _ = gaussian_result
     assert result.construction == "slice-insertion"
     assert result.epsilon >= search_only.epsilon

@@ -15,7 +15,7 @@ from symsel.region import polygon_lower
 
 
 def vertex(eps1, delta1):
-    """q of the polygon's vertex V = ((e^eps1 + delta1)/(1 + e^eps1), ...) (MATH.md §2)."""
+    """q of the polygon's vertex V = ((e^eps1 + delta1)/(1 + e^eps1), ...) (docs/setting.md)."""
     return (math.exp(eps1) + delta1) / (1 + math.exp(eps1))
 
 

@@ -60,7 +60,7 @@ def all_tests(P: list[float], Pp: list[float]) -> np.ndarray:
 
 @pytest.mark.parametrize(("eps", "delta"), [(0.0, 0.0), (1.0, 0.0), (1.0, 1e-3), (3.0, 0.2), (0.3, 0.9)])
 def test_polygon_vertices_lie_on_both_segments(eps: float, delta: float) -> None:
-    """V = ((e^ε+δ)/(1+e^ε), (1−δ)/(1+e^ε)) solves both S1 and S2 (MATH.md §2)."""
+    """V = ((e^ε+δ)/(1+e^ε), (1−δ)/(1+e^ε)) solves both S1 and S2 (docs/setting.md)."""
     a, vtx, b = polygon_vertices(eps, delta)
     assert a == (delta, 0.0) and b == (1.0, 1.0 - delta)
     x, y = vtx

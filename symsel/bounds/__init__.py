@@ -2,7 +2,7 @@
 
 * :mod:`symsel.bounds.api` — :func:`bound` (the one entry point), :data:`METHODS`, the result type.
 * :mod:`symsel.bounds.envelope` — Theorem 4.1 of Koskela, Redberg & Wang taken per output
-  (MATH.md §4b): method ``envelope``.
+  (docs/envelope.md): method ``envelope``.
 * :mod:`symsel.bounds.hockey_stick` — Koskela et al. Theorem 4.1 with a ratio supremum: ``paper``,
   ``polygon``, ``fdp``.
 * :mod:`symsel.bounds.renyi` — Papernot & Steinke (ICLR 2022) Lemma 7 and closed forms: ``rdp``,

@@ -156,7 +156,7 @@ def _envelope(dist: Distribution, base: Profile) -> SelectionBound:
                    "hull_lines": cert.hull_lines, "converged": cert.converged, "value_margin": cert.value_margin}
     details = {"terms": cert.terms, "constant": selection.mixture.constant,
                "log_t_max": float(selection.mixture.log_breakpoints.max(initial=-math.inf))}
-    theorem = "Koskela et al. Thm 4.1 per output (symsel envelope bound, MATH.md §4b)"
+    theorem = "Koskela et al. Thm 4.1 per output (symsel envelope bound, docs/envelope.md)"
     return SelectionBound("envelope", theorem, selection, dist, base, certificate, details)
 
 
@@ -225,7 +225,7 @@ def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionB
     * ``paper``, ``polygon``, ``fdp``: Koskela, Redberg & Wang (ICML 2024) Thm 4.1 with the
       hockey-stick divergence and a ratio supremum (closed forms of Thm 5.2/5.7/Cor 5.8; one
       ``(ε1, δ(ε1))`` polygon; the f-DP region) — :mod:`symsel.bounds.hockey_stick`;
-    * ``envelope``: Thm 4.1 taken per output, a mixture of shifted base profiles (MATH.md §4b) —
+    * ``envelope``: Thm 4.1 taken per output, a mixture of shifted base profiles (docs/envelope.md) —
       :mod:`symsel.bounds.envelope`;
     * ``composition``: ``Σ_k P[K=k] δ`` of the ``k``-fold composition of the base (post-processing and joint
       convexity; exact for fixed ``K = 2``) — :mod:`symsel.bounds.composition`;

@@ -1,4 +1,4 @@
-"""The envelope bound: Theorem 4.1 of Koskela, Redberg & Wang taken per output (MATH.md §4b).
+"""The envelope bound: Theorem 4.1 of Koskela, Redberg & Wang taken per output (docs/envelope.md).
 
 For a base mechanism with privacy profile ``δ_Q`` and a valid lower boundary ``L = q'_min`` of its
 privacy region, and ``K`` with PGF ``φ``, let
@@ -6,7 +6,7 @@ privacy region, and ``K`` with PGF ``φ``, let
     H(t) = sup_{u ∈ [0, 1]} [φ'(u) − t φ'(L(u))]_+          (t ≥ 0).
 
 ``H`` is convex and non-increasing. Written as a mixture of hinges plus a constant,
-``H(t) ≤ C + Σ_i c_i [1 − t/t_i]_+``, it gives for every real ``ε`` (MATH.md §4b, proof there)
+``H(t) ≤ C + Σ_i c_i [1 − t/t_i]_+``, it gives for every real ``ε`` (docs/envelope.md, proof there)
 
     δ_A(ε) ≤ C + Σ_i c_i δ_Q(ε − log t_i) + P[K = 0] [1 − e^ε]_+ .
 
@@ -296,7 +296,7 @@ class EnvelopeProfile(MixtureProfile):
 
 def envelope_profile(dist: Distribution, base: Profile, eps_shift: float = DEFAULT_EPS_SHIFT,
                      max_cells: int = MAX_CELLS) -> EnvelopeProfile:
-    """The envelope bound of MATH.md §4b (Koskela, Redberg & Wang, Theorem 4.1 taken per output).
+    """The envelope bound of docs/envelope.md (Koskela, Redberg & Wang, Theorem 4.1 taken per output).
 
     ``eps_shift`` is the total slack allowed against the exact envelope bound for the base's region
     boundary ``base.region_lower``: the result is at most that bound at ``ε − eps_shift`` plus

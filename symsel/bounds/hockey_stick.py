@@ -1,6 +1,6 @@
 """Hockey-stick bounds on the privacy profile of private selection, for any law of K.
 
-Koskela, Redberg & Wang (ICML 2024), Theorem 4.1, applied with ``f(x) = [x - e^eps]_+`` (MATH.md §3,
+Koskela, Redberg & Wang (ICML 2024), Theorem 4.1, applied with ``f(x) = [x - e^eps]_+`` (docs/ratio-methods.md,
 §4): if ``R >= sup_{(q, q') in region} phi'(q) / phi'(q')`` over the privacy region of the base
 mechanism, then for every real ``eps``
 
@@ -213,7 +213,7 @@ def paper_ratio(dist: Distribution, base: Profile) -> RatioBound:
 # ---------------------------------------------------------------------------------- public
 def hockey_stick_bound(dist: Distribution, base: Profile, method: str = "fdp") -> SelectionProfile:
     """Certified privacy profile of the selection (Koskela, Redberg & Wang, Theorem 4.1 with the
-    hockey-stick divergence; MATH.md §4), by ``method`` in ``paper``, ``polygon``, ``fdp``."""
+    hockey-stick divergence; docs/ratio-methods.md), by ``method`` in ``paper``, ``polygon``, ``fdp``."""
     if method not in HOCKEY_STICK_METHODS:
         raise ParameterError("method", method, " | ".join(HOCKEY_STICK_METHODS), "hockey_stick_bound")
     if method == "paper":

@@ -1,4 +1,4 @@
-"""A selection's profile as a mixture of shifted base profiles (MATH.md §4, §4b).
+"""A selection's profile as a mixture of shifted base profiles (docs/ratio-methods.md, §4b).
 
 Every hockey-stick bound of symsel has the form
 

@@ -1,4 +1,4 @@
-"""A certified supremum of monotone ratios of ``phi'`` over a privacy region (MATH.md §4, §6).
+"""A certified supremum of monotone ratios of ``phi'`` over a privacy region (docs/ratio-methods.md, §6).
 
 Both routes of symsel need ``sup_{(q, q') in region} G(q, q')`` with
 

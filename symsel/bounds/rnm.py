@@ -1,5 +1,5 @@
 """Report Noisy Max (RNM) over additive-noise mechanisms: Koskela, Redberg & Wang, *Privacy Profiles for
-Private Selection*, ICML 2024, Section 3 (MATH.md §5).
+Private Selection*, ICML 2024, Section 3 (docs/rnm.md).
 
 ``M(X) = argmax_{i ∈ [m]} f_i(X) + Z_i`` with sensitivity-1 queries ``f_i`` and i.i.d. noise ``Z_i``.
 Write ``δ_Δ`` for the privacy profile of the additive-noise mechanism ``f + Z`` at sensitivity ``Δ``;

@@ -18,7 +18,7 @@ from symsel.cli._app import emit, main, user_errors
 @user_errors
 def derive_command(spec: str, base: str | None, delta: float, style: str | None, as_json: bool) -> None:
     """Derive phi', the mean, the family, the ratio's sup over the polygon and eps_hat for SPEC, each claim
-    checked against the numeric engine (Koskela et al. Thm 4.1, 5.2, 5.7, Cor 5.8; MATH.md §4)."""
+    checked against the numeric engine (Koskela et al. Thm 4.1, 5.2, 5.7, Cor 5.8; docs/ratio-methods.md)."""
     from symsel.derive import derive
 
     derivation = derive(spec, base, delta=delta)

@@ -2,7 +2,7 @@
 
 * :func:`facts_latex` — ``phi``, ``phi'``, mean and variance of a distribution as LaTeX.
 * :func:`polygon_vertex_ratios` — the ratio ``phi'(q)/phi'(q')`` at the corners of the
-  ``(eps1, delta1)`` polygon (MATH.md §2) as exact SymPy numbers. Where the ratio is monotone along
+  ``(eps1, delta1)`` polygon (docs/setting.md) as exact SymPy numbers. Where the ratio is monotone along
   each segment (Koskela et al. Lemma C.5 for Möbius-type ratios; every truncated negative binomial,
   Poisson and binomial law), the supremum over the polygon is the largest corner value, and the
   certified numeric supremum of :mod:`symsel.bounds.ratio` must agree with it.

@@ -1,7 +1,7 @@
-"""``derive(dist, base=None)``: the closed forms of MATH.md §3–§4 for one law of ``K``, each checked.
+"""``derive(dist, base=None)``: the closed forms of docs/ratio-methods.md for one law of ``K``, each checked.
 
 The ratio ``log phi'(q) - log phi'(q')`` is followed along the two segments of the ``(eps1, delta1)``
-polygon (MATH.md §2; Koskela et al. Thm 4.1 and Lemma C.5): with ``t = s/(1 + s)``, ``delta1 = D/(1 + D)``
+polygon (docs/setting.md; Koskela et al. Thm 4.1 and Lemma C.5): with ``t = s/(1 + s)``, ``delta1 = D/(1 + D)``
 and every parameter positive, a derivative whose numerator and denominator are polynomials in ``s`` with
 coefficients of one sign (Descartes' rule of signs), or that SymPy proves positive/negative, has a sign
 that is *proved*; otherwise its sign is sampled at 64 points and the claim is labelled numerical evidence.
@@ -96,7 +96,7 @@ def _tidy(phi: sympy.Expr) -> sympy.Expr:
 
 # ------------------------------------------------------------------------------------ family bounds
 def family_log_ratio(name: str, params: dict[str, sympy.Expr]) -> sympy.Expr:
-    """``log R_paper(eps1, delta1)`` of the family's theorem (``eps_hat = eps - log R``), MATH.md §4."""
+    """``log R_paper(eps1, delta1)`` of the family's theorem (``eps_hat = eps - log R``), docs/ratio-methods.md."""
     if name == "poisson":
         return params["mu"] * (sympy.exp(EPS1) - 1) + params["mu"] * DELTA1
     if name == "tnb":
@@ -208,7 +208,7 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
     checks += envelope_checks_
     notes.append(_ENVELOPE_NOTE if envelope is not None else
                  "envelope H(t): SymPy could not solve its stationarity condition for this law; symsel.bound uses "
-                 "the certified numeric envelope (MATH.md §4b)")
+                 "the certified numeric envelope (docs/envelope.md)")
     parts = _symbolic_sections(spec, phi, dphi, dist, recognized, mean, base_p, polygon, big, huge, notes) \
         if sections else {"checks": []}
     checks += parts.pop("checks")
@@ -223,7 +223,8 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
 
 
 _ENVELOPE_NOTE = (
-    "envelope H(t) on the (eps1, delta1) polygon in closed form (MATH.md §4b); for an (eps1, delta1)-DP base it gives, "
+    "envelope H(t) on the (eps1, delta1) polygon in closed form (docs/envelope.md); for an (eps1, delta1)-DP base "
+    "it gives, "
     "for every eps >= 0, delta_A(eps) <= m delta1 + (1 - delta1)/(1 + e^eps1) (e^eps1 H(e^(eps - eps1)) + "
     "H(e^(eps + eps1))) (symsel.derive.envelope)")
 
@@ -322,7 +323,8 @@ def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution 
                             below_grid >= -1e-12 and cert.upper >= float(value) - 1e-12))
         eps_hat = (r"\varepsilon - " + (sympy.latex(log_r) if sympy.count_ops(log_r) < 60 else
                                         mpmath.nstr(mpmath.mpf(str(value)), 30)))
-        theorem = f"MATH.md §4 with the polygon sup at its {where} (eps1 = {float(e1):g}, delta1 = {float(d1):.3g})"
+        theorem = (f"docs/ratio-methods.md with the polygon sup at its {where} (eps1 = {float(e1):g}, "
+                   f"delta1 = {float(d1):.3g})")
     m = float(sympy.N(_at(dphi, 1), DPS))
     lower = lower_bound(base, dist, delta, budget=60, slices=200)
     bound = {"delta": delta, "epsilon_best": best.epsilon(delta), "method_best": best.method,

@@ -1,6 +1,7 @@
-"""The envelope ``H(t)`` of MATH.md §4b in closed form on an ``(eps1, delta1)`` polygon, and the profile bound it gives.
+"""The envelope ``H(t)`` of docs/envelope.md in closed form on an ``(eps1, delta1)`` polygon, and the profile bound
+it gives.
 
-Setting (MATH.md §2, §4b; Koskela, Redberg & Wang, Theorem 4.1 taken per output). The lower boundary of the
+Setting (docs/setting.md, §4b; Koskela, Redberg & Wang, Theorem 4.1 taken per output). The lower boundary of the
 ``(eps1, delta1)`` polygon is ``L(u) = 0`` on ``[0, delta1]``, ``e^-eps1 (u - delta1)`` on S1 (up to the vertex
 ``V = (e^eps1 + delta1)/(1 + e^eps1)``) and ``1 - delta1 - e^eps1 (1 - u)`` on S2 (up to ``u = 1``), and
 
@@ -28,7 +29,8 @@ no closed root), and when ``phi''`` vanishes identically on no segment but canno
 Profile bound for the base that is exactly ``(eps1, delta1)``-DP (``approx(eps=eps1, delta=delta1)``). Its profile
 is ``delta_Q(x) = delta1 + (1 - delta1)([e^eps1 - e^x]_+ + [1 - e^{x + eps1}]_+)/(1 + e^eps1)`` for every real
 ``x`` (the second hinge is the symmetric completion for ``x < -eps1``). With ``H(t) = sum_i c_i [1 - t/t_i]_+``,
-``sum_i c_i = m`` (MATH.md §4b; a continuous mixture or an added constant changes nothing below), every ``eps >= 0``:
+``sum_i c_i = m`` (docs/envelope.md; a continuous mixture or an added constant changes nothing below), every ``eps >=
+0``:
 
     delta_A(eps) <= m delta1 + (1 - delta1)/(1 + e^eps1) (e^eps1 H(e^{eps - eps1}) + H(e^{eps + eps1})),
 
@@ -53,7 +55,7 @@ DPS = 50
 T = sympy.Symbol("t", positive=True)
 EPS, EPS1, DELTA1 = sympy.symbols("varepsilon varepsilon_1 delta_1", positive=True)  # as in engine.py
 _U, _W, _X, _D = sympy.symbols("u W X D", positive=True)
-#: candidates in the order the maximizer visits them as ``t`` grows (it moves down the boundary: MATH.md §4b,
+#: candidates in the order the maximizer visits them as ``t`` grows (it moves down the boundary: docs/envelope.md,
 #: ``H'(t) = -phi'(L(u_t))`` is non-decreasing, so ``L(u_t)`` and ``u_t`` are non-increasing).
 #: relative excess of the numeric envelope allowed above the exact one: its hinge weights sum to ``m (1 + 4e-8)``
 #: (seen for Poisson(3), approx(0.01, 0.2)), beyond its ``MIXTURE_MARGIN`` of 1e-9 (conservative, so sound).
@@ -96,7 +98,7 @@ class Piece:
 
 @dataclass(frozen=True)
 class PolygonEnvelope:
-    """The closed-form envelope ``H(t)`` on the ``(eps1, delta1)`` polygon (MATH.md §4b) and its profile bound.
+    """The closed-form envelope ``H(t)`` on the ``(eps1, delta1)`` polygon (docs/envelope.md) and its profile bound.
 
     Attributes:
         dphi, eps1, delta1: the input (``phi'`` in ``z``; numbers or the symbols ``varepsilon_1``, ``delta_1``).
@@ -402,7 +404,7 @@ def _corner_lines(dphi_u: Callable[[Any], sympy.Expr], e1: sympy.Expr, d1: sympy
 # ------------------------------------------------------------------------------------ the public function
 def polygon_envelope(dphi: sympy.Expr, eps1: Any, delta1: Any,
                      family: tuple[str, dict] | None = None) -> PolygonEnvelope | None:
-    """``H(t) = sup_u [phi'(u) - t phi'(L(u))]_+`` in closed form on the ``(eps1, delta1)`` polygon (MATH.md §4b).
+    """``H(t) = sup_u [phi'(u) - t phi'(L(u))]_+`` in closed form on the ``(eps1, delta1)`` polygon (docs/envelope.md).
 
     Args:
         dphi: ``phi'`` as a SymPy expression in :data:`symsel.distributions.z` (parameters numbers or free

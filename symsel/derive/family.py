@@ -1,7 +1,7 @@
 """The family of a law of ``K`` recognized from its PGF, with parameters left symbolic where they are.
 
 ``h(z) = phi'(z)/phi''(z)`` is affine in ``z`` exactly for the three families with paper closed forms
-(MATH.md §4, Koskela et al. §5): Poisson(``mu``) has ``h = 1/mu`` (slope 0), ``Bin(n, p)`` has slope
+(docs/ratio-methods.md, Koskela et al. §5): Poisson(``mu``) has ``h = 1/mu`` (slope 0), ``Bin(n, p)`` has slope
 ``1/(n - 1) > 0`` and intercept ``(1 - p)/((n - 1) p)``, the truncated negative binomial ``D_{eta,gamma}`` has
 slope ``-1/(eta + 1) < 0`` and intercept ``1/((eta + 1)(1 - gamma))``. The parameters read off ``h`` are then
 confirmed by SymPy: the family's own ``phi`` must equal the given one identically.

@@ -1,11 +1,11 @@
 """The ratio's sup over the pure-DP region: the ``(eps0, 0)`` polygon ``q' >= e^{-eps0} q``,
-``1 - q' <= e^{eps0} (1 - q)`` (MATH.md §2 with ``delta1 = 0``; it is the whole privacy region of an
+``1 - q' <= e^{eps0} (1 - q)`` (docs/setting.md with ``delta1 = 0``; it is the whole privacy region of an
 ``eps0``-DP base, so this is also the f-DP sup of ``symsel.bound(dist, pure(eps0), "fdp")``).
 
 With ``delta1 = 0`` segment ``S1`` starts at the corner ``(0, 0)``, where the ratio is ``phi'(0)/phi'(0)``: 1 when
 ``P[K = 1] > 0`` and a ``0/0`` limit otherwise, taken along ``S1`` (``q = e^{eps0} q'``); ``k`` fixed runs give
 ``log R = (k - 1) eps0``, i.e. a ``k eps0``-DP selection (tight: P&S Prop 17). The selection is then
-``(eps0 + log R(eps0))``-DP (MATH.md §4: ``delta_Q(eps - log R) = 0`` once ``eps - log R >= eps0``).
+``(eps0 + log R(eps0))``-DP (docs/ratio-methods.md: ``delta_Q(eps - log R) = 0`` once ``eps - log R >= eps0``).
 """
 
 from __future__ import annotations

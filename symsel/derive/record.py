@@ -47,9 +47,9 @@ class Derivation:
 
     ``ratio`` is ``log phi'(q) - log phi'(q')``; ``sup_location`` is where its sup over the base's
     ``(eps1, delta1)`` polygon sits (``"vertex"``, ``"start"``, ``"end"``, or ``"unknown"``) and
-    ``sup_argument`` why; ``eps_hat`` is the closed-form ``eps_hat(eps, eps1, delta1)`` of MATH.md §4
+    ``sup_argument`` why; ``eps_hat`` is the closed-form ``eps_hat(eps, eps1, delta1)`` of docs/ratio-methods.md
     (``H_{e^eps}(A||A') <= m delta_Q(eps_hat)``) or ``None``; ``envelope`` the closed-form envelope of
-    MATH.md §4b or ``None`` (the certified numeric envelope is then what ``symsel.bound`` uses).
+    docs/envelope.md or ``None`` (the certified numeric envelope is then what ``symsel.bound`` uses).
 
     ``pure_dp`` is the ratio's sup over the pure ``(eps0, 0)`` region (``sup_location``, ``argument``,
     ``log_ratio`` and the selection's ``epsilon = eps0 + log R``); ``renyi`` is P&S Lemma 7's term on the

@@ -1,5 +1,5 @@
 """Papernot-Steinke Lemma 7's term ``log sup_{(q, q') in polygon} phi'(q)^lambda phi'(q')^(1 - lambda)`` over the
-``(eps1, delta1)`` polygon (MATH.md §6): for ``lambda > 1`` it grows with ``q`` and shrinks with ``q'``, so the sup
+``(eps1, delta1)`` polygon (docs/renyi.md): for ``lambda > 1`` it grows with ``q`` and shrinks with ``q'``, so the sup
 is on segments ``S1``/``S2``; the sign of the ``lambda``-weighted log-derivative along each (the machinery of
 :mod:`symsel.derive.segments` with weights ``(lambda, lambda - 1)``) places it. A segment whose derivative does
 not depend on the position ``t`` is monotone with a parameter-dependent direction: its sup is one of its

@@ -1,8 +1,8 @@
 """Where a weighted log-ratio ``w1 log phi'(q) - w2 log phi'(q')`` peaks on the lower-right boundary of the
-``(eps1, delta1)`` polygon (MATH.md §2): segments ``S1`` (start to vertex) and ``S2`` (vertex to end).
+``(eps1, delta1)`` polygon (docs/setting.md): segments ``S1`` (start to vertex) and ``S2`` (vertex to end).
 
-Weights ``(1, 1)`` give the ratio of Koskela et al. Thm 4.1 (MATH.md §4); ``(lambda, lambda - 1)`` give
-Papernot-Steinke Lemma 7's term (MATH.md §6). With ``t = s/(1 + s)``, ``delta1 = D/(1 + D)``,
+Weights ``(1, 1)`` give the ratio of Koskela et al. Thm 4.1 (docs/ratio-methods.md); ``(lambda, lambda - 1)`` give
+Papernot-Steinke Lemma 7's term (docs/renyi.md). With ``t = s/(1 + s)``, ``delta1 = D/(1 + D)``,
 ``e^eps = 1 + X`` and ``lambda = 1 + L`` (every new symbol positive), a derivative whose numerator and
 denominator are polynomials in ``s`` with coefficients of one sign (Descartes' rule of signs; the
 ``(ax + b)/(cx + d)`` criterion of Koskela et al. Lemma C.5 is the degree-one case), or that SymPy proves

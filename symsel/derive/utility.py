@@ -1,4 +1,4 @@
-"""Utility of the selection (MATH.md §7; Papernot-Steinke §3.6 and A.2.1): the expected quantile of the best
+"""Utility of the selection (docs/utility.md; Papernot-Steinke §3.6 and A.2.1): the expected quantile of the best
 run ``E[K/(K+1)] = 1 - int_0^1 phi(x) dx`` (P&S eq. 8), the success probability ``1 - phi(1 - 1/c)`` with one
 good candidate among ``c``, and the Chernoff tail ``P[K >= k] <= phi(e^t) e^{-t k}`` (any ``t >= 0``; the
 optimal ``t`` solves ``e^t phi'(e^t)/phi(e^t) = k`` where SymPy closes it). Checked at 50 digits against

@@ -2,7 +2,7 @@
 
 A privacy profile is ``δ(ε) = sup_{X~X'} H_{e^ε}(M(X)‖M(X'))`` for every real ``ε``
 (Balle, Barthe, Gaboardi, *Privacy Amplification by Subsampling*, NeurIPS 2018, Def. of the
-privacy profile; MATH.md §1). The neighbouring relation is symmetric, which gives the identity
+privacy profile; docs/setting.md). The neighbouring relation is symmetric, which gives the identity
 
     δ(ε) = 1 − e^ε + e^ε δ(−ε)        for every real ε,
 
@@ -174,7 +174,7 @@ class Profile(ABC):
         return np.linspace(0.0, top, REGION_GRID_POINTS)
 
     def region_lower(self, q: ArrayLike) -> float | np.ndarray:
-        """Lower boundary ``q'_min(q)`` of the privacy region implied by the profile (MATH.md §2).
+        """Lower boundary ``q'_min(q)`` of the privacy region implied by the profile (docs/setting.md).
 
         Generic: the max of the ``(ε1, δ(ε1))`` polygon constraints over :meth:`region_eps_grid`
         (:func:`symsel.region.profile_envelope`, built once and cached); a finite grid gives a smaller
@@ -197,7 +197,7 @@ class Profile(ABC):
 
     # ------------------------------------------------------------------ dominating pair
     def dominating_pair(self) -> Pair | None:
-        """The mechanism's dominating pair (ARCHITECTURE.md, "Pair"; MATH.md §8), or ``None`` when
+        """The mechanism's dominating pair (docs/lower-bounds.md), or ``None`` when
         none is known.
 
         Any post-processing of it, under any score order, is a valid base mechanism with (at most)

@@ -269,7 +269,7 @@ class PointwiseProfile(FinitePairProfile):
     The region is the intersection of the ``(ε_i, δ_i)`` polygons; its lower boundary is the upper
     envelope of their segments (:func:`symsel.region.profile_envelope`), a convex polyline. The
     profile is its hockey-stick ``δ(ε) = sup_q (q − e^ε q'_min(q))``, attained at a vertex, hence
-    computed exactly for every real ``ε`` (MATH.md §2; Kairouz, Oh, Viswanath 2015).
+    computed exactly for every real ``ε`` (docs/setting.md; Kairouz, Oh, Viswanath 2015).
     """
 
     family = "pointwise"

@@ -1,5 +1,5 @@
 """The Rényi-DP route for private selection: Papernot & Steinke, *Hyperparameter Tuning with Rényi
-Differential Privacy*, ICLR 2022 (MATH.md §6).
+Differential Privacy*, ICLR 2022 (docs/renyi.md).
 
 The selection ``A`` draws ``K`` (PGF ``φ``), runs a base mechanism ``Q`` ``K`` times and releases the
 best run. Every bound here is an RDP curve ``λ ↦ ε'(λ)`` of ``A``, turned into an ``(ε, δ)`` profile by
