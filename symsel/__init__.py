@@ -67,8 +67,16 @@ _LAZY = {
     **dict.fromkeys(["get_example", "list_examples"], "symsel.examples"),
 }
 
+#: submodules the README names (``symsel.plan.max_mean``, ``symsel.tuning``, ``symsel.sweep.run_sweep`` …), also
+#: imported on first use.
+_SUBMODULES = ("bounds", "distributions", "export", "plan", "profiles", "ptr", "sweep", "tuning")
+
 
 def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"symsel.{name}")
     if name == "derive":  # a callable subpackage: symsel.derive(law, base) and symsel.derive.derive are one function
         import importlib
 
@@ -83,4 +91,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | {"derive"})
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | {"derive"})

@@ -164,7 +164,7 @@ def _composition(dist: Distribution, base: Profile) -> SelectionBound:
     from symsel.bounds.composition import composition_profile
 
     selection, certificate = composition_profile(dist, base)
-    theorem = "composition: sum_k P[K=k] delta of the k-fold composition (post-processing, joint convexity)"
+    theorem = "sum_k P[K=k] delta of the k-fold composition of the base (docs/composition.md)"
     return SelectionBound("composition", theorem, selection, dist, base, certificate, {})
 
 

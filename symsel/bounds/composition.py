@@ -17,8 +17,8 @@ dp-accounting PLD self-composition for every other base (DP-SGD, Laplace, tabula
 profiles, selections fed on as bases).
 
 Numerics. ``k ↦ δ_{Q^⊗k}(ε)`` is non-decreasing (dropping one of ``k + 1`` runs is a post-processing),
-so the masses of a law with many support points are pooled into at most :data:`MAX_ANCHORS` bins and
-each bin is charged ``δ`` at its largest ``k``: an upper bound. Mass outside the window of support
+so the masses of a law with many support points are pooled into at most :data:`MAX_ANCHORS` bins of nearly equal
+``k`` and each bin is charged ``δ`` at its largest ``k``: an upper bound. Mass outside the window of support
 points that is evaluated (laws with more than :data:`MAX_SUPPORT` points) is charged ``δ = 1``.
 Masses are summed at 50 digits and rounded up.
 """
@@ -45,7 +45,11 @@ from symsel.profiles import (
 )
 
 #: largest number of distinct ``k`` whose composed profile is evaluated (the rest are pooled, see above).
-MAX_ANCHORS = 64
+MAX_ANCHORS = 128
+#: consecutive ``k`` are pooled while the largest is at most this multiple of the smallest.
+POOL_RATIO = 1.05
+#: the support is summed until the mass left is below this (it is then charged ``δ = 1``).
+NEGLIGIBLE_MASS = 1e-60
 #: largest number of support points of ``K`` whose masses are summed (a window around the mean).
 MAX_SUPPORT = 2048
 #: largest number of atoms of an exactly composed finite pair; larger compositions use dp-accounting.
@@ -228,34 +232,44 @@ def support_window(dist: Distribution) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=64)
-def pooled_masses(dist: Distribution, k_min: int = 1) -> tuple[tuple[int, ...], tuple[float, ...], float]:
-    """``(anchors, weights, outside)`` with ``Σ_{k ≥ k_min} P[K=k] δ_k ≤ Σ_j weights_j δ_{anchors_j} + outside``
-    for every non-decreasing ``k ↦ δ_k ≤ 1``: the masses of consecutive ``k`` pooled into at most
-    :data:`MAX_ANCHORS` bins of roughly equal mass, each charged at its largest ``k``, and the mass of
-    ``K ≥ k_min`` outside the summed window charged 1. Masses are summed at 50 digits and rounded up."""
+def pooled_masses(dist: Distribution, k_min: int = 1) -> tuple[tuple[int, ...], tuple[float, ...], float, bool]:
+    """``(anchors, weights, outside, pooled)`` with ``Σ_{k ≥ k_min} P[K=k] δ_k ≤ Σ_j weights_j δ_{anchors_j} + outside``
+    for every non-decreasing ``k ↦ δ_k ≤ 1``: consecutive support points are pooled into bins ``[k_lo, k_hi]`` with
+    ``k_hi ≤ POOL_RATIO · k_lo`` (at most :data:`MAX_ANCHORS` bins: the ratio grows if needed), each charged at
+    its largest ``k``, so a bin's ``δ`` is that of nearly the same number of runs; the mass of ``K ≥ k_min``
+    outside the summed window is charged 1. Masses are summed at 50 digits and rounded up."""
     lo, hi = support_window(dist)
     lo = max(lo, k_min)
     with mpmath.workdps(50):
-        points = [(k, dist.pmf_mp(k, 50)) for k in range(lo, hi + 1)]
-        points = [(k, m) for k, m in points if m > 0]
         head = mpmath.fsum(dist.pmf_mp(k, 50) for k in range(0, k_min))
-        outside = max(mpmath.mpf(0), 1 - head - mpmath.fsum(m for _, m in points))
-        total = mpmath.fsum(m for _, m in points)
-        anchors: list[int] = []
-        weights: list[mpmath.mpf] = []
-        running, bin_mass, level = mpmath.mpf(0), mpmath.mpf(0), 1
-        for index, (k, m) in enumerate(points):
-            running += m
-            bin_mass += m
-            last = index == len(points) - 1
-            if len(points) <= MAX_ANCHORS or last or running * MAX_ANCHORS >= total * level:
-                anchors.append(k)
-                weights.append(bin_mass)
-                bin_mass = mpmath.mpf(0)
-                level = int(running * MAX_ANCHORS / total) + 1
+        points, remaining = [], 1 - head
+        for k in range(lo, hi + 1):
+            m = dist.pmf_mp(k, 50)
+            if m > 0:
+                points.append((k, m))
+                remaining -= m
+            if remaining < NEGLIGIBLE_MASS and k >= dist.mean:  # the rest is charged in full, below
+                break
+        outside = max(mpmath.mpf(0), remaining)
+        ratio = POOL_RATIO
+        bin_start = 0
+        while True:
+            anchors: list[int] = []
+            weights: list[mpmath.mpf] = []
+            for k, m in points:
+                if anchors and k <= ratio * bin_start:
+                    anchors[-1] = k
+                    weights[-1] += m
+                else:
+                    bin_start = k
+                    anchors.append(k)
+                    weights.append(m)
+            if len(anchors) <= MAX_ANCHORS:
+                break
+            ratio = 1 + 2 * (ratio - 1)
         up = 1 + 1e-15
         return (tuple(anchors), tuple(float(w) * up for w in weights),
-                float(outside) * up + (1e-45 if outside > 0 else 0.0))
+                float(outside) * up + (1e-45 if outside > 0 else 0.0), len(anchors) < len(points))
 
 
 # ------------------------------------------------------------------------ the bounds
@@ -305,18 +319,27 @@ class WeightedSum(Profile):
 def composition_profile(dist: Distribution, base: Profile) -> tuple[WeightedSum, dict[str, object]]:
     """The composition bound ``Σ_k P[K=k] δ_{Q^⊗k}(ε) + P[K=0][1 − e^ε]_+`` (docs/composition.md), with
     the masses pooled by :func:`pooled_masses`; returns the profile and its certificate."""
-    anchors, weights, outside = pooled_masses(dist, 1)
+    _check_spread(dist)
+    anchors, weights, outside, pooled = pooled_masses(dist, 1)
     parts, routes = [], set()
     for k, w in zip(anchors, weights, strict=True):
         profile, route = composed(base, k)
         parts.append((w, profile))
         routes.add(route)
     label = f"selection(dist={dist.spec}, base={base.spec}, method='composition')"
-    certificate = {"anchors": len(anchors), "pooled": len(anchors) < _support_points(dist),
-                   "outside_mass": outside, "composition": "; ".join(sorted(routes))}
+    certificate = {"anchors": len(anchors), "pooled": pooled, "outside_mass": outside,
+                   "composition": "; ".join(sorted(routes))}
     return WeightedSum(parts, outside, float(dist.p0), label), certificate
 
 
-def _support_points(dist: Distribution) -> int:
-    lo, hi = support_window(dist)
-    return sum(1 for k in range(max(lo, 1), hi + 1) if dist.pmf_mp(k, 30) > 0)
+def _check_spread(dist: Distribution) -> None:
+    """Refuse laws whose mass around the mean spans more than :data:`MAX_SUPPORT` support points (12 standard
+    deviations): the window summed would leave mass charged ``δ = 1`` that decides the answer."""
+    if dist.support_max is not None and dist.support_max - dist.support_min + 1 <= MAX_SUPPORT:
+        return
+    spread = 12 * math.sqrt(max(0.0, float(dist.variance)))
+    if not spread <= MAX_SUPPORT:
+        raise NotApplicableError(
+            f"method 'composition': {dist.spec} spreads over about {spread:.3g} support points around its mean (12 "
+            f"standard deviations), more than the {MAX_SUPPORT} whose masses are summed; its composition bound would "
+            "be vacuous anyway (that many composed runs leak far more than their best)")

@@ -60,6 +60,10 @@ ARGUMENT_NUDGE = 1e-13
 MAX_CELLS = 2_000_000
 #: largest number of pieces a cell is split into per refinement round.
 MAX_SPLIT = 256
+#: largest number of chords of the thinned hull (a wider ``t`` ratio is used, and reported, beyond it).
+MAX_CHORDS = 200_000
+#: the hull is followed up to this ``t`` (``log t ≈ 691``: ``δ_Q(ε − log t)`` is 1 for every usable ``ε``), flat after.
+T_MAX = 1e300
 
 
 @dataclass(frozen=True)
@@ -258,8 +262,16 @@ def hinge_mixture(a: np.ndarray, b: np.ndarray, tau_t: float) -> tuple[HingeMixt
     constant = float(ha[-1])
     if kinks.size == 0:
         return HingeMixture(np.empty(0), np.empty(0), constant), 1, 0.0
+    if kinks[-1] > T_MAX:  # lines with subnormal slopes put kinks past any usable t (even at +inf): G is
+        # flat at Ĥ(T_MAX) from T_MAX on, above Ĥ there since Ĥ is non-increasing (envelope_profile reports it)
+        constant = float(_evaluate_hull(np.array([T_MAX]), kinks, ha, hb)[0])
+        kinks = np.append(kinks[kinks < T_MAX], T_MAX)
     lo, hi = float(kinks[0]), float(kinks[-1])
-    count = math.ceil(math.log(hi / lo) / tau_t) + 1 if hi > lo else 1
+    span = math.log(hi) - math.log(lo) if hi > lo else 0.0  # hi / lo itself can overflow (E[K] = 1e6, small σ)
+    count = math.ceil(span / tau_t) + 1 if span > 0 else 1
+    if count > MAX_CHORDS:  # a wider chord grid: coarser, still above Ĥ, and its shift is reported
+        tau_t = span / (MAX_CHORDS - 1)
+        count = MAX_CHORDS
     thinned = count < kinks.size
     if thinned:  # fewer chords than kinks: thin to a geometric grid
         grid = np.geomspace(lo, hi, count)
@@ -309,8 +321,11 @@ def envelope_profile(dist: Distribution, base: Profile, eps_shift: float = DEFAU
     margin = usable_float_error(dist, "envelope")
     a, b, worst, cells, converged = _cell_lines(dist, base.region_lower, corner, tau, max_cells, margin)
     mixture, hull_lines, chord_shift = hinge_mixture(a, b, tau)
+    # a hull cut at T_MAX keeps Ĥ(T_MAX) as its constant: the excess over the flat lines' own constant is a δ floor
+    flat = float(np.max(a[b <= 0], initial=0.0)) * (1 + MIXTURE_MARGIN)
     certificate = EnvelopeCertificate(
-        eps_shift=float(worst + chord_shift), delta_floor=NEGLIGIBLE, cells=cells, hull_lines=hull_lines,
+        eps_shift=float(worst + chord_shift), delta_floor=NEGLIGIBLE + max(0.0, mixture.constant - flat), cells=cells,
+        hull_lines=hull_lines,
         terms=int(mixture.weights.size), converged=converged, value_margin=margin,
     )
     return EnvelopeProfile(dist, base, mixture, certificate)

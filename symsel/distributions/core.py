@@ -361,9 +361,20 @@ class Distribution:
     # ----------------------------------------------------------------- pmf and CDF
     @cached_property
     def _pmf_closed(self) -> Callable | None:
+        """The closed-form pmf compiled with ``k`` and the parameters as arguments: substituting the values first
+        lets SymPy fold them into exact numbers (binomial(10**6, 1/2) gives 2**-1000000, millions of digits)."""
         if self.pmf_symbolic is None:
             return None
-        return sympy.lambdify(k, self.pmf_symbolic.subs(self.values), "mpmath")
+        fresh = {symbol: sympy.Dummy(f"param{i}") for i, symbol in enumerate(self.values)}  # `gamma` is mpmath's too
+        return sympy.lambdify([k, *fresh.values()], self.pmf_symbolic.subs(fresh), "mpmath")
+
+    def _parameters_mp(self, dps: int) -> tuple[mpmath.mpf, ...]:
+        """The parameter values at ``dps`` digits (cached per precision)."""
+        cache = self.__dict__.setdefault("_parameters_mp_cache", {})
+        if dps not in cache:
+            with mpmath.workdps(dps):
+                cache[dps] = tuple(mpmath.mpf(sympy.N(v, dps)) for v in self.values.values())
+        return cache[dps]
 
     def pmf_exact(self, kk: int) -> sympy.Expr:
         """``P[K = kk]`` as an exact SymPy number (closed form, else a series coefficient)."""
@@ -396,7 +407,7 @@ class Distribution:
             return mpmath.mpf(0)
         with mpmath.workdps(dps):
             if self._pmf_closed is not None:  # k as an mpf: 10**(-k) with a Python int k would be a float64
-                return +self._pmf_closed(mpmath.mpf(kk))
+                return +self._pmf_closed(mpmath.mpf(kk), *self._parameters_mp(dps + 10))
             return mpmath.mpf(sympy.N(self._series_coefficients(kk + 1)[kk], dps + 5))
 
     def pmf(self, kk: Any) -> np.ndarray | float:

@@ -1,0 +1,94 @@
+"""The README is a contract: every `$ symsel …` example in its command-line block prints what the README shows,
+the results table's fixed-K rows are what the library computes, and every name the README uses from Python exists
+after one `import symsel`."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def _examples() -> list[tuple[str, list[str]]]:
+    """(command, expected output lines) for each `$ ` line of the README's ```text blocks."""
+    examples = []
+    for block in re.findall(r"```text\n(.*?)```", README, re.S):
+        lines = block.rstrip("\n").split("\n")
+        i = 0
+        while i < len(lines):
+            if not lines[i].startswith("$ "):
+                i += 1
+                continue
+            command = lines[i][2:]
+            while command.endswith("\\"):
+                i += 1
+                command = command[:-1] + " " + lines[i].strip()
+            i += 1
+            expected = []
+            while i < len(lines) and not lines[i].startswith("$ "):
+                expected.append(lines[i])
+                i += 1
+            while expected and not expected[-1].strip():
+                expected.pop()
+            examples.append((command, expected))
+    return examples
+
+
+EXAMPLES = _examples()
+
+
+def test_the_readme_has_command_examples():
+    assert len(EXAMPLES) >= 5
+
+
+@pytest.mark.parametrize(("command", "expected"), EXAMPLES, ids=[c[:60] for c, _ in EXAMPLES])
+def test_readme_command_prints_what_the_readme_shows(command, expected):
+    symsel = shutil.which("symsel", path=str(Path(sys.executable).parent)) or "symsel"
+    env = {**os.environ, "COLUMNS": "200"}
+    result = subprocess.run(command.replace("symsel ", f"{symsel} ", 1), shell=True, capture_output=True, text=True,
+                            cwd=ROOT, env=env, timeout=300)
+    printed = (result.stdout + result.stderr).rstrip("\n").split("\n")
+    assert [line.rstrip() for line in printed] == [line.rstrip() for line in expected]
+
+
+def _results_rows() -> dict[str, dict[str, str]]:
+    """The README's results table, by law spec."""
+    section = README[README.index("## Results"):]
+    lines = [line for line in section.split("\n") if line.startswith("| `")]
+    header = next(line for line in section.split("\n") if line.startswith("| law of K"))
+    names = [cell.strip() for cell in header.strip("|").split("|")]
+    rows = {}
+    for line in lines:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == len(names):
+            rows[cells[0].strip("`")] = dict(zip(names, cells, strict=True))
+    return rows
+
+
+@pytest.mark.parametrize("spec", ["point(k=2)", "point(k=3)", "point(k=10)", "point(k=40)"])
+def test_readme_fixed_k_rows_are_what_the_library_computes(spec):
+    """composition, envelope and best to the 4 decimals shown (σ = 4, δ = 1e-6)."""
+    import symsel
+
+    row = _results_rows()[spec]
+    dist, base = symsel.parse_distribution(spec), symsel.parse_profile("gaussian(sigma=4)")
+    for method in ("composition", "envelope", "best"):
+        assert row[method] == f"{symsel.bound(dist, base, method).epsilon(1e-6):.4f}", method
+
+
+def test_every_python_name_of_the_readme_exists_after_one_import():
+    import symsel
+
+    section = README[README.index("## Python"):README.index("### Adding a distribution")]
+    for dotted in set(re.findall(r"symsel\.([a-zA-Z_][\w.]*)", section)):
+        obj = symsel
+        for part in dotted.rstrip(".").split("."):
+            obj = getattr(obj, part)
