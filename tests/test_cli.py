@@ -184,3 +184,46 @@ def test_rnm_figure_1_ordering():
 def test_rnm_bad_m_is_one_line():
     result = CliRunner().invoke(main, ["rnm", "--m", "0", "--base", "gaussian(sigma=4)", "--delta", "1e-6"])
     assert result.exit_code == 2 and "parameter m=0" in result.output
+
+
+# ----------------------------------------------------------------------------- errors as JSON, help, the δ1 edge
+def _symsel(*args):
+    return subprocess.run([sys.executable, "-m", "symsel", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args", [
+    ("bound", "--dist", "poisson(mean=-1)", "--base", "gaussian(sigma=4)", "--delta", "1e-6", "--json"),
+    ("bound", "--dist", "poisson(mean=1)", "--bogus", "1", "--json"),
+    ("dist", "pgf(expr='1.2*z^100 - 0.2*z^101')", "--json"),
+])
+def test_errors_with_json_print_one_json_object_on_stdout_and_one_line_on_stderr(args):
+    proc = _symsel(*args)
+    assert proc.returncode == 2
+    record = json.loads(proc.stdout)
+    assert set(record) == {"error", "kind", "exit_status"} and record["exit_status"] == 2
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("symsel: error: ")
+    assert record["error"] in proc.stderr
+
+
+def test_errors_without_json_print_nothing_on_stdout():
+    proc = _symsel("bound", "--dist", "poisson(mean=-1)", "--base", "gaussian(sigma=4)", "--delta", "1e-6")
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
+
+
+def test_help_summaries_are_whole_sentences():
+    """Each command's summary in `symsel --help` ends its first sentence (click cut "Xiang et al." to "(Xiang et
+    al." and long summaries after 45 characters with "...")."""
+    text = _symsel("--help").stdout
+    commands = text[text.index("Commands:"):]
+    assert "..." not in commands
+    assert "Monte Carlo audit (Xiang et al. Sec. 4.1): an empirical lower bound" in " ".join(commands.split())
+
+
+def test_one_run_of_an_approx_base_at_its_own_delta_is_its_own_epsilon():
+    """point(1) on approx(eps=1, delta=1e-6) at δ = 1e-6 (the edge δ = m δ1; spec numbers are exact decimals, so
+    δ1 is the requested δ): the selection is the base, (1, 1e-6)-DP, and composition, fdp and best all answer 1."""
+    from symsel import bound, parse_distribution, parse_profile
+
+    dist, base = parse_distribution("point(k=1)"), parse_profile("approx(eps=1, delta=1e-6)")
+    for method in ("composition", "fdp", "best"):
+        assert bound(dist, base, method).epsilon(1e-6) == pytest.approx(1.0, abs=1e-9), method

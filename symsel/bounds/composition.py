@@ -316,9 +316,14 @@ class WeightedSum(Profile):
             return np.minimum(1.0, np.exp(self._log_delta_finite(eps)) * (1 + 1e-15))
 
 
-def composition_profile(dist: Distribution, base: Profile) -> tuple[WeightedSum, dict[str, object]]:
+def composition_profile(dist: Distribution, base: Profile) -> tuple[Profile, dict[str, object]]:
     """The composition bound ``Σ_k P[K=k] δ_{Q^⊗k}(ε) + P[K=0][1 − e^ε]_+`` (docs/composition.md), with
-    the masses pooled by :func:`pooled_masses`; returns the profile and its certificate."""
+    the masses pooled by :func:`pooled_masses`; returns the profile and its certificate. A fixed ``K = k`` is
+    the composed profile itself, with nothing added: at the edge ``δ = δ_{Q^⊗k}(∞)`` (one run of an
+    ``(ε, δ)``-DP base asked at that ``δ``) the answer is the profile's own ``ε``, not ``inf``."""
+    if dist.support_min == dist.support_max and dist.support_min >= 1:
+        profile, route = composed(base, int(dist.support_min))
+        return profile, {"anchors": 1, "pooled": False, "outside_mass": 0.0, "composition": route}
     _check_spread(dist)
     anchors, weights, outside, pooled = pooled_masses(dist, 1)
     parts, routes = [], set()

@@ -2,13 +2,15 @@
 
 Every command takes ``--json`` and then prints exactly one JSON object on stdout. A user mistake
 (bad spec, parameter out of range) prints one line ``symsel: error: ...`` on stderr and exits
-with status 2; nothing else is printed.
+with status 2; with ``--json`` it also prints one JSON object ``{"error": ..., "kind": ..., "exit_status": 2}``
+on stdout (and nothing else there), so a program reading stdout always gets JSON.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -53,27 +55,37 @@ def user_errors(fn: Callable) -> Callable:
                 warnings.simplefilter("ignore", RuntimeWarning)
                 return fn(*args, **kwargs)
         except SymselError as exc:
-            click.echo(f"symsel: error: {_one_line(exc)}", err=True)
-            sys.exit(2)
+            _fail(f"symsel: error: {_one_line(exc)}", 2)
 
     return wrapper
 
 
 class _OneLineErrors(click.Group):
-    """A group whose usage errors are one line on stderr with exit status 2 (no usage dump)."""
+    """A group whose usage errors are one line on stderr with exit status 2 (no usage dump), and whose command
+    list shows each command's whole first sentence (click cut them at "et al." or after 45 characters)."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, first_sentence(command.help or "")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
+        argv = kwargs.get("args", args[0] if args else None)
+        _JSON_ERRORS[0] = "--json" in (sys.argv[1:] if argv is None else list(argv))
         try:
             return super().main(*args, **kwargs)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
-            click.echo(f"symsel: error: {exc.format_message()}", err=True)
-            sys.exit(2)
+            _fail(f"symsel: error: {exc.format_message()}", 2)
         except click.Abort:
-            click.echo("symsel: aborted", err=True)
-            sys.exit(1)
+            _fail("symsel: aborted", 1)
         except SymselError as exc:
             _fail(f"symsel: error: {exc}", 2)
         except RecursionError:
@@ -90,13 +102,36 @@ class _OneLineErrors(click.Group):
             _fail(f"symsel: internal error: {type(exc).__name__}: {_one_line(exc)} (please report this)", 1)
 
 
+#: words after which a period does not end a sentence.
+_ABBREVIATIONS = {"al", "e.g", "i.e", "Sec", "Thm", "Cor", "Fig", "Eq", "vs", "cf", "etc", "App", "Def"}
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a help text's first paragraph (a period after an abbreviation such as "et al." or
+    "Sec." does not end it)."""
+    paragraph = " ".join(text.split("\n\n")[0].split())
+    for match in re.finditer(r"\.(\s|$)", paragraph):
+        word = paragraph[: match.start()].rsplit(" ", 1)[-1].lstrip("(")
+        if word not in _ABBREVIATIONS:
+            return paragraph[: match.start() + 1]
+    return paragraph
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+#: whether the command line asked for ``--json`` (set by the group's ``main`` before the command runs).
+_JSON_ERRORS = [False]
+
+
 def _fail(message: str, status: int) -> None:
+    """One line on stderr, one JSON error object on stdout when ``--json`` was given, then exit."""
     click.echo(message, err=True)
+    if _JSON_ERRORS[0]:
+        kind, _, text = message.removeprefix("symsel: ").partition(": ")
+        click.echo(json.dumps({"error": text or kind, "kind": kind if text else "error", "exit_status": status}))
     sys.exit(status)
 
 
