@@ -9,18 +9,31 @@ A grid file (YAML, JSON or CSV) describes the cells:
 
 Each cell is :func:`symsel.bounds.bound_summary` of its law and base. Cells run over local processes with joblib
 (or on an existing Dask cluster through joblib's dask backend) and each finished cell is appended to the output
-CSV at once, flushed: an interrupted sweep loses only the cells that were running, and running it again skips
-every cell already in the output (a cell is identified by dist, base, quantity, value and method). A cell with
-invalid inputs records its one-line error; it does not stop the sweep.
+CSV at once, as one complete line in one write, fsync'ed: an interrupted sweep loses only the cells that were
+running, and running it again skips every cell already in the output (a cell is identified by dist, base,
+quantity, value and method). A cell with invalid inputs records its one-line error; it does not stop the sweep.
+
+Resuming checks every row already in the output: a last row cut off (or otherwise invalid) is dropped and its
+cell computed again; an invalid row before the last, or a file that is not a sweep's results, is refused and
+left untouched. One sweep at a time writes an output file (an exclusive lock on ``<out>.lock``), and SIGINT or
+SIGTERM stop a sweep between two rows, never inside one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import fcntl
+import io
 import json
 import math
+import os
+import signal
+import sys
+import threading
 import time
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +41,12 @@ from typing import Any
 from symsel.errors import ParameterError, SymselError
 
 COLUMNS = ["dist", "base", "quantity", "value", "method", "epsilon", "delta", "theorem", "mean_K", "seconds", "error"]
+#: the columns that identify a cell (``Cell.key``), the text columns, and the numbers (empty where a cell failed).
+KEY_COLUMNS = ("dist", "base", "quantity", "value", "method")
+TEXT_COLUMNS = ("dist", "base", "quantity", "method", "theorem", "error")
+NUMBER_COLUMNS = tuple(name for name in COLUMNS if name not in TEXT_COLUMNS)
+#: what ``out`` may be, in the errors that refuse it.
+ALLOWED_OUT = f"a new file, or a CSV that symsel sweep wrote (header {COLUMNS[0]},...,{COLUMNS[-1]})"
 #: the most cells a grid may have.
 MAX_CELLS = 100_000
 
@@ -147,41 +166,346 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     return record
 
 
-def done_keys(out: Path) -> set[tuple[str, ...]]:
-    """Cells already in the output file."""
-    if not out.is_file():
-        return set()
-    with out.open(newline="") as handle:
-        return {(r["dist"], r["base"], r["quantity"], r["value"], r["method"]) for r in csv.DictReader(handle)}
+# --------------------------------------------------------------------------- reading a results file
+
+
+@dataclass(frozen=True)
+class Results:
+    """The valid rows of a results CSV; ``end``: the byte offset where the last of them (or the header) ends, 0 when
+    the file has no header yet; ``dropped``: which torn or invalid last row was left out, and why (else ``None``)."""
+
+    rows: list[dict[str, str]]
+    end: int
+    dropped: str | None = None
+
+    @property
+    def keys(self) -> set[tuple[str, ...]]:
+        """The cells these rows hold (as ``Cell.key``)."""
+        return {_key(row) for row in self.rows}
+
+
+@dataclass(frozen=True)
+class _Record:
+    """One CSV record of a file: the number of its first line, the byte offset just after it, its fields, and
+    whether it ends with a line break (a record written whole always does)."""
+
+    line: int
+    end: int
+    fields: list[str]
+    complete: bool
+
+
+def read_results(out: str | Path, keys: Collection[tuple[str, ...]] | None = None) -> Results:
+    """The rows of a sweep's results CSV, each checked: whole, every column, numbers that parse and (given ``keys``)
+    a cell of the grid. A missing or empty file has none. A torn or invalid last row is left out
+    (``Results.dropped``); a file that is not a sweep's results, an invalid row before the last, or a whole row of a
+    cell outside ``keys`` (anywhere: it cannot be computed again, so it is never dropped) is refused
+    (:class:`ParameterError` naming ``--out``)."""
+    out = Path(out)
+    data = _read_bytes(out)
+    if b"\n" not in data and _csv_line(COLUMNS).encode().startswith(data):  # empty, or its header cut off
+        return Results([], 0, "line 1 (the header, cut off before its end)" if data else None)
+    records = list(_csv_records(data))
+    header = records[0]
+    if header.fields != COLUMNS or not header.complete:
+        raise _refuse(out, f"its first line is {_shown(header.fields)}")
+    rows: list[dict[str, str]] = []
+    end = header.end
+    for record in records[1:]:
+        problem = _problem(record)
+        if problem is not None:
+            if record is not records[-1]:
+                raise _refuse(out, f"line {record.line} is invalid ({problem}) and not the last row: repair or move "
+                                   "the file")
+            return Results(rows, end, f"line {record.line} ({problem})")
+        row = dict(zip(COLUMNS, record.fields, strict=True))
+        if keys is not None and _key(row) not in keys:
+            raise _refuse(out, f"line {record.line} holds a cell not in this grid ({_shown(list(_key(row)))}): use "
+                               "the grid that wrote it, or another --out")
+        rows.append(row)
+        end = record.end
+    return Results(rows, end)
+
+
+def _read_bytes(out: Path) -> bytes:
+    """The bytes of ``out`` (none if it does not exist); a folder or an unreadable file is refused."""
+    if out.is_dir():
+        raise _refuse(out, "it is a folder")
+    try:
+        return out.read_bytes()
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        raise _refuse(out, f"it cannot be read ({exc.strerror})") from None
+
+
+def _csv_records(data: bytes) -> Iterator[_Record]:
+    """The CSV records of ``data`` with where each ends; bytes that are not UTF-8 become surrogates, which
+    :func:`_problem` refuses."""
+    consumed, lines = 0, 0
+    last = ""
+
+    def feed() -> Iterator[str]:
+        nonlocal consumed, lines, last
+        for line in io.StringIO(data.decode("utf-8", "surrogateescape"), newline=""):
+            consumed += len(line.encode("utf-8", "surrogateescape"))
+            lines += 1
+            last = line
+            yield line
+
+    first = 1
+    for fields in csv.reader(feed()):  # the reader takes exactly the lines of one record before yielding it
+        yield _Record(first, consumed, fields, last.endswith("\n"))
+        first = lines + 1
+
+
+def _key(row: dict[str, str]) -> tuple[str, ...]:
+    """The cell a row holds (as ``Cell.key``)."""
+    return tuple(row[name] for name in KEY_COLUMNS)
+
+
+def _problem(record: _Record) -> str | None:
+    """Why a record is not a valid row of results (``None``: it is one)."""
+    if not record.complete:
+        return "cut off before its end"
+    if len(record.fields) != len(COLUMNS):
+        return f"{len(record.fields)} columns, not {len(COLUMNS)}"
+    if not _is_text(record.fields):
+        return "bytes that are not UTF-8 text"
+    row = dict(zip(COLUMNS, record.fields, strict=True))
+    for name in (*KEY_COLUMNS, "seconds"):
+        if not row[name]:
+            return f"no {name}"
+    for name in NUMBER_COLUMNS:
+        if row[name] and not _is_number(row[name]):
+            return f"{name} {_shown([row[name]])} is not a number"
+    return None
+
+
+def _is_text(fields: list[str]) -> bool:
+    try:
+        "".join(fields).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _shown(fields: list[str]) -> str:
+    """Fields as they may be printed in a one-line error: undecodable bytes and control characters as escapes, at
+    most 60 characters."""
+    text = "".join(_printable(char) for char in ",".join(fields))
+    return "'" + (text if len(text) <= 60 else text[:57] + "...") + "'"
+
+
+def _printable(char: str) -> str:
+    if "\udc80" <= char <= "\udcff":  # an undecodable byte (surrogateescape)
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    return char if char.isprintable() else repr(char)[1:-1]
+
+
+def _refuse(out: Path, why: str) -> ParameterError:
+    """The error refusing ``out``: what it may be, and why it is not."""
+    return ParameterError("--out", str(out), f"{ALLOWED_OUT}; {why}", "sweep")
+
+
+# --------------------------------------------------------------------------- writing a results file
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by SIGINT or SIGTERM between two rows: every row in its output is whole, and running the
+    same sweep again resumes it."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class _Stop:
+    """While installed, SIGINT and SIGTERM raise :class:`SweepInterrupted`, except inside :meth:`deferred` (a row
+    being written), where the signal waits for the block's end. A signal is also remembered, and raised again at
+    the end of the next :meth:`deferred` block: the handler's exception is lost when it lands in code that swallows
+    it (a ``weakref.finalize`` callback run by the garbage collector). Installed only in the main thread (the one
+    where Python runs signal handlers), and never over a signal the process ignores."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.writing = False
+        self.pending: int | None = None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.pending = signum
+        if not self.writing:
+            raise SweepInterrupted(signum)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[_Stop]:
+        """The handlers in place for the block, the previous ones back after it (and a lost
+        :class:`SweepInterrupted` not reported as an "Exception ignored" traceback)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = {signum: signal.signal(signum, self._handle) for signum in self.SIGNALS
+                    if signal.getsignal(signum) is not signal.SIG_IGN}
+        hook = sys.unraisablehook
+        sys.unraisablehook = lambda info: None if isinstance(info.exc_value, SweepInterrupted) else hook(info)
+        try:
+            yield self
+        finally:
+            sys.unraisablehook = hook
+            for signum, handler in previous.items():
+                signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """A block no signal interrupts: one that arrived inside it, or before it and was lost, is raised at its
+        end."""
+        self.writing = True
+        try:
+            yield
+        finally:
+            self.writing = False
+        if self.pending is not None:
+            raise SweepInterrupted(self.pending)
+
+
+def _csv_line(values: list[Any]) -> str:
+    """One CSV line, ``\\r\\n``-terminated (as :mod:`csv` writes)."""
+    buffer = io.StringIO()
+    csv.writer(buffer).writerow(values)
+    return buffer.getvalue()
+
+
+def _write_line(fd: int, values: list[Any], stop: _Stop) -> None:
+    """Append one whole CSV line with one write (more only if the system takes part of it), then fsync; a signal
+    arriving meanwhile waits for the line's end."""
+    data = memoryview(_csv_line(values).encode("utf-8"))
+    with stop.deferred():
+        while data:
+            data = data[os.write(fd, data):]
+        os.fsync(fd)
+
+
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``<out>.lock`` (``fcntl.flock``, without waiting), removed on release; a second
+    sweep on the same output is refused. A lock file that a killed sweep left behind holds no lock."""
+    path = out.with_name(out.name + ".lock")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd = _lock(path)
+    except OSError as exc:
+        raise _refuse(out, f"its lock file {path} cannot be created ({exc.strerror})") from None
+    if fd is None:
+        raise ParameterError("--out", str(out), f"an output no other sweep is writing; another symsel sweep holds "
+                             f"{path} (wait for it to end, or choose another --out)", "sweep")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        os.close(fd)
+
+
+def _lock(path: Path) -> int | None:
+    """A descriptor of ``path`` holding its exclusive lock, or ``None`` if another process holds it. A lock taken on
+    a file that its holder removed meanwhile (at its release) is retaken on the file now at ``path``."""
+    for _ in range(100):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with contextlib.suppress(FileNotFoundError):
+                if os.path.samestat(os.stat(path), os.fstat(fd)):
+                    return fd
+        except BlockingIOError:
+            pass
+        os.close(fd)
+    return None
+
+
+@contextlib.contextmanager
+def _appending(out: Path, end: int, stop: _Stop) -> Iterator[int]:
+    """A descriptor appending to ``out``, cut back to ``end`` bytes (its last valid row) and given the header if it
+    has none."""
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    except OSError as exc:
+        raise _refuse(out, f"it cannot be written ({exc.strerror})") from None
+    try:
+        if os.fstat(fd).st_size > end:
+            os.ftruncate(fd, end)
+            os.fsync(fd)
+        if end == 0:
+            _write_line(fd, COLUMNS, stop)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _cluster(address: str | None) -> Iterator[None]:
+    """Connected to the Dask scheduler at ``address``, joblib's dask backend on (nothing to do for local processes);
+    an address that does not answer is refused here, before any file is written."""
+    if address is None:
+        yield
+        return
+    import joblib
+
+    client_class = _require_dask(address)
+    try:
+        client = client_class(address)
+    except (OSError, ValueError) as exc:
+        raise ParameterError("dask", address, "the address of a running Dask scheduler, e.g. tcp://host:8786 "
+                             f"({' '.join(str(exc).split())[:120]})", "sweep") from None
+    try:
+        with joblib.parallel_backend("dask"):
+            yield
+    finally:
+        client.close()
 
 
 def run_sweep(cells: list[Cell], out: str | Path, jobs: int = -1, dask_address: str | None = None,
-              progress: bool = False) -> dict[str, Any]:
-    """Run the cells not yet in ``out`` (CSV, appended to), in parallel; returns counts of what happened."""
+              progress: bool = False, notify: Callable[[str], None] | None = None,
+              keep_other_cells: bool = False) -> dict[str, Any]:
+    """Run the cells not yet in ``out`` (CSV, appended to), in parallel; returns counts of what happened.
+
+    The rows already in ``out`` are checked first (:func:`read_results`): a torn or invalid last row is cut off
+    (``notify`` is told which) and its cell run again; a whole row of a cell not in ``cells`` refuses the file,
+    unless ``keep_other_cells`` (a file that several grids share, such as a figure's cache). While it runs, the
+    sweep holds ``<out>.lock``, and SIGINT or SIGTERM raise :class:`SweepInterrupted` between two rows."""
     if dask_address is not None:
         _require_dask(dask_address)
     out = Path(out)
-    done = done_keys(out)
-    todo = list({cell.key: cell for cell in cells if cell.key not in done}.values())
-    summary = {"out": str(out), "cells": len(cells), "skipped": len(cells) - len(todo), "ran": 0, "errors": 0}
-    if not todo:
-        return summary
-    new_file = not out.is_file()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-        if new_file:
-            writer.writeheader()
-            handle.flush()
-        for record in _records(todo, jobs, dask_address, progress):
-            writer.writerow({k: ("" if record.get(k) is None else record.get(k)) for k in COLUMNS})
-            handle.flush()
-            summary["ran"] += 1
-            summary["errors"] += bool(record.get("error"))
+    with _Stop().installed() as stop, _locked(out):
+        found = read_results(out, None if keep_other_cells else {cell.key for cell in cells})
+        if found.dropped is not None and notify is not None:
+            notify(f"{out}: dropped {found.dropped}, left by an interrupted or damaged write; resuming from the "
+                   "last whole row")
+        done = found.keys
+        todo = list({cell.key: cell for cell in cells if cell.key not in done}.values())
+        summary = {"out": str(out), "cells": len(cells), "skipped": len(cells) - len(todo), "ran": 0, "errors": 0}
+        if todo or found.dropped is not None:
+            with (_cluster(dask_address if todo else None), _appending(out, found.end, stop) as fd,
+                  contextlib.closing(_records(todo, None if dask_address else jobs, progress)) as records):
+                for record in records:
+                    _write_line(fd, ["" if record.get(k) is None else record.get(k) for k in COLUMNS], stop)
+                    summary["ran"] += 1
+                    summary["errors"] += bool(record.get("error"))
     return summary
 
 
-def _records(cells: list[Cell], jobs: int, dask_address: str | None, progress: bool) -> Iterator[dict[str, Any]]:
+def _records(cells: list[Cell], n_jobs: int | None, progress: bool) -> Iterator[dict[str, Any]]:
+    """The cells' records as they finish (joblib; ``n_jobs=None``: the backend's own, e.g. Dask's)."""
+    if not cells:
+        return
     import joblib
 
     bar = None
@@ -190,32 +514,32 @@ def _records(cells: list[Cell], jobs: int, dask_address: str | None, progress: b
 
         bar = tqdm(total=len(cells), unit="cell", file=None)
     tasks = (joblib.delayed(run_cell)(cell) for cell in cells)
-    if dask_address is not None:
-        client = _require_dask(dask_address)(dask_address)
-        try:
-            with joblib.parallel_backend("dask"):
-                yield from _tick(joblib.Parallel(return_as="generator_unordered")(tasks), bar)
-        finally:
-            client.close()
-        return
-    yield from _tick(joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")(tasks), bar)
+    outputs = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered", initializer=_ignore_ctrl_c)(tasks)
+    try:
+        yield from _tick(outputs, bar)
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # joblib's note on the cells it cancels: the interruption says it all
+            outputs.close()
 
 
-TEXT_COLUMNS = ("dist", "base", "quantity", "method", "theorem", "error")
+def _ignore_ctrl_c() -> None:
+    """Run in each local worker process as it starts: Ctrl-C, which a terminal sends to every process of the group,
+    is the main process's to handle (it stops the workers); a worker would only print a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def write_parquet(results: str | Path, target: str | Path) -> dict[str, Any]:
     """Copy a sweep's results CSV to a Parquet file (typed columns: text, and float64 with nulls for the numbers),
-    for dataframes and query engines. Needs pyarrow (``pip install 'symsel[parquet]'``)."""
+    for dataframes and query engines; only valid rows are copied (:func:`read_results`), and the file appears whole
+    or not at all. Needs pyarrow (``pip install 'symsel[parquet]'``)."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise ParameterError("parquet", str(target), "an installed pyarrow (pip install 'symsel[parquet]') to write "
                              "Parquet", "sweep") from None
-    results, target = Path(results), Path(target)
-    with results.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = read_results(results).rows
 
     def column(name: str) -> Any:
         values = [row.get(name) or None for row in rows]
@@ -224,9 +548,14 @@ def write_parquet(results: str | Path, target: str | Path) -> dict[str, Any]:
         return pa.array([None if v is None else float(v) for v in values], type=pa.float64())
 
     table = pa.table({name: column(name) for name in COLUMNS})
+    target = Path(target)
+    partial = target.with_name(f".{target.name}.partial")
     try:
-        pq.write_table(table, target)
+        pq.write_table(table, partial)
+        os.replace(partial, target)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink()
         raise ParameterError("parquet", str(target), f"a file symsel can write ({exc})", "sweep") from None
     return {"parquet": str(target), "rows": table.num_rows}
 

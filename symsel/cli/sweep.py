@@ -6,12 +6,13 @@ from typing import Any
 
 import click
 
-from symsel.cli._app import emit, main, user_errors
+from symsel.cli._app import _fail, emit, main, user_errors
 
 
 @main.command("sweep")
 @click.argument("grid", type=click.Path(dir_okay=False))
-@click.option("--out", default=None, help="Results CSV (appended to; default GRID's name + '-results.csv').")
+@click.option("--out", default=None,
+              help="Results CSV (appended to, by one sweep at a time; default GRID's name + '-results.csv').")
 @click.option("--jobs", type=int, default=-1, show_default=True, help="Local worker processes (-1: every core).")
 @click.option("--dask", "dask_address", default=None, help="Run on an existing Dask cluster at this address.")
 @click.option("--parquet", default=None, type=click.Path(dir_okay=False),
@@ -22,17 +23,22 @@ from symsel.cli._app import emit, main, user_errors
 def sweep_command(grid: str, out: str | None, jobs: int, dask_address: str | None, parquet: str | None,
                   progress: bool, as_json: bool) -> None:
     """Run every cell of a GRID file (YAML, JSON or CSV: laws x bases x deltas x methods); cells already in the
-    output are skipped, so an interrupted sweep resumes where it stopped."""
+    output are skipped, so an interrupted sweep (Ctrl-C, SIGTERM) resumes where it stopped."""
     from pathlib import Path
 
     from symsel.errors import ParameterError
-    from symsel.sweep import load_grid, run_sweep, write_parquet
+    from symsel.sweep import SweepInterrupted, load_grid, run_sweep, write_parquet
 
     if jobs == 0 or jobs < -1:
         raise ParameterError("jobs", jobs, "-1 (every core) or a positive number of processes", "sweep")
     cells = load_grid(grid)
     target = Path(out) if out else Path(grid).with_name(Path(grid).stem + "-results.csv")
-    summary: dict[str, Any] = run_sweep(cells, target, jobs=jobs, dask_address=dask_address, progress=progress)
+    try:
+        summary: dict[str, Any] = run_sweep(cells, target, jobs=jobs, dask_address=dask_address, progress=progress,
+                                            notify=lambda message: click.echo(f"symsel: note: {message}", err=True))
+    except SweepInterrupted as stop:
+        _fail(f"symsel: interrupted: {stop} stopped the sweep; every finished cell is in {target}: run the same "
+              "command again to resume", 128 + stop.signum)
     if parquet is not None:
         summary.update(write_parquet(target, parquet))
     emit(summary, as_json, lambda s: (f"{s['cells']} cells: {s['ran']} run ({s['errors']} with errors), "
