@@ -164,7 +164,7 @@ def epsilon_vs_mean(means: Sequence[float], methods: Sequence[str], folder: Path
     cells = [Cell(f"{law}(mean={m!r})", GAUSSIAN, "delta", DELTA, method)
              for law in laws for m in means for method in methods]
     table = folder / "epsilon_vs_mean-cells.csv"
-    run_sweep(cells, table, jobs=-1)
+    run_sweep(cells, table, jobs=-1, keep_other_cells=True)  # the file is shared by the full and quick reports
     with table.open(newline="") as handle:
         done = {(r["dist"], r["method"]): r for r in csv.DictReader(handle)}
     rows: Rows = []

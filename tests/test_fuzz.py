@@ -1,6 +1,6 @@
 """Property-based fuzzing of the command line (issue 10): spec strings that are valid, mutated or hostile go
 through the CLI entry point in-process. Every run ends in exit 0 with one strict-JSON object whose numbers are
-finite and in range, or in exit 2 with exactly one line on stderr and nothing on stdout. No exception escapes,
+finite and in range, or in exit 2 with exactly one line on stderr and one JSON error object on stdout (``--json``). No exception escapes,
 and no spec executes code (a sentinel file is never created)."""
 
 from __future__ import annotations
@@ -72,9 +72,11 @@ def _check(result) -> None:
     assert not SENTINEL.exists(), "a spec executed code"
     assert result.exit_code in (0, 2), (result.exit_code, result.output, result.exception)
     if result.exit_code == 2:
-        assert result.stdout == ""
+        error = json.loads(result.stdout)
+        assert set(error) == {"error", "kind", "exit_status"} and error["exit_status"] == 2, result.stdout
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("symsel: error: "), result.stderr
+        assert error["error"] in lines[0]
         return
     payload = json.loads(result.stdout, parse_constant=lambda token: (_ for _ in ()).throw(AssertionError(token)))
     for key in ("mean", "variance", "p0", "epsilon", "delta"):
@@ -102,7 +104,8 @@ def test_profile_command_never_escapes(base: str, delta: str) -> None:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(law=st.one_of(VALID_LAWS, mutated(VALID_LAWS), HOSTILE), method=st.sampled_from(["paper", "envelope", "xyz"]))
+@given(law=st.one_of(VALID_LAWS, mutated(VALID_LAWS), HOSTILE),
+       method=st.sampled_from(["paper", "envelope", "composition", "best", "xyz"]))
 def test_bound_command_never_escapes(law: str, method: str) -> None:
     _check(CliRunner().invoke(main, ["bound", "--dist", law, "--base", "gaussian(sigma=4)", "--delta", "1e-6",
                                      "--method", method, "--json"]))

@@ -22,8 +22,11 @@ def run(*args: str):
 
 
 def assert_one_line_error(result, *fragments: str) -> None:
+    """Exit 2, one line on stderr naming the fragments; stdout empty, or one JSON error object with --json."""
     assert result.exit_code == 2, (result.exit_code, result.output)
-    assert result.stdout == ""
+    if result.stdout:
+        error = json.loads(result.stdout)
+        assert set(error) == {"error", "kind", "exit_status"} and error["exit_status"] == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("symsel: error: "), result.stderr
     assert "Traceback" not in result.stderr
