@@ -57,7 +57,10 @@ def bracket_row(spec: str, sigma: float, delta: float, lower: bool = True) -> di
     dist, base = symsel.parse_distribution(spec), symsel.profiles.GaussianProfile(sigma)
     _computed.cache_clear()
     composed.cache_clear()
-    t_comp, comp = _timed(lambda: bound(dist, base, "composition").epsilon(delta))
+    try:
+        t_comp, comp = _timed(lambda: bound(dist, base, "composition").epsilon(delta))
+    except symsel.NotApplicableError:  # laws spread over more support points than composition sums
+        t_comp, comp = None, None
     row: dict[str, Any] = {"law": spec, "sigma": sigma, "delta": delta, "composition": comp,
                            "composition_s": t_comp,
                            "envelope": bound(dist, base, "envelope").epsilon(delta)}
@@ -68,7 +71,7 @@ def bracket_row(spec: str, sigma: float, delta: float, lower: bool = True) -> di
     if spec.startswith("point("):
         k = int(spec.split("=")[1].rstrip(")"))
         row["dpacc_composition"], row["dpacc_s"] = _peer_composition(sigma, k, delta)
-        row["time_ratio"] = t_comp / row["dpacc_s"]
+        row["time_ratio"] = None if t_comp is None else t_comp / row["dpacc_s"]
     return row
 
 
