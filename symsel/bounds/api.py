@@ -11,7 +11,7 @@ a valid upper bound on the same privacy profile.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
@@ -61,7 +61,8 @@ class SelectionBound(Profile):
     details: Mapping[str, Scalar] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "certificate", MappingProxyType(dict(self.certificate)))
+        if not isinstance(self.certificate, BestCertificate):  # best's is computed on first read
+            object.__setattr__(self, "certificate", MappingProxyType(dict(self.certificate)))
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
 
     family = "selection"
@@ -171,11 +172,12 @@ def _composition(dist: Distribution, base: Profile) -> SelectionBound:
 def _composition_is_cheap(dist: Distribution, base: Profile) -> bool:
     """Whether every composed profile is closed-form or exact (Gaussian/GDP, finite pairs), or the law has
     few enough support points for one dp-accounting self-composition each."""
-    from symsel.bounds.composition import pooled_masses
+    from symsel.bounds.composition import check_spread, pooled_masses
     from symsel.profiles import FinitePairProfile, GaussianProfile
 
     if isinstance(base, GaussianProfile | FinitePairProfile):
         return True
+    check_spread(dist)
     return len(pooled_masses(dist, 1)[0]) <= BEST_COMPOSITION_MAX_PLD
 
 
@@ -204,10 +206,10 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
     parts: list[SelectionBound] = []
     skipped: dict[str, Scalar] = {}
     for method in BEST_COMPONENTS:
-        if method == "composition" and not _composition_is_cheap(dist, base):
-            skipped["skipped_composition"] = "a PLD self-composition per support point; ask for it by name"
-            continue
         try:
+            if method == "composition" and not _composition_is_cheap(dist, base):
+                skipped["skipped_composition"] = "a PLD self-composition per support point; ask for it by name"
+                continue
             parts.append(bound(dist, base, method))
         except NotApplicableError as exc:
             skipped[f"not_applicable_{method}"] = str(exc)
@@ -216,7 +218,44 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
     minimum = PointwiseMinimum(tuple(parts))
     theorem = "pointwise minimum of " + ", ".join(p.method for p in parts)
     details: dict[str, Scalar] = {"components": ", ".join(p.method for p in parts), **skipped}
-    return SelectionBound("best", theorem, minimum, dist, base, {}, details)
+    return SelectionBound("best", theorem, minimum, dist, base, _best_certificate(parts), details)
+
+
+#: the δ at which ``best``'s certificate names the component that wins.
+CERTIFICATE_DELTAS = (1e-3, 1e-6, 1e-10)
+
+
+class BestCertificate(Mapping):
+    """``best``'s certificate: which component gives the smallest ε at each of :data:`CERTIFICATE_DELTAS`
+    (``wins_at_delta_…``), and every component's own certificate (keys ``"<method>.<key>"``): a pointwise minimum
+    is as certified as its parts. Computed on first read (it costs one ε per component and δ), read-only."""
+
+    def __init__(self, parts: tuple[SelectionBound, ...]):
+        self._parts = parts
+        self._items: dict[str, Scalar] | None = None
+
+    def _computed(self) -> dict[str, Scalar]:
+        if self._items is None:
+            items: dict[str, Scalar] = {}
+            for delta in CERTIFICATE_DELTAS:
+                items[f"wins_at_delta_{delta:g}"] = min((part.epsilon(delta), part.method) for part in self._parts)[1]
+            for part in self._parts:
+                items.update({f"{part.method}.{key}": value for key, value in part.certificate.items()})
+            self._items = items
+        return self._items
+
+    def __getitem__(self, key: str) -> Scalar:
+        return self._computed()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._computed())
+
+    def __len__(self) -> int:
+        return len(self._computed())
+
+
+def _best_certificate(parts: list[SelectionBound]) -> BestCertificate:
+    return BestCertificate(tuple(parts))
 
 
 def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionBound:

@@ -216,6 +216,35 @@ def _finite_pair_pld(P: Sequence[float], Pp: Sequence[float]) -> object:
         log_probability_mass_function_lower_add=logs(Pp), log_probability_mass_function_upper_add=logs(P))
 
 
+class GaussianCompositions(Profile):
+    """``Σ_j w_j δ_{μ√k_j}(ε)`` for a Gaussian/GDP base: the weighted μ√k-GDP profiles of many ``k`` evaluated in
+    one call of :func:`symsel.profiles.analytic.gaussian_log_delta` (each rounded up, as for one profile)."""
+
+    family = "composed"
+
+    def __init__(self, base: GaussianProfile, ks: Sequence[int], weights: Sequence[float]):
+        self.base = base
+        self.mus = np.array([base.compose(k).mu for k in ks], dtype=float)
+        self.log_weights = np.log(np.asarray(weights, dtype=float))
+
+    @property
+    def spec(self) -> str:
+        return f"compositions(base={self.base.spec}, count={self.mus.size})"
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        from symsel.profiles.analytic import gaussian_log_delta
+
+        flat = np.asarray(eps, dtype=float).ravel()
+        logs = gaussian_log_delta(flat[:, None], self.mus[None, :],
+                                  lambda e, mu: GaussianProfile.from_mu(mu).delta_mp(e, 40))
+        total = special.logsumexp(logs + self.log_weights[None, :], axis=1) + (self.mus.size + 1) * 1e-15
+        return total.reshape(np.shape(eps))
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        with np.errstate(under="ignore"):
+            return np.exp(self._log_delta_finite(eps)) * (1 + 1e-15)
+
+
 # ------------------------------------------------------------------------ a law's masses, pooled
 def support_window(dist: Distribution) -> tuple[int, int]:
     """The support points whose masses are summed: all of them when there are at most
@@ -324,20 +353,24 @@ def composition_profile(dist: Distribution, base: Profile) -> tuple[Profile, dic
     if dist.support_min == dist.support_max and dist.support_min >= 1:
         profile, route = composed(base, int(dist.support_min))
         return profile, {"anchors": 1, "pooled": False, "outside_mass": 0.0, "composition": route}
-    _check_spread(dist)
+    check_spread(dist)
     anchors, weights, outside, pooled = pooled_masses(dist, 1)
-    parts, routes = [], set()
-    for k, w in zip(anchors, weights, strict=True):
-        profile, route = composed(base, k)
-        parts.append((w, profile))
-        routes.add(route)
+    if isinstance(base, GaussianProfile):  # every μ√k in one vectorized evaluation
+        parts: list[tuple[float, Profile]] = [(1.0, GaussianCompositions(base, anchors, weights))]
+        routes = {"exact GDP (mu sqrt(k))"}
+    else:
+        parts, routes = [], set()
+        for k, w in zip(anchors, weights, strict=True):
+            profile, route = composed(base, k)
+            parts.append((w, profile))
+            routes.add(route)
     label = f"selection(dist={dist.spec}, base={base.spec}, method='composition')"
     certificate = {"anchors": len(anchors), "pooled": pooled, "outside_mass": outside,
                    "composition": "; ".join(sorted(routes))}
     return WeightedSum(parts, outside, float(dist.p0), label), certificate
 
 
-def _check_spread(dist: Distribution) -> None:
+def check_spread(dist: Distribution) -> None:
     """Refuse laws whose mass around the mean spans more than :data:`MAX_SUPPORT` support points (12 standard
     deviations): the window summed would leave mass charged ``δ = 1`` that decides the answer."""
     if dist.support_max is not None and dist.support_max - dist.support_min + 1 <= MAX_SUPPORT:

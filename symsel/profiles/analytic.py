@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import mpmath
@@ -101,6 +102,40 @@ def _float_up(value: mpmath.mpf) -> float:
     return f if mpmath.mpf(f) >= value else math.nextafter(f, math.inf)
 
 
+def gaussian_log_delta(eps: np.ndarray, mu: float | np.ndarray,
+                       exact: Callable[[float, float], mpmath.mpf]) -> np.ndarray:
+    """``log δ(ε)`` of ``μ``-GDP in float64, rounded **up**, elementwise over ``eps`` and ``mu`` (broadcast): the
+    log-space formula plus a bound on its error (:func:`_gaussian_log_error`); where that bound exceeds
+    :data:`_GAUSSIAN_MAX_LOG_ERROR` (cancellation in ``1 − e^x``), ``δ`` is taken from ``exact(ε, μ)`` (mpmath)
+    and its log rounded up. An array of ``μ`` evaluates many compositions ``μ√k`` at once."""
+    eps, mu = np.broadcast_arrays(np.asarray(eps, dtype=float), np.asarray(mu, dtype=float))
+    a = -eps / mu + mu / 2.0
+    b = a - mu
+    la = special.log_ndtr(a)
+    lb = special.log_ndtr(b)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = np.minimum(eps + lb - la, 0.0)
+        tail = a < 0
+        # in the lower tail, e^ε φ(b) = φ(a) gives x = log(M(b)/M(a)) with the Mills ratio
+        # M(z) = Φ(z)/φ(z) ∝ erfcx(−z/√2): no cancellation between large log Φ values
+        ea, eb = special.erfcx(-a[tail] / _SQRT2), special.erfcx(-b[tail] / _SQRT2)
+        x[tail] = np.minimum(np.log1p((eb - ea) / ea), 0.0)
+        out = la + np.log(-np.expm1(x))
+        err = _gaussian_log_error(eps, mu, a, b, la, lb, x, out)
+        out = out + err
+    # log Φ(a) = -inf: δ < Φ(a) is below every float, even in log space (|a| > 1e154).
+    out = np.where(np.isneginf(la), -np.inf, out)
+    bad = ~(err <= _GAUSSIAN_MAX_LOG_ERROR) & np.isfinite(la)
+    for i in np.flatnonzero(bad):
+        try:
+            d = exact(float(eps.flat[i]), float(mu.flat[i]))
+        except (OverflowError, ArithmeticError):  # absurd magnitudes: keep the (safe) bound
+            continue
+        with mpmath.workdps(_GAUSSIAN_FALLBACK_DPS):
+            out.flat[i] = _float_up(mpmath.log(d)) if d > 0 else -np.inf
+    return np.where(np.isnan(out), 0.0, out)  # no usable bound at all: δ ≤ 1
+
+
 class GaussianProfile(Profile):
     """The Gaussian mechanism ``N(f(X), σ²)`` with L2 sensitivity ``Δ``: μ-GDP with ``μ = Δ/σ``.
 
@@ -141,35 +176,8 @@ class GaussianProfile(Profile):
 
     # ------------------------------------------------------------------ δ(ε)
     def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        """``log δ(ε)`` in float64, rounded **up**: the log-space formula plus a bound on its error
-        (:func:`_gaussian_log_error`); where that bound exceeds :data:`_GAUSSIAN_MAX_LOG_ERROR`
-        (cancellation in ``1 − e^x``), ``δ`` is taken from :meth:`delta_mp` and its log rounded up."""
-        mu = self.mu
-        a = -eps / mu + mu / 2.0
-        b = a - mu
-        la = special.log_ndtr(a)
-        lb = special.log_ndtr(b)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            x = np.minimum(eps + lb - la, 0.0)
-            tail = a < 0
-            # in the lower tail, e^ε φ(b) = φ(a) gives x = log(M(b)/M(a)) with the Mills ratio
-            # M(z) = Φ(z)/φ(z) ∝ erfcx(−z/√2): no cancellation between large log Φ values
-            ea, eb = special.erfcx(-a[tail] / _SQRT2), special.erfcx(-b[tail] / _SQRT2)
-            x[tail] = np.minimum(np.log1p((eb - ea) / ea), 0.0)
-            out = la + np.log(-np.expm1(x))
-            err = _gaussian_log_error(eps, mu, a, b, la, lb, x, out)
-            out = out + err
-        # log Φ(a) = -inf: δ < Φ(a) is below every float, even in log space (|a| > 1e154).
-        out = np.where(np.isneginf(la), -np.inf, out)
-        bad = ~(err <= _GAUSSIAN_MAX_LOG_ERROR) & np.isfinite(la)
-        for i in np.flatnonzero(bad):
-            try:
-                d = self.delta_mp(float(eps.flat[i]), _GAUSSIAN_FALLBACK_DPS)
-            except (OverflowError, ArithmeticError):  # absurd magnitudes: keep the (safe) bound
-                continue
-            with mpmath.workdps(_GAUSSIAN_FALLBACK_DPS):
-                out.flat[i] = _float_up(mpmath.log(d)) if d > 0 else -np.inf
-        return np.where(np.isnan(out), 0.0, out)  # no usable bound at all: δ ≤ 1
+        """``log δ(ε)`` in float64, rounded **up** (:func:`gaussian_log_delta`)."""
+        return gaussian_log_delta(eps, self.mu, lambda e, _mu: self.delta_mp(e, _GAUSSIAN_FALLBACK_DPS))
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         """``δ(ε)`` rounded up: ``exp`` of the rounded-up log times ``1 + 4u`` (numpy's ``exp`` is
