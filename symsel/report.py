@@ -15,6 +15,8 @@
 from __future__ import annotations
 
 import math
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +231,12 @@ QUICK = {
         ("binomial_cdfs", {"ns": (20, 100)}, "Koskela et al. Fig. 4 (bottom): the laws' CDFs"),
         ("ps_conditional_sampling", {"orders": (2.5, 4, 6, 10, 15, 20)},
          "Papernot-Steinke Fig. 8: conditional sampling, Cor 16 against the exact Renyi divergence"),
+        ("geometric_epsilon_vs_delta", {"means": (30,), "deltas": (1e-10, 1e-8, 1e-6, 1e-4, 1e-2), "lower_at": ()},
+         "Koskela et al. Fig. 2: geometric K, epsilon against delta"),
+        ("success_vs_epsilon", {"means": (2, 10, 100), "max_epsilon": 12.0},
+         "Papernot-Steinke Fig. 6: probability of finding the one good candidate in 100 against the final epsilon"),
+        ("utility_vs_epsilon", {"means": (2, 10, 100), "utility": "quantile"},
+         "Papernot-Steinke Fig. 5: expected quantile against the final epsilon"),
     ),
 }
 TABLE_METHODS = ("rdp", "paper", "fdp", "envelope", "composition", "best")
@@ -253,13 +261,19 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
                              "report") from None
     steps = ["distributions", "bounds", "lower bounds", "examples", "candidates_vs_budget", "epsilon_vs_mean",
              "profiles", "laws_at_equal_mean", *(name for name, _, _ in settings["extra"])]
-    # progress None: a bar when stderr is a terminal (tqdm's own rule); True/False force it on/off
-    bar = tqdm(steps, desc="symsel report", unit="step", disable=None if progress is None else not progress)
+    # a bar when stderr is a terminal, else one line per step (a log or CI sees the report move); --no-progress: quiet
+    terminal = sys.stderr.isatty()
+    bar = tqdm(steps, desc="symsel report", unit="step", disable=not terminal if progress is None else not progress)
+    lines = progress is not False and bar.disable
     written: list[str] = []
     report: dict[str, Any] = {"quick": quick, "out": str(folder), "candidates": DEFAULT_CANDIDATES}
+    start = time.perf_counter()
     with bar:
-        for step in bar:
+        for index, step in enumerate(bar, 1):
             bar.set_postfix_str(step)
+            if lines:  # progress only: the elapsed time shown never enters a result
+                print(f"symsel report: [{index}/{len(steps)}] {step} ({time.perf_counter() - start:.0f} s)",
+                      file=sys.stderr, flush=True)
             if step == "distributions":
                 report["distributions"] = distributions_table()
             elif step == "bounds":

@@ -193,3 +193,13 @@ def test_composition_profile_is_monotone_and_answers_for_negative_epsilon():
     values = np.asarray(result.delta(eps))
     assert np.all(values >= -np.expm1(np.minimum(eps, 0)) - 1e-12)
     assert np.all(np.diff(values) <= 1e-15)
+
+
+def test_best_certificate_names_the_winner_and_carries_the_components_certificates():
+    """point(2): composition wins at every δ (it is exact); geometric(30): the envelope wins. Each component's own
+    certificate is carried under "<method>.<key>"."""
+    fixed = bound(parse_distribution("point(k=2)"), GaussianProfile(4.0)).certificate
+    assert fixed["wins_at_delta_1e-06"] == "composition" and fixed["composition.composition"].startswith("exact GDP")
+    spread = bound(parse_distribution("geometric(mean=30)"), GaussianProfile(4.0)).certificate
+    assert {spread[f"wins_at_delta_{d}"] for d in ("0.001", "1e-06", "1e-10")} == {"envelope"}
+    assert spread["envelope.converged"] is True and spread["envelope.eps_shift"] <= 1e-3

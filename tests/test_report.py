@@ -14,7 +14,8 @@ import symsel
 from symsel.cli import main
 
 FIGURES = ("candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal_mean", "rnm_epsilon_vs_m",
-           "binomial_cdfs", "ps_conditional_sampling")
+           "binomial_cdfs", "ps_conditional_sampling", "geometric_epsilon_vs_delta", "success_vs_epsilon",
+           "utility_vs_epsilon")
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +45,13 @@ def test_every_upper_bound_is_above_its_certified_lower_bound(report) -> None:
     payload, _ = report
     for row in payload["bounds"]["rows"]:
         assert row["lower"] is not None and row["lower"] > 0
-        for method in ("paper", "fdp", "envelope", "rdp", "best"):
+        for method in ("paper", "fdp", "envelope", "composition", "rdp", "best"):
             if row[method] is not None:
                 assert row[method] >= row["lower"], (row["spec"], method)
-        assert row["best"] / row["lower"] < 1.01  # the standard laws at mean 10: the bracket is tight
+        if row["spec"] == "point(k=2)":  # two runs: composition is the worst case
+            assert row["best"] / row["lower"] < 1.0001
+        elif not row["spec"].startswith("point("):  # the standard random laws at mean 10: the bracket is tight
+            assert row["best"] / row["lower"] < 1.01
 
 
 def test_the_table_is_the_engine_s_answer(report) -> None:
