@@ -69,7 +69,7 @@ _LAZY = {
 
 #: submodules the README names (``symsel.plan.max_mean``, ``symsel.tuning``, ``symsel.sweep.run_sweep`` …), also
 #: imported on first use.
-_SUBMODULES = ("bounds", "distributions", "export", "plan", "profiles", "ptr", "sweep", "tuning")
+_SUBMODULES = ("bounds", "distributions", "export", "hpo", "plan", "profiles", "ptr", "sweep", "tuning")
 
 
 def __getattr__(name: str) -> object:

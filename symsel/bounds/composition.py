@@ -224,8 +224,9 @@ class GaussianCompositions(Profile):
 
     def __init__(self, base: GaussianProfile, ks: Sequence[int], weights: Sequence[float]):
         self.base = base
-        self.mus = np.array([base.compose(k).mu for k in ks], dtype=float)
-        self.log_weights = np.log(np.asarray(weights, dtype=float))
+        kept = [(k, w) for k, w in zip(ks, weights, strict=True) if w > 0]  # a mass that underflowed adds nothing
+        self.mus = np.array([base.compose(k).mu for k, _ in kept], dtype=float)
+        self.log_weights = np.log(np.array([w for _, w in kept], dtype=float))
 
     @property
     def spec(self) -> str:
