@@ -1,6 +1,7 @@
 """Property-based fuzzing of the command line (issue 10): spec strings that are valid, mutated or hostile go
 through the CLI entry point in-process. Every run ends in exit 0 with one strict-JSON object whose numbers are
-finite and in range, or in exit 2 with exactly one line on stderr and one JSON error object on stdout (``--json``). No exception escapes,
+finite and in range, or in exit 2 with exactly one line on stderr and one JSON error object on stdout
+(``--json``). No exception escapes,
 and no spec executes code (a sentinel file is never created)."""
 
 from __future__ import annotations
@@ -109,3 +110,35 @@ def test_profile_command_never_escapes(base: str, delta: str) -> None:
 def test_bound_command_never_escapes(law: str, method: str) -> None:
     _check(CliRunner().invoke(main, ["bound", "--dist", law, "--base", "gaussian(sigma=4)", "--delta", "1e-6",
                                      "--method", method, "--json"]))
+
+
+# ----------------------------------------------------------------------------- the commands added since (issue 21)
+SMALL_NUMBERS = st.sampled_from(["0", "1", "-1", "1e-30", "1e-6", "0.5", "2", "1e300", "inf", "nan", "x", "",
+                                 "1,2", "(1e-6)", "1e6"])
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(law=st.one_of(st.just("geometric(mean={mean})"), mutated(st.just("geometric(mean={mean})")), HOSTILE,
+                     VALID_LAWS),
+       epsilon=SMALL_NUMBERS, delta=SMALL_NUMBERS, mean=st.one_of(st.none(), SMALL_NUMBERS))
+def test_plan_command_never_escapes(law: str, epsilon: str, delta: str, mean: str | None) -> None:
+    """plan's forward and inverse questions (--epsilon: the largest mean; --mean: the epsilon it needs)."""
+    args = ["plan", "--base", "gaussian(sigma=4)", "--dist", law, "--delta", delta, "--json"]
+    args += ["--mean", mean] if mean is not None else ["--epsilon", epsilon]
+    _check(CliRunner().invoke(main, args))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(law=st.one_of(VALID_LAWS, mutated(VALID_LAWS), HOSTILE),
+       guarantee=st.one_of(st.sampled_from(["1,1e-6", "2,1e-8", "1", "a,b", "-1,0.5", "1,2", "inf,0", "1e300,1e-300",
+                                            ",", "1,1e-6,3"]), st.text(max_size=12)),
+       delta=SMALL_NUMBERS)
+def test_ptr_command_never_escapes(law: str, guarantee: str, delta: str) -> None:
+    _check(CliRunner().invoke(main, ["ptr", "--dist", law, "--guarantee", guarantee, "--delta", delta, "--json"]))
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(law=st.one_of(st.sampled_from(["poisson(mean=3)", "point(k=3)", "binomial(n=4, p=0.5)"]), mutated(VALID_LAWS),
+                     HOSTILE, spec(LAW_NAMES)))
+def test_derive_command_never_escapes(law: str) -> None:
+    _check(CliRunner().invoke(main, ["derive", law, "--json"]))

@@ -40,6 +40,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import mpmath
 import numpy as np
 
 from symsel.bounds.mixture import HingeMixture, MixtureProfile
@@ -299,11 +300,63 @@ def hinge_mixture(a: np.ndarray, b: np.ndarray, tau_t: float) -> tuple[HingeMixt
 
 # ----------------------------------------------------------------------------------- the profile
 class EnvelopeProfile(MixtureProfile):
-    """The envelope bound as a profile, with the certificate of its numerical steps."""
+    """The envelope bound as a profile, with the certificate of its numerical steps.
+
+    Where the mixture has no constant, its largest breakpoint ``t_max`` is at least the ratio supremum ``R``
+    (``G ≥ H`` and ``G(t) = 0`` for ``t ≥ t_max``), so the one-term recipe ``m δ_Q(ε − log t_max)`` of
+    docs/ratio-methods.md is valid too; for ``ε ≥ 0`` the profile is the smaller of the two. The recipe has no
+    rounding allowance on its weight (``m`` rounded up only where it is not a float), which keeps the exact edge
+    ``δ = m δ_Q(∞)`` finite: one run of an ``(ε, δ)`` base at its own ``δ`` answers ``ε``, as ``fdp`` does."""
 
     def __init__(self, dist: Distribution, base: Profile, mixture: HingeMixture, certificate: EnvelopeCertificate):
         super().__init__(dist, base, mixture, "envelope")
         self.certificate = certificate
+        self._recipe = _one_term_recipe(dist, mixture)
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        out = super()._log_delta_finite(eps)
+        if self._recipe is None:
+            return out
+        mean, log_t = self._recipe
+        nonneg = np.asarray(eps) >= 0
+        if np.any(nonneg):
+            recipe = math.log(mean) + np.asarray(self.base.log_delta(np.asarray(eps)[nonneg] - log_t), dtype=float)
+            out = out.copy()
+            out[nonneg] = np.minimum(out[nonneg], recipe if mean == 1.0 else np.nextafter(recipe, np.inf))
+        return out
+
+    @property
+    def delta_at_infinity(self) -> float:
+        mixture = super().delta_at_infinity
+        if self._recipe is None:
+            return mixture
+        return min(mixture, self._recipe[0] * self.base.delta_at_infinity if self._recipe[0] == 1.0
+                   else math.nextafter(self._recipe[0] * self.base.delta_at_infinity, math.inf))
+
+    def epsilon(self, delta: float) -> float:
+        """The smaller of the mixture's ``ε`` and the recipe's ``log t_max + ε_Q(δ/m)`` (``δ/m`` rounded down)."""
+        value = super().epsilon(delta)
+        if self._recipe is None:
+            return value
+        mean, log_t = self._recipe
+        d = self._check_delta(delta)
+        target = d if mean == 1.0 else math.nextafter(d / mean, 0.0)
+        return min(value, max(0.0, log_t + self.base.epsilon(min(1.0, target))))
+
+
+def _one_term_recipe(dist: Distribution, mixture: HingeMixture) -> tuple[float, float] | None:
+    """``(m, log t_max)`` with ``m ≥ E[K]`` (the float mean, one step up unless exact), or ``None`` when the
+    mixture has a constant (``H`` never reaches 0) or no terms."""
+    if mixture.constant > 0 or mixture.weights.size == 0:
+        return None
+    log_t = float(mixture.log_breakpoints.max())
+    if not math.isfinite(log_t):
+        return None
+    exact = dist.mean_mp(50)
+    mean = float(exact)
+    if mpmath.mpf(mean) < exact:
+        mean = math.nextafter(mean, math.inf)
+    return mean, log_t
 
 
 def envelope_profile(dist: Distribution, base: Profile, eps_shift: float = DEFAULT_EPS_SHIFT,
