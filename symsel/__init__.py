@@ -21,7 +21,9 @@ __all__ = [
     "NotApplicableError",
     "ParameterError",
     "Profile",
+    "SelectionAccountant",
     "SelectionBound",
+    "SelectionDpEvent",
     "SpecError",
     "SymselError",
     "beta_binomial",
@@ -63,13 +65,14 @@ _LAZY = {
     "Profile": "symsel.profiles",
     **dict.fromkeys(["parse_distribution", "parse_expression", "parse_profile"], "symsel.spec"),
     "lower_bound": "symsel.lower",
+    **dict.fromkeys(["SelectionAccountant", "SelectionDpEvent"], "symsel.accounting"),
     **dict.fromkeys(["to_pld", "compose"], "symsel.export"),
     **dict.fromkeys(["get_example", "list_examples"], "symsel.examples"),
 }
 
 #: submodules the README names (``symsel.plan.max_mean``, ``symsel.tuning``, ``symsel.sweep.run_sweep`` …), also
 #: imported on first use.
-_SUBMODULES = ("bounds", "distributions", "export", "hpo", "plan", "profiles", "ptr", "sweep", "tuning")
+_SUBMODULES = ("accounting", "bounds", "distributions", "export", "hpo", "plan", "profiles", "ptr", "sweep", "tuning")
 
 
 def __getattr__(name: str) -> object:

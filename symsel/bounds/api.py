@@ -29,11 +29,13 @@ METHODS = ("paper", "polygon", "fdp", "envelope", "composition", "rdp", "rdp_lem
 #: the methods ``best`` takes the minimum of: every method but ``polygon`` (its region contains ``fdp``'s,
 #: so it is never below ``fdp`` beyond its certificate's gap) and ``rdp_lemma7`` (seconds per call; it can
 #: beat ``envelope`` by a fraction of a percent on bases known only by an RDP curve). ``composition`` is
-#: taken where it is cheap (:func:`_composition_is_cheap`).
+#: taken for concentrated laws only (:func:`_composition_may_help`).
 BEST_COMPONENTS = ("envelope", "composition", "fdp", "paper", "rdp")
 #: ``best`` takes ``composition`` on bases without a closed-form composition only for laws with at most
 #: this many support points (each needs one dp-accounting self-composition).
 BEST_COMPOSITION_MAX_PLD = 8
+#: ``best`` takes ``composition`` only for laws with a bounded support of at most this many points.
+BEST_COMPOSITION_MAX_SUPPORT = 512
 
 Scalar = float | int | bool | str | None
 
@@ -169,16 +171,20 @@ def _composition(dist: Distribution, base: Profile) -> SelectionBound:
     return SelectionBound("composition", theorem, selection, dist, base, certificate, {})
 
 
-def _composition_is_cheap(dist: Distribution, base: Profile) -> bool:
-    """Whether every composed profile is closed-form or exact (Gaussian/GDP, finite pairs), or the law has
-    few enough support points for one dp-accounting self-composition each."""
-    from symsel.bounds.composition import check_spread, pooled_masses
+def _composition_may_help(dist: Distribution, base: Profile) -> bool:
+    """Whether ``best`` takes ``composition``: only for laws with at most :data:`BEST_COMPOSITION_MAX_SUPPORT`
+    support points (a law with an unbounded support is spread enough for the envelope to be near-tight, and
+    summing its masses costs a series expansion), and, on bases without a closed-form or exact composition
+    (Gaussian/GDP, finite pairs), with at most :data:`BEST_COMPOSITION_MAX_PLD` of them. Decided by the law's size
+    alone, so the same inputs always take the same components."""
     from symsel.profiles import FinitePairProfile, GaussianProfile
 
+    if dist.support_max is None:
+        return False
+    points = int(dist.support_max) - int(dist.support_min) + 1
     if isinstance(base, GaussianProfile | FinitePairProfile):
-        return True
-    check_spread(dist)
-    return len(pooled_masses(dist, 1)[0]) <= BEST_COMPOSITION_MAX_PLD
+        return points <= BEST_COMPOSITION_MAX_SUPPORT
+    return points <= BEST_COMPOSITION_MAX_PLD
 
 
 def _renyi(dist: Distribution, base: Profile, method: str) -> SelectionBound:
@@ -207,8 +213,11 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
     skipped: dict[str, Scalar] = {}
     for method in BEST_COMPONENTS:
         try:
-            if method == "composition" and not _composition_is_cheap(dist, base):
-                skipped["skipped_composition"] = "a PLD self-composition per support point; ask for it by name"
+            if method == "composition" and not _composition_may_help(dist, base):
+                skipped["skipped_composition"] = (
+                    "taken by best only for laws with a bounded support of at most "
+                    f"{BEST_COMPOSITION_MAX_SUPPORT} points ({BEST_COMPOSITION_MAX_PLD} on bases composed through "
+                    "dp-accounting); ask for it by name")
                 continue
             parts.append(bound(dist, base, method))
         except NotApplicableError as exc:

@@ -52,6 +52,8 @@ POOL_RATIO = 1.05
 NEGLIGIBLE_MASS = 1e-60
 #: largest number of support points of ``K`` whose masses are summed (a window around the mean).
 MAX_SUPPORT = 2048
+#: the same for a law known only by its PGF (no closed-form pmf): its masses are Taylor coefficients from SymPy.
+MAX_SERIES_TERMS = 128
 #: largest number of atoms of an exactly composed finite pair; larger compositions use dp-accounting.
 MAX_EXACT_ATOMS = 2_000_000
 #: relative allowance on every float64 mass and term (rounding of log-gamma sums and of ``exp``).
@@ -253,9 +255,10 @@ def support_window(dist: Distribution) -> tuple[int, int]:
     lo = int(dist.support_min)
     if dist.support_max is not None and dist.support_max - lo + 1 <= MAX_SUPPORT:
         return lo, int(dist.support_max)
+    size = MAX_SUPPORT if dist.pmf_symbolic is not None else MAX_SERIES_TERMS  # a series is expanded term by term
     mean = float(dist.mean)
-    start = max(lo, int(mean) - MAX_SUPPORT // 2)
-    top = start + MAX_SUPPORT - 1
+    start = max(lo, int(mean) - size // 2)
+    top = start + size - 1
     if dist.support_max is not None:
         top = min(top, int(dist.support_max))
     return start, top
