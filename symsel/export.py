@@ -44,7 +44,9 @@ def export_grid(profile: Profile, points: int = DEFAULT_POINTS, discretization: 
     top = float(profile.epsilon(floor))
     top = MAX_EPSILON if not math.isfinite(top) or top > MAX_EPSILON else max(top, 10 * discretization)
     eps = np.linspace(-top, top, points)
-    rounded = np.unique(np.round(eps / discretization).astype(np.int64))
+    rounded = np.round(eps / discretization).astype(np.int64)
+    rounded[-1] = math.ceil(top / discretization)  # the grid must reach the top: a bound with a finite largest loss
+    rounded = np.unique(rounded)  # rounded below it would leave its last mass at +inf, and every ε infinite
     grid = rounded * discretization
     deltas = np.asarray(profile.delta(grid), dtype=float)
     # ε < 0 by duality, H_{e^ε}(A‖A') = 1 − e^ε + e^ε H_{e^-ε}(A'‖A), with the (two-sided) bound at −ε: a capped
