@@ -46,8 +46,8 @@ def test_every_upper_bound_is_above_its_certified_lower_bound(report) -> None:
     for row in payload["bounds"]["rows"]:
         assert row["lower"] is not None and row["lower"] > 0
         for method in ("paper", "fdp", "envelope", "composition", "rdp", "best"):
-            if row[method] is not None:
-                assert row[method] >= row["lower"], (row["spec"], method)
+            if row[method] is not None:  # JSON writes an infinite (vacuous) bound as "inf"
+                assert row[method] == "inf" or row[method] >= row["lower"], (row["spec"], method)
         if row["spec"] == "point(k=2)":  # two runs: composition is the worst case
             assert row["best"] / row["lower"] < 1.0001
         elif not row["spec"].startswith("point("):  # the standard random laws at mean 10: the bracket is tight
