@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import mpmath
 import numpy as np
@@ -46,6 +46,8 @@ from symsel.profiles import (
 
 #: largest number of distinct ``k`` whose composed profile is evaluated (the rest are pooled, see above).
 MAX_ANCHORS = 128
+#: the same for bases composed by dp-accounting's PLD (each anchor is one FFT self-composition, ~0.2 s).
+MAX_PLD_ANCHORS = 24
 #: consecutive ``k`` are pooled while the largest is at most this multiple of the smallest.
 POOL_RATIO = 1.05
 #: the support is summed until the mass left is below this (it is then charged ``δ = 1``).
@@ -159,11 +161,21 @@ class ComposedPld(Profile):
     def spec(self) -> str:
         return self._label
 
+    @cached_property
+    def _tables(self) -> list[tuple[object, ...]] | None:
+        from symsel.profiles.dpaccounting import pld_suffix_tables
+
+        return pld_suffix_tables(self.pld)
+
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        if self._tables is not None:  # every epsilon in one pass (the mixture asks many k at many epsilon)
+            from symsel.profiles.dpaccounting import suffix_tables_delta
+
+            return suffix_tables_delta(self._tables, eps.ravel()).reshape(eps.shape)
         values = [float(self.pld.get_delta_for_epsilon(float(e))) for e in eps.ravel()]
         return np.clip(np.asarray(values, dtype=float), 0.0, 1.0).reshape(eps.shape)
 
-    @property
+    @cached_property
     def delta_at_infinity(self) -> float:
         return float(np.clip(self.pld.get_delta_for_epsilon(math.inf), 0.0, 1.0))
 
@@ -200,10 +212,16 @@ def _pessimistic(base: Profile, k: int) -> Profile:
         P, Pp = base.finite_pair()
         pld = _finite_pair_pld(P, Pp)
     else:
-        from symsel.export import to_pld
-
-        pld = to_pld(base, discretization=PLD_INTERVAL)
+        pld = _exported_pld(base)
     return ComposedPld(pld.self_compose(k), f"compose(base={base.spec}, k={k})")
+
+
+@lru_cache(maxsize=16)
+def _exported_pld(base: Profile) -> object:
+    """The base exported once as a connect-the-dots PLD (:func:`symsel.export.to_pld`), for every ``k``."""
+    from symsel.export import to_pld
+
+    return to_pld(base, discretization=PLD_INTERVAL)
 
 
 def _finite_pair_pld(P: Sequence[float], Pp: Sequence[float]) -> object:
@@ -265,10 +283,11 @@ def support_window(dist: Distribution) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=64)
-def pooled_masses(dist: Distribution, k_min: int = 1) -> tuple[tuple[int, ...], tuple[float, ...], float, bool]:
+def pooled_masses(dist: Distribution, k_min: int = 1,
+                  max_anchors: int = MAX_ANCHORS) -> tuple[tuple[int, ...], tuple[float, ...], float, bool]:
     """``(anchors, weights, outside, pooled)`` with ``Σ_{k ≥ k_min} P[K=k] δ_k ≤ Σ_j weights_j δ_{anchors_j} + outside``
     for every non-decreasing ``k ↦ δ_k ≤ 1``: consecutive support points are pooled into bins ``[k_lo, k_hi]`` with
-    ``k_hi ≤ POOL_RATIO · k_lo`` (at most :data:`MAX_ANCHORS` bins: the ratio grows if needed), each charged at
+    ``k_hi ≤ POOL_RATIO · k_lo`` (at most ``max_anchors`` bins: the ratio grows if needed), each charged at
     its largest ``k``, so a bin's ``δ`` is that of nearly the same number of runs; the mass of ``K ≥ k_min``
     outside the summed window is charged 1. Masses are summed at 50 digits and rounded up."""
     lo, hi = support_window(dist)
@@ -297,7 +316,7 @@ def pooled_masses(dist: Distribution, k_min: int = 1) -> tuple[tuple[int, ...], 
                     bin_start = k
                     anchors.append(k)
                     weights.append(m)
-            if len(anchors) <= MAX_ANCHORS:
+            if len(anchors) <= max_anchors:
                 break
             ratio = 1 + 2 * (ratio - 1)
         up = 1 + 1e-15
@@ -358,7 +377,8 @@ def composition_profile(dist: Distribution, base: Profile) -> tuple[Profile, dic
         profile, route = composed(base, int(dist.support_min))
         return profile, {"anchors": 1, "pooled": False, "outside_mass": 0.0, "composition": route}
     check_spread(dist)
-    anchors, weights, outside, pooled = pooled_masses(dist, 1)
+    exact_route = isinstance(base, GaussianProfile | FinitePairProfile)
+    anchors, weights, outside, pooled = pooled_masses(dist, 1, MAX_ANCHORS if exact_route else MAX_PLD_ANCHORS)
     if isinstance(base, GaussianProfile):  # every μ√k in one vectorized evaluation
         parts: list[tuple[float, Profile]] = [(1.0, GaussianCompositions(base, anchors, weights))]
         routes = {"exact GDP (mu sqrt(k))"}

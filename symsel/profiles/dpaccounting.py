@@ -125,35 +125,12 @@ class PldProfile(Profile):
             out = np.empty_like(flat)
             out[order] = np.broadcast_to(values, flat.shape)
             return np.clip(out.reshape(eps.shape), 0.0, 1.0)
-        out = np.zeros_like(flat)
-        for table in tables:
-            out = np.maximum(out, _suffix_delta(table, flat))
-        return np.clip(out.reshape(eps.shape), 0.0, 1.0)
+        return suffix_tables_delta(tables, flat).reshape(eps.shape)
 
     @cached_property
     def _suffix_tables(self) -> list[tuple[Any, ...]] | None:
-        """Per PLD pmf (remove, and add when not symmetric): losses, suffix sums of ``p`` and of
-        ``p e^{-l}``, and the mass at ``+inf`` (see :func:`_suffix_delta`)."""
-        pld = getattr(self.accountant, "_pld", None)
-        pmfs = [getattr(pld, "_pmf_remove", None)]
-        if not getattr(pld, "_symmetric", True):
-            pmfs.append(getattr(pld, "_pmf_add", None))
-        tables = []
-        for pmf in pmfs:
-            try:
-                dense = pmf.to_dense_pmf()
-                probs = np.asarray(dense._probs, dtype=float)
-                losses = (np.arange(probs.size) + dense._lower_loss) * dense._discretization
-                inf_mass = float(dense._infinity_mass)
-            except AttributeError:
-                return None
-            if probs.size == 0 or losses[0] < -700:  # e^{-l} would overflow
-                return None
-            tail_p, tail_pe = _tail(probs), _tail(probs * np.exp(-losses))
-            # dp-accounting's PLD can hold tiny negative masses: the rounding allowance uses |p|.
-            abs_p, abs_pe = _tail(np.abs(probs)), _tail(np.abs(probs) * np.exp(-losses))
-            tables.append((losses, tail_p, tail_pe, abs_p, abs_pe, inf_mass))
-        return tables
+        """:func:`pld_suffix_tables` of the composed PLD (``None``: dp-accounting's internals not as expected)."""
+        return pld_suffix_tables(getattr(self.accountant, "_pld", None))
 
     @cached_property
     def _delta_infinity(self) -> float:
@@ -170,6 +147,41 @@ class PldProfile(Profile):
         if self.delta(0.0) <= d:
             return 0.0
         return max(0.0, float(self.accountant.get_epsilon(d)))
+
+
+def pld_suffix_tables(pld: Any) -> list[tuple[Any, ...]] | None:
+    """Per pmf of a dp-accounting ``PrivacyLossDistribution`` (remove, and add when not symmetric): losses, suffix
+    sums of ``p`` and of ``p e^{-l}`` and of their absolute values, and the mass at ``+inf``, for
+    :func:`_suffix_delta`; ``None`` when dp-accounting's internals are not as expected (then its own evaluation is
+    used) or ``e^{-l}`` would overflow."""
+    pmfs = [getattr(pld, "_pmf_remove", None)]
+    if not getattr(pld, "_symmetric", True):
+        pmfs.append(getattr(pld, "_pmf_add", None))
+    tables = []
+    for pmf in pmfs:
+        try:
+            dense = pmf.to_dense_pmf()
+            probs = np.asarray(dense._probs, dtype=float)
+            losses = (np.arange(probs.size) + dense._lower_loss) * dense._discretization
+            inf_mass = float(dense._infinity_mass)
+        except AttributeError:
+            return None
+        if probs.size == 0 or losses[0] < -700:  # e^{-l} would overflow
+            return None
+        tail_p, tail_pe = _tail(probs), _tail(probs * np.exp(-losses))
+        # dp-accounting's PLD can hold tiny negative masses: the rounding allowance uses |p|.
+        abs_p, abs_pe = _tail(np.abs(probs)), _tail(np.abs(probs) * np.exp(-losses))
+        tables.append((losses, tail_p, tail_pe, abs_p, abs_pe, inf_mass))
+    return tables
+
+
+def suffix_tables_delta(tables: list[tuple[Any, ...]], eps: np.ndarray) -> np.ndarray:
+    """``δ(ε)`` of a PLD from its :func:`pld_suffix_tables` (the larger of the two directions), never below the
+    exact sum over the PLD (see :func:`_suffix_delta`), clipped to ``[0, 1]``."""
+    out = np.zeros_like(eps, dtype=float)
+    for table in tables:
+        out = np.maximum(out, _suffix_delta(table, eps))
+    return np.clip(out, 0.0, 1.0)
 
 
 def _tail(values: np.ndarray) -> np.ndarray:
