@@ -236,6 +236,7 @@ class _Selection:
         self.base, self.law, self.method, self.delta = base, law, method, delta
         self.base_profile = base_profile
         self.distance_type = distance_type
+        self.error: SymselError | None = None  # the last symsel error raised inside a run (OpenDP wraps it)
         self._bounds: OrderedDict[float, SelectionBound] = OrderedDict()
 
     def bound(self, d_in: Any) -> SelectionBound:
@@ -286,12 +287,19 @@ def _measurement_class(dp: Any) -> type:
             return super().map(d_in)
 
         def __call__(self, arg: Any) -> Any:
-            _check_member(self.input_domain, arg)
-            return super().__call__(arg)
+            return self.invoke(arg)
 
         def invoke(self, arg: Any) -> Any:
+            """Run the selection on ``arg`` (a member of the input domain)."""
             _check_member(self.input_domain, arg)
-            return super().invoke(arg)
+            state = self._symsel_selection
+            state.error = None
+            try:
+                return super().invoke(arg)
+            except dp.OpenDPException:
+                if state.error is not None:  # symsel's own error inside the run: raised as itself
+                    raise state.error from None
+                raise
 
         def selection_bound(self, d_in: Any) -> SelectionBound:
             """symsel's certified bound on the selection at ``d_in``: ``symsel.bound(law, base_profile(d_in),
@@ -392,7 +400,11 @@ def make_selection(
         best, best_key = None, None
         for _ in range(k):
             output = measurement(data)
-            key = rank(output)
+            try:
+                key = rank(output)
+            except SymselError as exc:
+                state.error = exc
+                raise
             if best_key is None or key > best_key:
                 best, best_key = output, key
         return best
