@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -207,3 +208,19 @@ def test_an_unsupported_measure_is_not_applicable() -> None:
     with pytest.raises(NotApplicableError, match="base_profile"):
         selection.map(1.0)
     assert isinstance(NotApplicableError("x"), ValueError)
+
+
+def readme_block(heading: str) -> str:
+    """The first ```python block after ``heading`` in the README."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = text.index("```python\n", text.index(heading)) + len("```python\n")
+    return text[start:text.index("```\n", start)]
+
+
+def test_the_readme_example_runs() -> None:
+    namespace: dict[str, Any] = {}
+    exec(readme_block("### Private selection in OpenDP"), namespace)
+    selection = namespace["selection"]
+    expected = symsel.bound(law(), pure(eps=1.0), "best")
+    assert selection.map(1.0).delta(3.0) == expected.delta(3.0 - EPSILON_SHIFT)
+    assert namespace["make_selection"] is make_selection

@@ -1,14 +1,13 @@
 """`symsel sweep` on a Dask cluster (``--dask ADDRESS``, ``run_sweep(dask_address=...)``): a small grid (2 laws x
-2 bases x a δ and an ε x 2 fast methods) run on a local two-worker cluster gives, cell by cell, the numbers of the
-same grid run locally with joblib; and on a worker that runs tasks in two threads too (symsel is not thread-safe:
-the sweep runs one cell at a time per process)."""
+2 bases x a δ and an ε x 2 fast methods) run by the README's example on a local cluster of two worker processes
+gives, cell by cell, the numbers of the same grid run locally with joblib; and so does the command line on a worker
+that runs tasks in two threads (symsel is not thread-safe: the sweep runs one cell at a time per process)."""
 
 from __future__ import annotations
 
 import csv
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,36 +36,37 @@ def rows(path: Path) -> dict[tuple[str, ...], dict[str, str]]:
     return found
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[object]:
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as local:
-        yield local
+def readme_block(heading: str) -> str:
+    """The first ```python block after ``heading`` in the README."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = text.index("```python\n", text.index(heading)) + len("```python\n")
+    return text[start:text.index("```\n", start)]
 
 
-def test_dask_cells_equal_the_local_run(tmp_path: Path, cluster: object) -> None:
-    grid = tmp_path / "grid.yaml"
-    grid.write_text(GRID)
-    cells = load_grid(grid)
+def test_the_readme_dask_example_equals_the_local_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's example: the grid on a local cluster of two worker processes."""
+    monkeypatch.chdir(tmp_path)
+    Path("grid.yaml").write_text(GRID)
+    cells = load_grid("grid.yaml")
     assert len(cells) == 16
     run_sweep(cells, tmp_path / "local.csv", jobs=1)
-    summary = run_sweep(cells, tmp_path / "dask.csv", dask_address=cluster.scheduler_address)
-    assert summary == {"out": str(tmp_path / "dask.csv"), "cells": 16, "skipped": 0, "ran": 16, "errors": 0}
-    assert any("run_cell" in prefix for prefix in cluster.scheduler.task_prefixes)  # ran on the workers
+    namespace: dict[str, object] = {}
+    exec(readme_block("On a Dask cluster"), namespace)
+    assert any("run_cell" in prefix for prefix in namespace["cluster"].scheduler.task_prefixes)  # on the workers
     local = rows(tmp_path / "local.csv")
     assert len(local) == 16 and all(not row["error"] for row in local.values())
-    assert rows(tmp_path / "dask.csv") == local
-
-    result = CliRunner().invoke(main, ["sweep", str(grid), "--out", str(tmp_path / "cli.csv"), "--dask",
-                                       cluster.scheduler_address, "--json"])
-    assert result.exit_code == 0, result.output
-    assert rows(tmp_path / "cli.csv") == local
+    assert rows(tmp_path / "grid-results.csv") == local
 
 
-def test_a_threaded_worker_gives_the_local_numbers(tmp_path: Path) -> None:
+def test_the_cli_on_a_threaded_worker_gives_the_local_numbers(tmp_path: Path) -> None:
+    """`symsel sweep --dask ADDRESS`, on one worker running tasks in two threads of this process."""
     grid = tmp_path / "grid.yaml"
     grid.write_text(THREADED_GRID)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as local:
-        run_sweep(load_grid(grid), tmp_path / "threads.csv", dask_address=local.scheduler_address)
+        result = CliRunner().invoke(main, ["sweep", str(grid), "--out", str(tmp_path / "threads.csv"), "--dask",
+                                           local.scheduler_address, "--json"])
+        assert result.exit_code == 0, result.output
+        assert any("run_cell" in prefix for prefix in local.scheduler.task_prefixes)
     # the reference in a fresh process (this one has the laws cached now)
     subprocess.run([sys.executable, "-m", "symsel", "sweep", str(grid), "--out", str(tmp_path / "local.csv"),
                     "--jobs", "1"], check=True, capture_output=True)
