@@ -224,3 +224,28 @@ def test_the_readme_example_runs() -> None:
     expected = symsel.bound(law(), pure(eps=1.0), "best")
     assert selection.map(1.0).delta(3.0) == expected.delta(3.0 - EPSILON_SHIFT)
     assert namespace["make_selection"] is make_selection
+
+
+def test_integer_distances_on_a_count() -> None:
+    """A count of a dataset under the symmetric distance: d_in is an integer; K = 3 runs of ε = d_in / 2."""
+    count = (dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()) >> dp.t.then_count()
+    selection = make_selection(count >> dp.m.then_laplace(scale=2.0), "point(k=3)", score=lambda y: -abs(y - 3),
+                               delta=1e-6, seed=0)
+    assert isinstance(selection([1, 2, 3]), int)
+    for d_in in (1, 2):
+        expected = symsel.bound(symsel.parse_distribution("point(k=3)"), pure(eps=d_in / 2), "best").epsilon(1e-6)
+        assert selection.map(d_in) == (expected, 1e-6)
+        assert expected <= 3 * d_in / 2  # never above the composition of the three runs
+    with pytest.raises(ParameterError, match=r"d_in=0\.5.*an integer"):
+        selection.map(0.5)
+
+
+def test_without_opendp_the_error_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from symsel.opendp import OpenDPMissingError
+
+    monkeypatch.setitem(sys.modules, "opendp.prelude", None)  # `import opendp.prelude` now raises ImportError
+    with pytest.raises(OpenDPMissingError, match=r"pip install 'symsel\[opendp\]'") as info:
+        make_selection(laplace(1.0), LAW)
+    assert isinstance(info.value, ImportError)
