@@ -72,7 +72,8 @@ _LAZY = {
 
 #: submodules the README names (``symsel.plan.max_mean``, ``symsel.tuning``, ``symsel.sweep.run_sweep`` …), also
 #: imported on first use.
-_SUBMODULES = ("accounting", "bounds", "distributions", "export", "hpo", "plan", "profiles", "ptr", "sweep", "tuning")
+_SUBMODULES = ("accounting", "bounds", "distributions", "export", "hpo", "opendp", "plan", "profiles", "ptr", "sweep",
+               "tuning")
 
 
 def __getattr__(name: str) -> object:

@@ -146,8 +146,19 @@ def _cell(row: dict, path: Path) -> Cell:
                 str(row.get("method") or "best"))
 
 
+#: one cell at a time in a process: symsel is not thread-safe (mpmath's precision is one global setting, and two
+#: threads changing it corrupt each other's evaluations), and a Dask worker may run tasks in several threads.
+_CELL_LOCK = threading.Lock()
+
+
 def run_cell(cell: Cell) -> dict[str, Any]:
-    """One cell's record (``COLUMNS``); an invalid input is recorded as its one-line error."""
+    """One cell's record (``COLUMNS``); an invalid input is recorded as its one-line error. Cells run one at a time
+    in a process (:data:`_CELL_LOCK`), even on a Dask worker with several threads."""
+    with _CELL_LOCK:
+        return _run_cell(cell)
+
+
+def _run_cell(cell: Cell) -> dict[str, Any]:
     from symsel.bounds import bound_summary
     from symsel.spec import parse_distribution, parse_profile
 
