@@ -76,3 +76,18 @@ def _interval_text(lo: float, hi: float, lo_open: bool, hi_open: bool) -> str:
     left = "(" if lo_open or math.isinf(lo) else "["
     right = ")" if hi_open or math.isinf(hi) else "]"
     return f"a real number in {left}{lo}, {hi}{right}"
+
+
+#: the sampling rates and noise multipliers a Poisson-subsampled Gaussian (DP-SGD) accepts: below ``MIN_RATE``
+#: dp-accounting's ``1/q`` overflows, beyond ``MAX_NOISE`` it squares ``sigma`` into an overflow (and at 1e6 a step
+#: costs an epsilon of about 1e-12 already), below ``MIN_NOISE`` its RDP divides by zero (a step with ``sigma``
+#: below 1e-2 is no privacy to speak of).
+MIN_RATE, MIN_NOISE, MAX_NOISE = 1e-300, 1e-2, 1e6
+
+
+def subsampled_gaussian(q: Any, sigma: Any, where: str) -> tuple[float, float]:
+    """``(q, sigma)`` of a Poisson-subsampled Gaussian: ``MIN_RATE <= q <= 1``, ``MIN_NOISE <= sigma <= MAX_NOISE``."""
+    rate = real(q, "q", where, lo=MIN_RATE, hi=1.0, allowed=f"a sampling rate {MIN_RATE:g} <= q <= 1")
+    noise = real(sigma, "sigma", where, lo=MIN_NOISE, hi=MAX_NOISE,
+                 allowed=f"a noise multiplier {MIN_NOISE:g} <= sigma <= {MAX_NOISE:g}")
+    return rate, noise

@@ -205,6 +205,7 @@ def _suffix_delta(table: tuple[np.ndarray, ...], eps: np.ndarray) -> np.ndarray:
 
 #: the most DP-SGD steps accepted.
 DPSGD_MAX_STEPS = 10**7
+
 #: the largest privacy-loss range (in discretization intervals) a DP-SGD PLD may need: about 2e7 points, a few
 #: hundred MB while dp-accounting composes it.
 DPSGD_MAX_PLD_POINTS = 2e7
@@ -254,8 +255,7 @@ class DpsgdProfile(PldProfile):
         value_discretization_interval: float = 1e-4,
     ):
         where = self.family
-        self.q = v.real(q, "q", where, lo=0.0, hi=1.0, lo_open=True)
-        self.sigma = v.positive(sigma, "sigma", where)
+        self.q, self.sigma = v.subsampled_gaussian(q, sigma, where)
         self.steps = v.integer(steps, "steps", where, lo=1)
         if self.steps > DPSGD_MAX_STEPS:
             raise ParameterError("steps", steps, f"an integer 1 <= steps <= {DPSGD_MAX_STEPS:.0e}", where)

@@ -228,8 +228,7 @@ def rdp_subsampled_gaussian(q: float, sigma: float, steps: int = 1) -> RdpProfil
     """DP-SGD through RDP: ``steps ×`` dp-accounting's RDP of the Poisson-subsampled Gaussian
     (Mironov, Talwar, Zhang 2019), add/remove neighbours."""
     where = "rdp_subsampled_gaussian"
-    qq = v.real(q, "q", where, lo=0.0, hi=1.0, lo_open=True)
-    s = v.positive(sigma, "sigma", where)
+    qq, s = v.subsampled_gaussian(q, sigma, where)
     n = v.integer(steps, "steps", where, lo=1)
     from symsel.profiles.dpaccounting import rdp_poisson_subsampled_gaussian
 
