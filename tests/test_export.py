@@ -85,3 +85,54 @@ def test_bound_compose_with_on_the_command_line() -> None:
     payload = json.loads(result.stdout)
     assert payload["composed"]["with"] == [GAUSSIAN]
     assert payload["composed"]["epsilon"] > payload["epsilon"]
+
+
+@pytest.mark.parametrize("method", ["envelope", "fdp"])
+def test_exported_pld_is_never_below_the_exact_selection_on_randomized_response(method) -> None:
+    """Independent reference at every ε, negative ones included (where the export uses the hockey-stick duality):
+    the exact selection law on binary randomized response RR(0.7), the worst 0.7-DP pair, geometric K with mean 8,
+    both score orders, summed at 50 digits (tests/reference_profiles.py). The exported PLD's δ is never below it."""
+    import math
+
+    import mpmath
+    from reference_profiles import exact_selection_delta
+
+    law, eps0 = symsel.geometric(mean=8), 0.7
+    exported = to_pld(symsel.bound(law, symsel.parse_profile(f"pure(eps={eps0})"), method))
+    e = math.exp(eps0)
+    p, r = [e / (1 + e), 1 / (1 + e)], [1 / (1 + e), e / (1 + e)]
+    for eps in np.linspace(-3.0, 4.0, 29):
+        exact = max(exact_selection_delta(p, r, order, law, float(eps), dps=50) for order in ([0, 1], [1, 0]))
+        assert mpmath.mpf(exported.get_delta_for_epsilon(float(eps))) >= exact, eps
+
+
+def _greatest_convex_minorant(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Brute force, O(n³): at each x_i the least chord value over every pair of points (0, 1) ∪ {(x_j, y_j)} that
+    brackets it (a point itself is a degenerate chord) — the greatest convex function below the points."""
+    px, py = np.concatenate([[0.0], x]), np.concatenate([[1.0], y])
+    out = np.empty_like(x)
+    for i, xi in enumerate(x):
+        best = y[i]
+        for j in range(px.size):
+            for k in range(px.size):
+                if px[j] < xi < px[k]:
+                    best = min(best, py[j] + (py[k] - py[j]) * (xi - px[j]) / (px[k] - px[j]))
+        out[i] = best
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lower_convex_hull_is_the_greatest_convex_minorant(seed) -> None:
+    """The connect-the-dots input must be a proper PLD's curve: convex in e^ε through (0, 1). lower_convex_hull
+    equals the brute-force greatest convex minorant of random points, hence is convex, never above the points and
+    never below any convex function that is below them (such as the true curve)."""
+    from symsel.export import lower_convex_hull
+
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(0.05, 5.0, 12))
+    y = np.clip(1.0 - 0.3 * x + rng.uniform(0.0, 0.6, 12), 0.0, 1.0)
+    hull = lower_convex_hull(x, y)
+    np.testing.assert_allclose(hull, _greatest_convex_minorant(x, y), rtol=1e-12, atol=1e-15)
+    assert np.all(hull <= y)
+    slopes = np.diff(np.concatenate([[1.0], hull])) / np.diff(np.concatenate([[0.0], x]))
+    assert np.all(np.diff(slopes) >= -1e-9)

@@ -66,3 +66,21 @@ def test_pure_corner_uses_the_linear_lower_bound():
 def test_weights_must_be_ordered():
     with pytest.raises(ValueError, match="weights"):
         certified_log_sup(poisson(2).log_dphi, lambda q: q, weights=(1.0, 2.0))
+
+
+def test_float_allowance_covers_the_measured_error_of_phi_prime():
+    """Every certificate widens its φ' values by dphi_float_error(law): at least VALUE_MARGIN and at least 64 times
+    the relative error of the float64 φ' found at the probes 1 − 10^-k, where 1 − (1 − γ) z cancels. For geometric
+    K with mean 1e7 that error is measured here against φ'(z) = γ/(1 − (1 − γ) z)² at 50 digits; it is far above
+    VALUE_MARGIN, so an allowance that ignored it would certify sups from wrong φ' values."""
+    from symsel.bounds.precision import VALUE_MARGIN, dphi_float_error
+
+    dist = geometric(mean=1e7)
+    worst = 0.0
+    with mpmath.workdps(50):
+        gamma = 1 / mpmath.mpf(10) ** 7
+        for x in 1.0 - np.logspace(-1, -15, 15):
+            exact = gamma / (1 - (1 - gamma) * mpmath.mpf(float(x))) ** 2
+            worst = max(worst, abs(float((mpmath.mpf(float(dist.dphi(np.array([x]))[0])) - exact) / exact)))
+    assert 64 * worst > 100 * VALUE_MARGIN  # ~1.3e-9 relative: the floor alone would not cover it
+    assert dphi_float_error(dist) >= max(VALUE_MARGIN, 64 * worst)

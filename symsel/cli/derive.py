@@ -14,13 +14,15 @@ from symsel.cli._app import emit, main, user_errors
               help="delta at which the bound is checked against exact examples (with --base).")
 @click.option("--latex", "style", flag_value="latex", help="Print the closed forms as a LaTeX align* block.")
 @click.option("--markdown", "style", flag_value="markdown", help="Print a Markdown report (default).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object; each closed form is {\"latex\": ..., \"sympy\": ...} (sympy.sympify reads "
+                   "the second back).")
 @user_errors
 def derive_command(spec: str, base: str | None, delta: float, style: str | None, as_json: bool) -> None:
     """Derive phi', the mean, the family, the ratio's sup over the polygon and eps_hat for SPEC, each claim
     checked against the numeric engine (Koskela et al. Thm 4.1, 5.2, 5.7, Cor 5.8; docs/ratio-methods.md)."""
     from symsel.derive import derive
+    from symsel.derive.record import render_latex, render_markdown
 
-    derivation = derive(spec, base, delta=delta)
-    emit(derivation.to_json(), as_json,
-         lambda _: derivation.latex() if style == "latex" else derivation.markdown())
+    payload = derive(spec, base, delta=delta).to_json()  # one record: the JSON object and both reports come from it
+    emit(payload, as_json, render_latex if style == "latex" else render_markdown)

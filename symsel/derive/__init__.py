@@ -2,7 +2,8 @@
 
 * :mod:`symsel.derive.corners` — the ``(eps1, delta1)`` polygon's corners and the ratio there;
 * :mod:`symsel.derive.family` — the family recognized from ``phi'/phi''`` (symbolic parameters allowed);
-* :mod:`symsel.derive.record` — the :class:`Derivation` record, its checks and renderers;
+* :mod:`symsel.derive.record` — the :class:`Derivation` record (each closed form an :class:`Expression`: LaTeX and
+  a ``sympy.srepr`` string), its checks, and the LaTeX and Markdown renderers of its JSON data;
 * :mod:`symsel.derive.engine` — :func:`derive` itself.
 
 The package is callable: ``symsel.derive("poisson(3)")`` is ``symsel.derive.derive("poisson(3)")``, so one
@@ -15,15 +16,18 @@ from typing import Any
 
 from symsel.derive.corners import facts_latex, polygon_corners, polygon_vertex_ratios, segment_is_monotone
 from symsel.derive.engine import derive, symbolic_law
-from symsel.derive.record import Check, Derivation
+from symsel.derive.record import Check, Derivation, Expression, render_latex, render_markdown
 
 __all__ = [
     "Check",
     "Derivation",
+    "Expression",
     "derive",
     "facts_latex",
     "polygon_corners",
     "polygon_vertex_ratios",
+    "render_latex",
+    "render_markdown",
     "segment_is_monotone",
     "symbolic_law",
 ]

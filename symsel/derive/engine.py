@@ -7,6 +7,12 @@ coefficients of one sign (Descartes' rule of signs), or that SymPy proves positi
 that is *proved*; otherwise its sign is sampled at 64 points and the claim is labelled numerical evidence.
 Family closed forms: Koskela et al. Thm 5.2 (TNB), Thm 5.7 (binomial, with its validity condition),
 Cor 5.8 (Poisson). The certified numeric engine (:func:`symsel.bound`) stays what bounds are computed from.
+
+No step runs under a time limit. Which sections run is decided by the size of ``phi`` before any SymPy work
+(:class:`~symsel.derive.common.LawSize`: operations, degree of an exact polynomial, nesting depth), and the searches
+inside are bounded by operation counts (enclosures, expansion sizes, series terms), so a derivation is the same,
+byte for byte, on a quiet and on a loaded machine; a section skipped is named in ``Derivation.skipped`` with its
+reason, which depends on the input alone.
 """
 
 from __future__ import annotations
@@ -25,16 +31,21 @@ from symsel.derive.common import (
     EPS,
     EPS0,
     EPS1,
+    HUGE_DEGREE,
+    MAX_DIGITS,
     SYMPY_FAILURES,
-    SympyTimeoutError,
-    time_limit,
+    LawSize,
+    display_latex,
+    law_size,
+    number_digits,
+    polynomial_degree,
 )
 from symsel.derive.common import at as _at
 from symsel.derive.common import engine_law as _engine_law
 from symsel.derive.common import free_points as _free_points
 from symsel.derive.family import _simple, recognize
 from symsel.derive.puredp import pure_dp
-from symsel.derive.record import Check, Derivation
+from symsel.derive.record import Check, Derivation, Expression
 from symsel.derive.renyi import renyi_route
 from symsel.derive.segments import sup_location
 from symsel.derive.utility import utility
@@ -45,14 +56,21 @@ from symsel.profiles import Profile
 from symsel.spec import parse_expression
 
 _Q, _QP = sympy.symbols("q q'", positive=True)
+_Q_PLAIN, _QP_PLAIN = sympy.symbols("q q'")
 _FUNCTIONS = {"exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "atan", "asin", "acos",
               "binomial", "factorial", "gamma", "Abs", "log1p", "expm1"}
 THEOREMS = {"poisson": "Koskela et al. Cor 5.8", "tnb": "Koskela et al. Thm 5.2", "binomial": "Koskela et al. Thm 5.7"}
-#: a law whose PGF is an exact polynomial of higher degree (or larger expression) skips the symbolic pieces
-#: (pure-DP region, Rényi route, utility integral): SymPy is slow there; certified numeric values remain.
-HUGE_DEGREE, HUGE_OPS = 60, 3000
-#: seconds given to each heavy SymPy section before it is skipped with a note (never a hang).
-SECTION_SECONDS = 5.0
+#: the sections of a derivation that can be skipped (keys of ``Derivation.skipped``).
+SECTIONS = ("family", "sup_location", "envelope", "pure_dp", "renyi", "utility")
+#: what applies to a skipped section instead (appended to its reason).
+INSTEAD = {
+    "family": "the family is the engine's recognize_family's, when it names one (no SymPy identity claimed)",
+    "sup_location": "the engine's certified sup applies",
+    "envelope": "symsel.bound uses the certified numeric envelope (docs/envelope.md)",
+    "pure_dp": "symsel.bound(dist, pure(eps0), 'fdp') gives certified numeric values",
+    "renyi": "method 'rdp_lemma7' gives certified numeric values",
+    "utility": "the Distribution's utility methods give certified numeric values",
+}
 
 
 # ------------------------------------------------------------------------------------ the law
@@ -90,8 +108,13 @@ def symbolic_law(law: str | Distribution) -> tuple[str, sympy.Expr, Distribution
 
 
 def _tidy(phi: sympy.Expr) -> sympy.Expr:
-    """A polynomial PGF with exact coefficients, expanded (fast to differentiate and factor)."""
-    return sympy.expand(phi) if phi.is_polynomial(z) and not phi.free_symbols - {z} else phi
+    """A polynomial PGF with exact coefficients, expanded (fast to differentiate and factor) when its degree is at
+    most :data:`~symsel.derive.common.HUGE_DEGREE`; a higher one stays as given (``(1 - p + p z)^5000`` would
+    expand to 5001 coefficients of thousands of digits)."""
+    if phi.free_symbols - {z}:
+        return phi
+    degree = polynomial_degree(phi)
+    return sympy.expand(phi) if degree is not None and degree <= HUGE_DEGREE else phi
 
 
 # ------------------------------------------------------------------------------------ family bounds
@@ -125,33 +148,24 @@ def _family_checks(name: str, params: dict, spec: str, phi: sympy.Expr, dist: Di
 
 # ------------------------------------------------------------------------------------ derive
 def _derivative(phi: sympy.Expr) -> sympy.Expr:
-    """``phi'``; an exact polynomial is differentiated as a ``Poly`` (``sympy.diff`` crawls on thousands of terms)."""
-    if not phi.free_symbols - {z} and phi.is_polynomial(z):
+    """``phi'``; an expanded exact polynomial is differentiated as a ``Poly`` (``sympy.diff`` crawls on thousands of
+    terms), anything else by ``sympy.diff`` (a power ``(1 - p + p z)^n`` stays one power)."""
+    if phi.is_Add and not phi.free_symbols - {z} and phi.is_polynomial(z):
         return sympy.Poly(phi, z).diff(z).as_expr()
     return sympy.diff(phi, z)
 
 
-def _sizes(phi: sympy.Expr) -> tuple[bool, bool]:
-    """``(big, huge)``: ``big`` skips SymPy's family recognition and simplification (as before); ``huge`` also
-    skips the symbolic pure-DP, Rényi and utility sections."""
-    exact_poly = not phi.free_symbols - {z} and phi.is_polynomial(z)
-    degree = sympy.degree(phi, z) if exact_poly else 0
-    ops = sympy.count_ops(phi) if len(phi.args) < 1000 else HUGE_OPS + 1
-    return ops > 400 or degree > 4, ops > HUGE_OPS or degree > HUGE_DEGREE
+def _skip(name: str, reason: str) -> str:
+    """The reason recorded for a skipped section: why, then what applies instead (the same words every time)."""
+    return f"{reason}; {INSTEAD[name]}"
 
 
-def _section(name: str, notes: list[str], run: Any) -> tuple[dict | None, list[Check]]:
-    """Run one symbolic section under :data:`SECTION_SECONDS`; on a timeout record a note, no claim."""
+def _section(name: str, skipped: dict[str, str], run: Any) -> tuple[dict | None, list[Check]]:
+    """Run one symbolic section; where SymPy gives up on an expression (it raises), record why, and no claim."""
     try:
-        with time_limit(SECTION_SECONDS):
-            return run()
-    except SympyTimeoutError:
-        notes.append(f"{name}: SymPy did not close it within {SECTION_SECONDS:g} s; skipped (the certified numeric "
-                     "engine, symsel.bound, is what applies)")
-        return None, []
-    except SYMPY_FAILURES as exc:  # SymPy gave up on an expression
-        notes.append(f"{name}: SymPy failed on it ({type(exc).__name__}: {str(exc)[:120]}); skipped, no claim made "
-                     "(the certified numeric engine, symsel.bound, is what applies)")
+        return run()
+    except SYMPY_FAILURES as exc:
+        skipped[name] = _skip(name, f"SymPy failed on it ({type(exc).__name__}: {str(exc)[:120]})")
         return None, []
 
 
@@ -160,66 +174,103 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
     """The :class:`Derivation` of a law of ``K`` (a :class:`Distribution` or a spec; a ``pgf(expr=...)``
     spec may leave parameters free), optionally with a base mechanism whose polygon and bound are derived
     and checked for soundness against exact examples (:func:`symsel.lower.lower_bound`) at ``delta``.
-    ``sections=False`` skips the pure-DP region, the Rényi route and the utility (a few seconds each)."""
+    ``sections=False`` skips the pure-DP region, the Rényi route and the utility (a few seconds each).
+
+    What runs is decided by the law's size (:class:`~symsel.derive.common.LawSize`), never by time: the same
+    input gives the same record on any machine, and every section skipped is named in ``skipped`` with its reason."""
     spec, phi, dist = symbolic_law(law)
+    size = law_size(phi)
+    symbolic = size.symbolic
+    skipped: dict[str, str] = {}
     dphi = _derivative(phi)
-    big, huge = _sizes(phi)
     mean = _at(dphi, 1)
     d2 = _at(_derivative(dphi), 1)
     variance = _simple(d2 + mean - mean**2)
     p0, p1 = _at(phi, 0), _at(dphi, 0)
-    recognized = recognize(phi) if not big else None
+    recognized = recognize(phi) if symbolic else None
     checks: list[Check] = []
     if recognized:
         checks.append(Check(f"phi is the {recognized[0]} PGF (identity)", "symbolic", 0.0, True))
-    elif big and dist is not None and dist.family is not None and dist.family.name in THEOREMS:
-        recognized = (dist.family.name, dict(dist.family.params))  # too large for SymPy here: the engine's
-        checks.append(Check(f"phi is the {recognized[0]} PGF (the engine's recognize_family)", "engine", 0.0, True))
-        checks += _family_checks(*recognized, spec, phi, dist)
-    worst = 0.0
-    for point in _free_points(phi):
-        law_n = _engine_law(spec, phi, point, dist)
-        engine_mean = sympy.Float(mpmath.nstr(law_n.mean_mp(DPS), DPS + 5), DPS)
-        worst = max(worst, abs(float(sympy.N(mean.subs(point), DPS) - engine_mean)))
-    checks.append(Check("m = phi'(1) agrees with the engine's mean at 50 digits", "numeric-50", worst, worst < 1e-40))
-    ratio = sympy.log(dphi.subs(z, _Q) / dphi.subs(z, _QP)) if not huge else sympy.Symbol(r"\text{(large law)}")
-    if not big:
-        ratio = _simple(sympy.expand_log(ratio, force=True))
+    elif not symbolic:
+        skipped["family"] = _skip("family", size.symbolic_reason())
+        if dist is not None and dist.family is not None and dist.family.name in THEOREMS:
+            recognized = (dist.family.name, dict(dist.family.params))  # too large for SymPy here: the engine's
+            checks.append(Check(f"phi is the {recognized[0]} PGF (the engine's recognize_family)", "engine", 0.0,
+                                True))
+            checks += _family_checks(*recognized, spec, phi, dist)
+    checks.append(_mean_check(spec, phi, dist, mean))
+    if symbolic:
+        ratio = _simple(sympy.expand_log(sympy.log(dphi.subs(z, _Q) / dphi.subs(z, _QP)), force=True))
+    else:  # q, q' without assumptions: SymPy's sign queries on log of a 60-term polynomial in a positive q take minutes
+        ratio = sympy.log(dphi.subs(z, _Q_PLAIN)) - sympy.log(dphi.subs(z, _QP_PLAIN))
     notes: list[str] = []
-    eps_hat = theorem = None
+    eps_hat: Expression | None = None
+    theorem = None
     if recognized:
-        eps_hat, theorem = EPS - family_log_ratio(*recognized), THEOREMS[recognized[0]]
+        eps_hat, theorem = Expression(EPS - family_log_ratio(*recognized)), THEOREMS[recognized[0]]
         if recognized[0] == "binomial":
             theorem += r" (valid when \varepsilon_1 \ge \log(1 + p\delta_1/(1-p)))"
     bound: dict[str, Any] = {}
     base_spec = base_p = None
     polygon = None
     if base is None:
-        where, argument, _, _ = sup_location(dphi) if not big else ("unknown", "law too large", "none", {})
+        if symbolic:
+            where, argument, _, _ = sup_location(dphi)
+        else:
+            skipped["sup_location"] = _skip("sup_location", size.symbolic_reason())
+            where, argument = "unknown", "law too large to locate the sup symbolically (see skipped)"
     else:
         base_p = symsel.parse_profile(base) if isinstance(base, str) else base
         base_spec = base_p.spec
         where, argument, eps_hat_b, theorem_b, bound, more, polygon = _with_base(spec, phi, dphi, dist, base_p,
-                                                                                  delta, huge)
+                                                                                  delta, size, skipped)
         checks += more
         if eps_hat is None:
             eps_hat, theorem = eps_hat_b, theorem_b
-    envelope, envelope_checks_ = _envelope(dphi, recognized, big, dist, base_spec is not None, delta, checks)
+    envelope, envelope_checks_ = _envelope(dphi, recognized, size, dist, base_spec is not None, delta, skipped)
     checks += envelope_checks_
-    notes.append(_ENVELOPE_NOTE if envelope is not None else
-                 "envelope H(t): SymPy could not solve its stationarity condition for this law; symsel.bound uses "
-                 "the certified numeric envelope (docs/envelope.md)")
-    parts = _symbolic_sections(spec, phi, dphi, dist, recognized, mean, base_p, polygon, big, huge, notes) \
-        if sections else {"checks": []}
+    if envelope is not None:
+        notes.append(_ENVELOPE_NOTE)
+    elif "envelope" not in skipped:
+        notes.append("envelope H(t): SymPy could not solve its stationarity condition for this law; symsel.bound "
+                     "uses the certified numeric envelope (docs/envelope.md)")
+    if sections:
+        parts = _symbolic_sections(spec, phi, dphi, dist, recognized, mean, base_p, polygon, size, skipped)
+    else:
+        parts = {"pure_dp": None, "renyi": None, "utility": None, "checks": []}
+        for name in ("pure_dp", "renyi", "utility"):
+            skipped[name] = _skip(name, "not requested (sections=False)")
     checks += parts.pop("checks")
-    fam_params = {k: sympy.latex(v) for k, v in recognized[1].items()} if recognized else {}
+    fam_params = {k: Expression(v) for k, v in recognized[1].items()} if recognized else {}
+    at1 = sympy.Subs(_derivative(dphi) + dphi - dphi**2, z, 1)
     return Derivation(
-        spec=spec, pgf=_latex(phi), dpgf=_latex(dphi if big else _simple(dphi)), mean=sympy.latex(mean),
-        variance=sympy.latex(variance), p0=sympy.latex(p0), p1=sympy.latex(p1),
-        family=recognized[0] if recognized else None, family_params=fam_params, ratio=sympy.latex(ratio),
-        sup_location=where, sup_argument=argument, eps_hat=None if eps_hat is None else
-        (eps_hat if isinstance(eps_hat, str) else sympy.latex(eps_hat)), eps_hat_theorem=theorem, envelope=envelope,
-        base=base_spec, bound=bound, checks=tuple(checks), notes=tuple(notes), **parts)
+        spec=spec, pgf=_expression(phi), dpgf=_expression(_simple(dphi) if symbolic else dphi),
+        mean=_expression(mean, sympy.Subs(dphi, z, 1)), variance=_expression(variance, at1),
+        p0=_expression(p0, sympy.Subs(phi, z, 0)), p1=_expression(p1, sympy.Subs(dphi, z, 0)),
+        family=recognized[0] if recognized else None, family_params=fam_params, ratio=_expression(ratio),
+        sup_location=where, sup_argument=argument, eps_hat=eps_hat, eps_hat_theorem=theorem, envelope=envelope,
+        base=base_spec, bound=bound, checks=tuple(checks), notes=tuple(notes),
+        skipped={k: skipped[k] for k in SECTIONS if k in skipped}, **parts)
+
+
+def _expression(expr: sympy.Expr, unevaluated: sympy.Expr | None = None) -> Expression:
+    """An :class:`Expression` whose LaTeX is abbreviated when long (:func:`~symsel.derive.common.display_latex`);
+    a value with an exact number of more than :data:`~symsel.derive.common.MAX_DIGITS` digits is recorded as
+    ``unevaluated`` (e.g. ``Subs(phi, z, 0)``: exact, and ``doit()`` gives the number)."""
+    if unevaluated is not None and number_digits(expr) > MAX_DIGITS:
+        expr = unevaluated
+    return Expression(expr, display_latex(expr))
+
+
+def _mean_check(spec: str, phi: sympy.Expr, dist: Distribution | None, mean: sympy.Expr) -> Check:
+    """``m = phi'(1)`` against the engine's mean at 50 digits at each parameter point."""
+    worst = 0.0
+    for point in _free_points(phi):
+        law_n = _engine_law(spec, phi, point, dist)
+        engine_mean = sympy.Float(mpmath.nstr(law_n.mean_mp(DPS), DPS + 5), DPS)
+        value = sympy.N(mean.subs(point), DPS)
+        worst = max(worst, abs(float(value - engine_mean)) if value.is_number else float("inf"))
+    return Check("m = phi'(1) agrees with the engine's mean at 50 digits", "numeric-50", worst, worst < 1e-40)
 
 
 _ENVELOPE_NOTE = (
@@ -229,14 +280,15 @@ _ENVELOPE_NOTE = (
     "H(e^(eps + eps1))) (symsel.derive.envelope)")
 
 
-def _envelope(dphi: sympy.Expr, recognized: tuple | None, big: bool, dist: Distribution | None, with_base: bool,
-              delta: float, checks: list[Check]) -> tuple[str | None, list[Check]]:
-    """The closed-form envelope of :mod:`symsel.derive.envelope` on the symbolic polygon (LaTeX or ``None``) and,
+def _envelope(dphi: sympy.Expr, recognized: tuple | None, size: LawSize, dist: Distribution | None, with_base: bool,
+              delta: float, skipped: dict[str, str]) -> tuple[Expression | None, list[Check]]:
+    """The closed-form envelope of :mod:`symsel.derive.envelope` on the symbolic polygon (or ``None``) and,
     for a numeric law, its checks at one polygon (eps1, delta1) = (1/2, 1e-6): ``H`` against a 50-digit brute-force
     sup, the profile bound against the certified numeric envelope, and (with a base) soundness at ``delta``."""
     from symsel.derive.envelope import envelope_checks, polygon_envelope
 
-    if big:
+    if not size.symbolic:
+        skipped["envelope"] = _skip("envelope", size.symbolic_reason())
         return None, []
     try:
         symbolic = polygon_envelope(dphi, EPS1, DELTA1, recognized)
@@ -249,43 +301,36 @@ def _envelope(dphi: sympy.Expr, recognized: tuple | None, big: bool, dist: Distr
         numeric = polygon_envelope(dphi, sympy.Rational(1, 2), sympy.Rational(1, 10**6), recognized)
         if numeric is not None:
             more = envelope_checks(numeric, dist=dist, delta=delta if with_base else None)
-    return symbolic.latex(), more
-
-
-def _latex(expr: sympy.Expr) -> str:
-    """LaTeX of ``expr``; a polynomial of more than 40 terms shows its first and last few terms."""
-    if isinstance(expr, sympy.Add) and len(expr.args) > 40 and expr.is_polynomial(z):
-        terms = sympy.Poly(expr, z).terms()
-        show = [sympy.latex(c * z**e[0]) for e, c in terms[:3]] + [r"\cdots"] + \
-            [sympy.latex(c * z**e[0]) for e, c in terms[-2:]]
-        return " + ".join(show) + rf" \quad \text{{({len(terms)} terms)}}"
-    return sympy.latex(expr)
+    return Expression(symbolic.H, symbolic.latex()), more
 
 
 def _symbolic_sections(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution | None, recognized: Any,
-                       mean: sympy.Expr, base: Profile | None, polygon: tuple | None, big: bool, huge: bool,
-                       notes: list[str]) -> dict[str, Any]:
-    """The pure-DP region, the Rényi route and the utility, each under a time limit. A ``big`` law (an exact
-    polynomial of degree > 4 or a large expression) keeps only the utility, evaluated numerically at 50 digits;
-    a ``huge`` one skips all three."""
-    if huge:
-        notes.append("pure-DP region, Rényi route and utility: skipped for a law this large (SymPy too slow); "
-                     "symsel.bound and the Distribution's utility methods give certified numeric values")
-        return {"pure_dp": None, "renyi": None, "utility": None, "checks": []}
+                       mean: sympy.Expr, base: Profile | None, polygon: tuple | None, size: LawSize,
+                       skipped: dict[str, str]) -> dict[str, Any]:
+    """The pure-DP region, the Rényi route and the utility. A law beyond the symbolic limits keeps only the
+    utility, and only when ``phi`` is an exact polynomial (its quantile evaluated numerically at 50 digits); a huge
+    one skips all three (reasons in ``skipped``)."""
+    out: dict[str, Any] = {"pure_dp": None, "renyi": None, "utility": None, "checks": []}
+    if size.huge:
+        for name in ("pure_dp", "renyi", "utility"):
+            skipped[name] = _skip(name, size.huge_reason())
+        return out
     eps0 = sympy.Rational(repr(float(base.eps))) if getattr(base, "family", None) == "pure" else EPS0
-    pure_entry = renyi_entry = None
-    c1: list[Check] = []
-    c2: list[Check] = []
-    if big:
-        notes.append("pure-DP region and Rényi route: skipped for a law this large (SymPy's sign proofs are too slow); "
-                     "symsel.bound(dist, pure(eps0), 'fdp') and method 'rdp_lemma7' give certified numeric values")
+    if size.symbolic:
+        out["pure_dp"], c1 = _section("pure_dp", skipped, lambda: pure_dp(spec, phi, dphi, dist, eps0))
+        out["renyi"], c2 = _section("renyi", skipped,
+                                    lambda: renyi_route(spec, phi, dphi, dist, recognized, mean, polygon))
+        out["checks"] += c1 + c2
     else:
-        pure_entry, c1 = _section("pure-DP region", notes, lambda: pure_dp(spec, phi, dphi, dist, eps0))
-        renyi_entry, c2 = _section("Rényi route", notes,
-                                   lambda: renyi_route(spec, phi, dphi, dist, recognized, mean, polygon))
-    util_entry, c3 = _section("utility", notes, lambda: utility(spec, phi, dist, big))
-    return {"pure_dp": pure_entry, "renyi": renyi_entry, "utility": util_entry, "checks": c1 + c2 + c3}
-
+        for name in ("pure_dp", "renyi"):
+            skipped[name] = _skip(name, size.symbolic_reason())
+    if size.symbolic or size.degree is not None:
+        out["utility"], c3 = _section("utility", skipped, lambda: utility(spec, phi, dist, not size.symbolic))
+        out["checks"] += c3
+    else:  # its checks would sum a pmf series-expanded from phi: minutes for exp(exp(z - 1) - 1)
+        skipped["utility"] = _skip("utility", size.symbolic_reason() + ", and beyond them only an exact polynomial "
+                                   "keeps its utility (a pmf summed from a series expansion of phi is too slow)")
+    return out
 
 
 def _margin(upper: float, lower: float) -> float:
@@ -295,7 +340,8 @@ def _margin(upper: float, lower: float) -> float:
 
 
 def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution | None, base: Profile,
-               delta: float, huge: bool) -> tuple[str, str, str | None, str | None, dict, list[Check], tuple]:
+               delta: float, size: LawSize, skipped: dict[str, str]
+               ) -> tuple[str, str, Expression | None, str | None, dict, list[Check], tuple]:
     """The base's polygon (the engine's optimal ``eps1``), where the ratio's sup sits on it (not looked for on a
     ``huge`` law: its ``phi'`` is too large to evaluate symbolically), the derived bound and its soundness checks."""
     if dist is None:
@@ -304,8 +350,12 @@ def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution 
     best = symsel.bound(dist, base)
     e1 = sympy.Rational(repr(float(polygon.details["eps1"])))
     d1 = sympy.Rational(repr(float(base.delta(float(e1)))))
-    where, argument, kind, corners = sup_location(dphi, e1, d1) if not huge else (
-        "unknown", "law too large to locate the sup symbolically; the engine's certified sup applies", "none", {})
+    if size.huge:
+        skipped["sup_location"] = _skip("sup_location", size.huge_reason())
+        where, argument, kind, corners = ("unknown", "law too large to locate the sup on the polygon (see skipped)",
+                                          "none", {})
+    else:
+        where, argument, kind, corners = sup_location(dphi, e1, d1)
     checks: list[Check] = []
     eps_hat = theorem = None
     log_r = None
@@ -321,8 +371,8 @@ def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution 
                             "of the engine's certificate grid is above it and its certified sup is not below it",
                             kind, cert.upper - float(value),
                             below_grid >= -1e-12 and cert.upper >= float(value) - 1e-12))
-        eps_hat = (r"\varepsilon - " + (sympy.latex(log_r) if sympy.count_ops(log_r) < 60 else
-                                        mpmath.nstr(mpmath.mpf(str(value)), 30)))
+        eps_hat = Expression(EPS - log_r, r"\varepsilon - " + (sympy.latex(log_r) if sympy.count_ops(log_r) < 60 else
+                                                               mpmath.nstr(mpmath.mpf(str(value)), 30)))
         theorem = (f"docs/ratio-methods.md with the polygon sup at its {where} (eps1 = {float(e1):g}, "
                    f"delta1 = {float(d1):.3g})")
     m = float(sympy.N(_at(dphi, 1), DPS))

@@ -16,7 +16,7 @@ import sympy
 
 from symsel.bounds.hockey_stick import fdp_ratio
 from symsel.derive.common import EPS0, engine_law, free_points, n50, tidy_log_ratio
-from symsel.derive.record import Check
+from symsel.derive.record import Check, Expression
 from symsel.derive.segments import sup_location
 from symsel.distributions import Distribution, z
 from symsel.profiles import pure
@@ -41,15 +41,16 @@ def corner_log_ratio(dphi: sympy.Expr, where: str, corners: dict, eps0: Any = EP
 def pure_dp(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution | None,
             eps0: Any = EPS0) -> tuple[dict[str, Any], list[Check]]:
     """The record's ``pure_dp`` entry (sup location, argument, ``log R(eps0)`` and the selection's pure
-    epsilon ``eps0 + log R``, as LaTeX) and its checks against the certified f-DP sup at several ``eps0``."""
+    epsilon ``eps0 + log R``, as :class:`~symsel.derive.record.Expression`) and its checks against the certified
+    f-DP sup at several ``eps0``."""
     where, argument, kind, corners = sup_location(dphi, eps0, sympy.Integer(0))
-    entry: dict[str, Any] = {"eps0": sympy.latex(eps0), "sup_location": where, "argument": argument, "kind": kind,
+    entry: dict[str, Any] = {"eps0": Expression(eps0), "sup_location": where, "argument": argument, "kind": kind,
                              "log_ratio": None, "epsilon": None}
     if where == "unknown":
         return entry, []
     log_r = corner_log_ratio(dphi, where, corners, eps0)
-    entry["log_ratio"] = sympy.latex(log_r)
-    entry["epsilon"] = sympy.latex(eps0 + log_r)
+    entry["log_ratio"] = Expression(log_r)
+    entry["epsilon"] = Expression(eps0 + log_r)
     values = [eps0] if not isinstance(eps0, sympy.Symbol) else list(CHECK_EPS0)
     return entry, [_certified_check(spec, phi, dist, log_r, eps0, values, where, kind)]
 

@@ -10,25 +10,32 @@ positive/negative, has a *proved* sign. For a numeric law on a numeric polygon S
 queries on exact numbers such as ``exp(7037861020613807/10^17)`` do not finish): the sign is proved by interval
 arithmetic (``mpmath.iv`` enclosures of the derivative on a bisection of the segment) where the enclosures
 exclude zero. Otherwise its sign is sampled at 63 points (numerical evidence, not a proof).
+
+Every budget is a size, never time: the bisection stops after a number of enclosures set by the size of ``phi'``
+(:data:`INTERVAL_PIECES`, :data:`INTERVAL_WORK`), and an expansion is attempted only when
+:func:`~symsel.derive.common.expansion_bound` shows it stays small, so the same input gets the same answer on a
+quiet and on a loaded machine.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import mpmath
 import sympy
 
-from symsel.derive.common import DELTA1, DPS, EPS0, EPS1, LAM
+from symsel.derive.common import DELTA1, DPS, EPS0, EPS1, LAM, MAX_EXPANDED_TERMS, expansion_bound
 from symsel.derive.corners import polygon_corners
 from symsel.distributions import z
 
 _T, _S, _D, _X, _L = sympy.symbols("t s D X L", positive=True)
 ONE = (sympy.Integer(1), sympy.Integer(1))
 SAMPLES = 64
-#: interval proof: at most this many enclosures, this much CPU time, pieces no narrower than this, per segment.
-INTERVAL_PIECES, INTERVAL_SECONDS, INTERVAL_MIN_WIDTH = 4000, 2.0, 1e-9
+#: interval proof, per segment: at most ``INTERVAL_PIECES`` enclosures, and at most ``INTERVAL_WORK`` enclosures times
+#: the operations of ``phi'`` (``sympy.count_ops``; one enclosure evaluates ``phi'`` and ``phi''`` twice, so its cost
+#: grows with that count: 4000 pieces up to 20 operations, 338 for a degree-60 binomial, whose proof needs 255);
+#: pieces no narrower than ``INTERVAL_MIN_WIDTH``.
+INTERVAL_PIECES, INTERVAL_WORK, INTERVAL_MIN_WIDTH = 4000, 80_000, 1e-9
 #: names the interval evaluation of ``phi'`` and ``phi''`` resolves to (constants enclosed, not rounded).
 _IV_NAMES = {"mpf": mpmath.iv.mpf, "exp": mpmath.iv.exp, "log": mpmath.iv.log, "sqrt": mpmath.iv.sqrt,
              "e": mpmath.iv.e, "E": mpmath.iv.e, "pi": mpmath.iv.pi}
@@ -45,7 +52,7 @@ def descartes_sign(expr: sympy.Expr) -> int | None:
     signs = [_poly_sign(num), _poly_sign(den)]
     if None not in signs:
         return signs[0] * signs[1]
-    if sympy.count_ops(expr) >= 80:
+    if sympy.count_ops(expr) >= 80 or expansion_bound(expr) > MAX_EXPANDED_TERMS:
         return None
     expr = sympy.factor(sympy.cancel(expr))
     if expr.is_positive:
@@ -55,6 +62,8 @@ def descartes_sign(expr: sympy.Expr) -> int | None:
     num, den = sympy.fraction(sympy.together(expr))
     signs = []
     for part in (num, den):
+        if expansion_bound(part) > MAX_EXPANDED_TERMS:
+            return None
         try:
             poly = sympy.Poly(sympy.expand(part), _S)
         except sympy.PolynomialError:
@@ -67,8 +76,9 @@ def descartes_sign(expr: sympy.Expr) -> int | None:
 
 
 def _poly_sign(part: sympy.Expr) -> int | None:
-    """The sign of a polynomial in positive generators whose monomial coefficients share one sign."""
-    if sympy.count_ops(part) > 3000:
+    """The sign of a polynomial in positive generators whose monomial coefficients share one sign (``None`` when
+    undecided, or when its expansion could exceed :data:`~symsel.derive.common.MAX_EXPANDED_TERMS` terms)."""
+    if sympy.count_ops(part) > 3000 or expansion_bound(part) > MAX_EXPANDED_TERMS:
         return None
     part = sympy.expand(part)
     if part == 0:
@@ -115,8 +125,8 @@ def interval_segment_sign(dphi: sympy.Expr, a: tuple, b: tuple, weights: tuple =
     """The *proved* sign of ``d/dt [w1 log phi'(q(t)) - w2 log phi'(q'(t))]`` on the segment ``a -> b``: ``[0, 1]``
     is bisected until the interval enclosure (``mpmath.iv``, 30 digits) of ``w1 phi''(q) dq/phi'(q) - w2 phi''(q')
     dq'/phi'(q')`` on every piece excludes zero or is exactly zero. ``+1``/``-1`` (non-strict: pieces where it is
-    identically zero allowed), ``0`` when it is zero throughout, ``None`` when the budget
-    (:data:`INTERVAL_PIECES`, :data:`INTERVAL_SECONDS`) runs out or an enclosure fails (e.g. ``phi'(0) = 0``)."""
+    identically zero allowed), ``0`` when it is zero throughout, ``None`` when the budget (:func:`interval_budget`
+    enclosures) runs out or an enclosure fails (e.g. ``phi'(0) = 0``)."""
     iv = mpmath.iv
     try:
         f1 = sympy.lambdify(z, dphi, [_IV_NAMES, "mpmath"])
@@ -133,7 +143,7 @@ def interval_segment_sign(dphi: sympy.Expr, a: tuple, b: tuple, weights: tuple =
             q, qp = a0 + t * d0, a1 + t * d1
             return w1 * f2(q) * d0 / f1(q) - w2 * f2(qp) * d1 / f1(qp)
 
-        return _bisect_sign(derivative)
+        return _bisect_sign(derivative, interval_budget(dphi))
     except Exception:  # an enclosure failed (division by an interval holding zero, a function without iv form)
         return None
     finally:
@@ -147,16 +157,19 @@ def _enclose(value: Any) -> Any:
     return mpmath.iv.mpf([x - pad, x + pad])
 
 
-def _bisect_sign(derivative: Any) -> int | None:
-    """Bisect ``[0, 1]`` until every piece's enclosure has one sign (see :func:`interval_segment_sign`)."""
-    deadline = time.process_time() + INTERVAL_SECONDS
+def interval_budget(dphi: sympy.Expr) -> int:
+    """Enclosures allowed per segment: ``min(INTERVAL_PIECES, INTERVAL_WORK // count_ops(phi'))``."""
+    return max(1, min(INTERVAL_PIECES, INTERVAL_WORK // max(1, int(sympy.count_ops(dphi)))))
+
+
+def _bisect_sign(derivative: Any, budget: int = INTERVAL_PIECES) -> int | None:
+    """Bisect ``[0, 1]`` until every piece's enclosure has one sign (see :func:`interval_segment_sign`), with at
+    most ``budget`` enclosures."""
     pieces = [(mpmath.mpf(0), mpmath.mpf(1))]
     signs: set[int] = set()
-    for _ in range(INTERVAL_PIECES):
+    for _ in range(budget):
         if not pieces:
             return signs.pop() if signs else 0
-        if time.process_time() > deadline:
-            return None
         lo, hi = pieces.pop()
         g = derivative(lo, hi)
         if g.a > 0 or g.b < 0:

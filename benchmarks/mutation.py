@@ -1,0 +1,405 @@
+"""A small, dependency-free mutation tester aimed at soundness: does the test suite notice when a bound gets smaller?
+
+Every mutant makes a certified number *less conservative* (or is meant to): it flips ``<=``/``<`` and
+``>=``/``>``, swaps ``max``/``min`` and ``np.maximum``/``np.minimum``, drops an additive safety term
+(``+ margin``, ``- 1e-300``, …), turns ``(1 + x)`` into ``(1 - x)`` (and back), points
+``math.nextafter(x, inf)`` the other way, and turns ``ceil`` into ``floor``. Mutants are generated from the
+syntax tree and the token stream (never inside strings or comments) and must compile.
+
+The repository is copied (without ``.git`` and virtual environments) into a temporary directory; each mutant
+is written into the copy, a fast subset of the tests is run there with ``pytest -x -n 0`` and a timeout, and
+the original file is restored. Tests that already fail on the unmutated copy are deselected first, so a mutant
+counts as killed only by a test that passes without it.
+
+Usage (from the repository root, inside its virtual environment)::
+
+    python benchmarks/mutation.py --list                              # every candidate mutant, no test run
+    python benchmarks/mutation.py --limit 40 --seed 1                 # 40 mutants, round-robin over the modules
+    python benchmarks/mutation.py --modules symsel/plan.py --limit 0  # every mutant of one module
+    python benchmarks/mutation.py --only symsel/ptr.py:50:12:flip_compare   # chosen mutants, by id
+    python benchmarks/mutation.py --limit 40 --json out.json --source /path/to/other/checkout
+
+Each mutant's status is ``killed`` (a test failed), ``survived``, ``timeout`` or ``error`` (pytest itself
+could not run, e.g. an import failure: counted as killed in the rate, listed separately).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tokenize
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: modules mutated by default.
+DEFAULT_MODULES = (
+    "symsel/bounds/api.py", "symsel/bounds/composition.py", "symsel/bounds/envelope.py",
+    "symsel/bounds/hockey_stick.py", "symsel/bounds/mixture.py", "symsel/bounds/precision.py",
+    "symsel/bounds/ratio.py", "symsel/bounds/rnm.py", "symsel/bounds/summary.py",
+    "symsel/plan.py", "symsel/tuning.py", "symsel/ptr.py", "symsel/export.py",
+)
+#: the fast test subset run against each module's mutants (fastest killers first; a file that does not exist in the
+#: copy, e.g. tests/test_properties.py before it was written, is skipped, so the same table serves a before/after run).
+P = "tests/test_properties.py::"
+FINITE = P + "test_no_bound_is_below_the_exact_selection_on_a_finite_pair"
+FIXED_K = P + "test_fixed_k_runs_of_pure_dp_are_never_below_k_eps"
+GAUSS = P + "test_no_bound_on_a_gaussian_base_is_below_a_binned_gaussian_selection"
+CLOSE = P + "test_envelope_and_best_clear_the_certified_lower_bound_closely"
+TESTS = {
+    "symsel/bounds/api.py": [FINITE, "tests/test_api.py", "tests/test_bounds_edges.py"],
+    "symsel/bounds/composition.py": [FINITE, "tests/test_composition.py"],
+    "symsel/bounds/envelope.py": [FIXED_K, FINITE, CLOSE, "tests/test_envelope.py"],
+    "symsel/bounds/hockey_stick.py": [FIXED_K, FINITE, "tests/test_hockey_stick.py"],
+    "symsel/bounds/mixture.py": [FIXED_K, FINITE, "tests/test_hockey_stick.py", "tests/test_envelope.py"],
+    "symsel/bounds/precision.py": [FINITE, "tests/test_bounds_edges.py", "tests/test_envelope.py"],
+    "symsel/bounds/ratio.py": [FIXED_K, FINITE, "tests/test_ratio.py", "tests/test_hockey_stick.py"],
+    "symsel/bounds/rnm.py": ["tests/test_rnm.py"],
+    "symsel/bounds/summary.py": ["tests/test_api.py", "tests/test_bounds_edges.py"],
+    "symsel/plan.py": [P + "test_the_planned_mean_fits_the_budget_and_a_larger_one_does_not",
+                       P + "test_the_solved_sigma_fits_and_less_noise_does_not", "tests/test_plan.py"],
+    "symsel/tuning.py": [P + "test_gaussian_sigma_for_is_never_below_the_exact_root",
+                         P + "test_tuning_bound_dominates_every_admitted_candidate", "tests/test_tuning.py"],
+    "symsel/ptr.py": [P + "test_ptr_profile_of_two_guarantees_is_the_intersection_of_their_polygons",
+                      P + "test_ptr_tuning_is_never_below_the_exact_selection_of_the_worst_candidate",
+                      "tests/test_ptr.py"],
+    "symsel/export.py": ["tests/test_export_grid.py", "tests/test_export.py"],
+}
+FALLBACK_TESTS = [FINITE, GAUSS]
+#: slow tests left out of every subset (the whole suite still runs them): seconds each, and what they check is
+#: also checked by a faster test of the same subset.
+SLOW = ["tests/test_hockey_stick.py::test_every_method_is_above_the_exact_value"]
+
+#: an additive term counts as a safety term when its source mentions one of these, or is a tiny literal.
+SAFETY_NAME = re.compile(r"margin|MARGIN|slack|allowance|ALLOWANCE|NUDGE|nudge|ROUNDING|rounding|floor|tol\b|"
+                         r"TOL|eps_shift|shift|SHIFT|error|ERROR", re.IGNORECASE)
+TINY_LITERAL = 1e-6
+COMPARE_FLIP = {"<=": "<", "<": "<=", ">=": ">", ">": ">="}
+NAME_SWAP = {"max": "min", "min": "max", "maximum": "minimum", "minimum": "maximum", "fmax": "fmin",
+             "fmin": "fmax", "ceil": "floor"}
+IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".hypothesis", ".pytest_cache", ".ruff_cache",
+                                "*.egg-info", "symsel-report", ".mutation*")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    module: str
+    line: int
+    col: int
+    kind: str
+    original: str
+    replacement: str
+    start: int  # character offsets of the replaced span in the module source
+    end: int
+
+    @property
+    def ident(self) -> str:
+        return f"{self.module}:{self.line}:{self.col}:{self.kind}"
+
+    def apply(self, source: str) -> str:
+        return source[:self.start] + self.replacement + source[self.end:]
+
+
+# ------------------------------------------------------------------------------------------- generation
+def _offsets(source: str) -> list[int]:
+    starts, total = [0], 0
+    for line in source.splitlines(keepends=True):
+        total += len(line)
+        starts.append(total)
+    return starts
+
+
+def _tokens(source: str) -> list[tokenize.TokenInfo]:
+    return list(tokenize.generate_tokens(io.StringIO(source).readline))
+
+
+def _span(node: ast.AST, starts: list[int]) -> tuple[int, int]:
+    return starts[node.lineno - 1] + node.col_offset, starts[node.end_lineno - 1] + node.end_col_offset
+
+
+def _is_safety_term(node: ast.AST, text: str) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, float | int) and not isinstance(node.value, bool):
+        return 0 < abs(node.value) <= TINY_LITERAL
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return _is_safety_term(node.operand, text)
+    return bool(SAFETY_NAME.search(text))
+
+
+def _op_token(tokens: list[tokenize.TokenInfo], after: tuple[int, int], before: tuple[int, int],
+              strings: set[str]) -> tokenize.TokenInfo | None:
+    """The first operator token in ``strings`` strictly between two (line, col) positions."""
+    for tok in tokens:
+        if tok.type == tokenize.OP and tok.string in strings and after <= tok.start and tok.end <= before:
+            return tok
+    return None
+
+
+def mutants_of(module: str, source: str) -> list[Mutant]:
+    """Every candidate mutant of one module's source (compiling ones only), in source order."""
+    starts = _offsets(source)
+    tokens = _tokens(source)
+    tree = ast.parse(source)
+    found: dict[tuple[int, int, str], Mutant] = {}
+
+    def add(kind: str, line: int, col: int, start: int, end: int, replacement: str) -> None:
+        original = source[start:end]
+        if original == replacement:
+            return
+        mutant = Mutant(module, line, col, kind, original, replacement, start, end)
+        try:
+            ast.parse(mutant.apply(source))
+        except SyntaxError:
+            return
+        found.setdefault((line, col, kind), mutant)
+
+    # comparison operators, from the token stream (never inside strings or comments)
+    for tok in tokens:
+        if tok.type == tokenize.OP and tok.string in COMPARE_FLIP:
+            line, col = tok.start
+            start = starts[line - 1] + col
+            add("flip_compare", line, col, start, start + len(tok.string), COMPARE_FLIP[tok.string])
+    for node in ast.walk(tree):
+        # max <-> min, np.maximum <-> np.minimum, ceil -> floor (called names and attributes)
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name in NAME_SWAP:
+                end = starts[func.end_lineno - 1] + func.end_col_offset
+                start = end - len(name)
+                kind = "ceil_floor" if name == "ceil" else "swap_max_min"
+                add(kind, func.end_lineno, func.end_col_offset - len(name), start, end, NAME_SWAP[name])
+            # nextafter(x, inf) -> nextafter(x, -inf)
+            if name == "nextafter" and len(node.args) == 2:
+                target = node.args[1]
+                text = ast.get_source_segment(source, target) or ""
+                if "inf" in text and not text.lstrip().startswith("-"):
+                    start, end = _span(target, starts)
+                    add("nextafter_down", target.lineno, target.col_offset, start, end, f"-{text}")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+            left, right = node.left, node.right
+            # (1 + x) <-> (1 - x)
+            if isinstance(left, ast.Constant) and left.value in (1, 1.0) and not isinstance(left.value, bool):
+                tok = _op_token(tokens, (left.end_lineno, left.end_col_offset), (right.lineno, right.col_offset),
+                                {"+", "-"})
+                if tok is not None:
+                    line, col = tok.start
+                    start = starts[line - 1] + col
+                    add("one_plus_minus", line, col, start, start + 1, "-" if tok.string == "+" else "+")
+            # a + margin / a - margin -> a
+            text = ast.get_source_segment(source, right) or ""
+            if _is_safety_term(right, text):
+                start, _ = _span(left, starts)
+                _, end = _span(node, starts)
+                left_text = ast.get_source_segment(source, left) or ""
+                if "\n" not in source[start:end]:
+                    add("drop_safety_term", node.lineno, node.col_offset, start, end, left_text)
+        # x * (1 + margin)-style factors are covered by one_plus_minus; augmented `+= margin` too:
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+            text = ast.get_source_segment(source, node.value) or ""
+            if _is_safety_term(node.value, text):
+                start, end = _span(node, starts)
+                add("drop_safety_term", node.lineno, node.col_offset, start, end, "pass")
+    return sorted(found.values(), key=lambda m: (m.line, m.col, m.kind))
+
+
+def select(all_mutants: dict[str, list[Mutant]], limit: int, seed: int) -> list[Mutant]:
+    """Deterministic selection: each module's mutants shuffled with ``seed``, then taken round-robin over the
+    modules until ``limit`` (0 = all)."""
+    queues = []
+    for module in sorted(all_mutants):
+        items = list(all_mutants[module])
+        random.Random(f"{seed}:{module}").shuffle(items)
+        queues.append(items)
+    chosen: list[Mutant] = []
+    while any(queues) and (limit <= 0 or len(chosen) < limit):
+        for queue in queues:
+            if queue and (limit <= 0 or len(chosen) < limit):
+                chosen.append(queue.pop(0))
+    return chosen
+
+
+# ------------------------------------------------------------------------------------------- running
+def _pytest(workdir: Path, tests: list[str], extra: list[str], timeout: float) -> tuple[str, float, str]:
+    """Run pytest in ``workdir``; returns (status, seconds, output tail)."""
+    cmd = [sys.executable, "-m", "pytest", *tests, "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
+           "-p", "no:randomly", "--hypothesis-seed=0", "-o", "addopts=", *extra]
+    env = {**os.environ, "PYTHONPATH": str(workdir), "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg",
+           "SYMSEL_MUTATION": "1"}  # tests/test_properties.py: report a failing example without shrinking it
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the pytest process this function started, and its children
+        out, _ = proc.communicate()
+        return "timeout", time.monotonic() - started, out[-2000:]
+    seconds = time.monotonic() - started
+    if proc.returncode == 0:
+        return "survived", seconds, out[-2000:]
+    if proc.returncode == 1:
+        return "killed", seconds, out[-2000:]
+    if proc.returncode == 5:  # nothing collected
+        return "error", seconds, out[-2000:]
+    return "error", seconds, out[-2000:]
+
+
+def _failing_node_ids(workdir: Path, tests: list[str], timeout: float) -> list[str]:
+    """Tests that fail on the unmutated copy (to be deselected), from pytest's ``-rf`` summary."""
+    cmd = [sys.executable, "-m", "pytest", *tests, "-q", "-n", "0", "-p", "no:cacheprovider", "-rfE",
+           "--hypothesis-seed=0", "-o", "addopts=", *[f"--deselect={node}" for node in SLOW]]
+    env = {**os.environ, "PYTHONPATH": str(workdir), "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg"}
+    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout,
+                          start_new_session=True)
+    failing = re.findall(r"^(?:FAILED|ERROR) (\S+?)(?: - .*)?$", proc.stdout, flags=re.MULTILINE)
+    return sorted(set(failing))
+
+
+def _tests_for(module: str, workdir: Path, override: list[str] | None) -> list[str]:
+    tests = override or TESTS.get(module, FALLBACK_TESTS)
+    return [t for t in tests if (workdir / t.split("::")[0]).exists()]
+
+
+def _prepare(work: Path, args: argparse.Namespace) -> None:
+    """The copy to mutate: the working tree of ``--source``, or the committed tree ``--rev`` (``git archive``,
+    read-only on the repository) with ``--overlay`` files taken from the working tree on top."""
+    source_root = Path(args.source).resolve()
+    if args.rev:
+        work.mkdir(parents=True)
+        args.rev = subprocess.run(["git", "-C", str(source_root), "rev-parse", "--verify", args.rev + "^{commit}"],
+                                  capture_output=True, text=True, check=True).stdout.strip()  # a moving HEAD: pin it
+        archive = subprocess.run(["git", "-C", str(source_root), "archive", "--format=tar", args.rev],
+                                 capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(work)], input=archive.stdout, check=True)
+    else:
+        shutil.copytree(source_root, work, ignore=IGNORE)
+    for item in args.overlay or []:
+        target = work / item
+        if (source_root / item).exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source_root / item, target)
+        elif target.exists():
+            target.unlink()
+
+
+def run(args: argparse.Namespace) -> dict:
+    with tempfile.TemporaryDirectory(prefix="symsel-mutation-") as tmp:
+        work = Path(tmp) / "repo"
+        _prepare(work, args)
+        return _run_in(work, args)
+
+
+def _run_in(work: Path, args: argparse.Namespace) -> dict:
+    modules = args.modules or list(DEFAULT_MODULES)
+    all_mutants = {m: mutants_of(m, (work / m).read_text()) for m in modules}
+    chosen = select(all_mutants, args.limit, args.seed)
+    if args.only:
+        wanted = set(args.only)
+        every = [m for ms in all_mutants.values() for m in ms]
+        chosen = [m for m in every if m.ident in wanted]
+        missing = wanted - {m.ident for m in chosen}
+        if missing:
+            raise SystemExit(f"mutation: unknown mutant ids: {sorted(missing)}")
+    if args.list:
+        for m in chosen:
+            print(f"{m.ident:60s} {m.original!r} -> {m.replacement!r}")
+        print(f"{len(chosen)} mutants ({sum(len(v) for v in all_mutants.values())} candidates)", file=sys.stderr)
+        return {}
+    report: dict = {"seed": args.seed, "limit": args.limit, "source": args.source, "rev": args.rev,
+                    "overlay": args.overlay, "candidates": {m: len(v) for m, v in all_mutants.items()},
+                    "modules": {}, "mutants": []}
+    probe = subprocess.run([sys.executable, "-c", "import symsel; print(symsel.__file__)"], cwd=work,
+                           env={**os.environ, "PYTHONPATH": str(work)}, capture_output=True, text=True)
+    if not probe.stdout.strip().startswith(str(work)):
+        raise SystemExit(f"mutation: the copy's symsel is not the one imported ({probe.stdout or probe.stderr})")
+    deselect: dict[str, list[str]] = {}
+    for module in sorted({m.module for m in chosen}):
+        tests = _tests_for(module, work, args.tests)
+        failing = _failing_node_ids(work, tests, args.baseline_timeout)
+        deselect[module] = failing
+        if failing:
+            print(f"[baseline] {module}: deselecting {len(failing)} test(s) failing without mutation: "
+                  + ", ".join(failing), flush=True)
+    report["deselected"] = deselect
+    for i, mutant in enumerate(chosen, 1):
+        path = work / mutant.module
+        original = path.read_text()
+        path.write_text(mutant.apply(original))
+        tests = _tests_for(mutant.module, work, args.tests)
+        extra = [f"--deselect={node}" for node in [*deselect.get(mutant.module, []), *SLOW]]
+        try:
+            status, seconds, tail = _pytest(work, tests, extra, args.timeout)
+        finally:
+            path.write_text(original)
+        killer = ""
+        if status == "killed":
+            hit = re.search(r"^FAILED (\S+)", tail, flags=re.MULTILINE)
+            killer = hit.group(1) if hit else ""
+        record = {**asdict(mutant), "id": mutant.ident, "status": status, "seconds": round(seconds, 1),
+                  "killed_by": killer}
+        if status == "error":
+            record["output"] = tail[-600:]
+        report["mutants"].append(record)
+        print(f"[{i}/{len(chosen)}] {status:8s} {seconds:6.1f}s {mutant.ident}  "
+              f"{mutant.original!r} -> {mutant.replacement!r}  {killer}", flush=True)
+    for module in modules:
+        rows = [r for r in report["mutants"] if r["module"] == module]
+        if not rows:
+            continue
+        counts = {s: sum(r["status"] == s for r in rows) for s in ("killed", "survived", "timeout", "error")}
+        dead = counts["killed"] + counts["timeout"] + counts["error"]
+        report["modules"][module] = {**counts, "total": len(rows), "kill_rate": round(dead / len(rows), 3)}
+    return report
+
+
+def _print_summary(report: dict) -> None:
+    print("\nmodule                              killed survived timeout error  total  kill rate")
+    for module, row in report["modules"].items():
+        print(f"{module:35s} {row['killed']:6d} {row['survived']:8d} {row['timeout']:7d} {row['error']:5d} "
+              f"{row['total']:6d}  {100 * row['kill_rate']:6.1f} %")
+    survivors = [r for r in report["mutants"] if r["status"] == "survived"]
+    if survivors:
+        print("\nsurviving mutants:")
+        for r in survivors:
+            print(f"  {r['id']}  {r['original']!r} -> {r['replacement']!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--modules", nargs="+", help="modules to mutate (paths from the repository root)")
+    parser.add_argument("--limit", type=int, default=40, help="mutants in all (round-robin over modules; 0: all)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the deterministic mutant selection")
+    parser.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant before it counts as timeout")
+    parser.add_argument("--baseline-timeout", type=float, default=900.0, help="seconds for each unmutated run")
+    parser.add_argument("--tests", nargs="+", help="test files/node ids to run instead of the per-module subset")
+    parser.add_argument("--only", nargs="+", help="run exactly these mutant ids (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the selected mutants and exit")
+    parser.add_argument("--json", help="write the full report here")
+    parser.add_argument("--source", default=str(ROOT), help="repository to copy and mutate (default: this one)")
+    parser.add_argument("--rev", help="mutate this committed revision (git archive) instead of the working tree")
+    parser.add_argument("--overlay", nargs="+", help="with --rev: files copied from the working tree on top "
+                        "(a file missing there is removed from the copy)")
+    args = parser.parse_args(argv)
+    report = run(args)
+    if not report:
+        return 0
+    _print_summary(report)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
