@@ -39,8 +39,13 @@ def _law(template: str, mean: float) -> Distribution:
 def _log_excess(template: str, mean: float, base: Profile, method: str, epsilon: float, delta: float) -> float:
     """``log δ(ε_budget) − log δ_budget`` of the bound at this mean: ≤ 0 exactly when the mean fits the budget
     (one evaluation of δ; no root finding of ε(δ) per step)."""
-    value = float(bound(_law(template, mean), base, method).log_delta(epsilon))
-    return value - math.log(delta) if delta > 0 else (0.0 if value == -math.inf else math.inf)
+    return _excess(float(bound(_law(template, mean), base, method).log_delta(epsilon)), delta)
+
+
+def _excess(log_value: float, delta: float) -> float:
+    """``log_value − log δ_budget``: ``≤ 0`` exactly when ``exp(log_value) ≤ δ_budget`` (a ``δ = 0`` budget
+    fits only ``log_value = −inf``)."""
+    return log_value - math.log(delta) if delta > 0 else (0.0 if log_value == -math.inf else math.inf)
 
 
 def max_mean(template: str, base: Profile, epsilon: float, delta: float, method: str = "best",
@@ -90,6 +95,10 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
             break
         value *= 1 - MEAN_RTOL
         eps = _epsilon(template, value, base, method, delta)
+    if eps > epsilon:  # never certify a mean whose reported bound is over the budget
+        return {**record, "mean": None, "epsilon": eps,
+                "reason": f"the bound's epsilon at mean {value:g} is {eps:.6g}, over the budget, although its delta at "
+                          "the budget fits: the two readings of the bound disagree here; no mean is certified"}
     law = _law(template, value)
     out = {**record, "mean": float(law.mean), "template_mean": value, "epsilon": eps,
            "delta_at_budget": float(bound(law, base, method).delta(epsilon)),
@@ -140,7 +149,7 @@ def solve_base(base_template: str, law: str, epsilon: float, delta: float, metho
         key = float(value)
         if key not in seen:
             result = bound(dist, base_at(max(value, low)), method)
-            seen[key] = float(result.log_delta(epsilon)) - math.log(delta)
+            seen[key] = _excess(float(result.log_delta(epsilon)), delta)
         return seen[key]
 
     # map both knobs to a variable in which feasibility holds on the right: steps -> -log(steps); sigma -> log sigma

@@ -270,10 +270,6 @@ def test_a_reported_epsilon_over_the_budget_makes_the_plan_step_back(monkeypatch
     assert stepped["epsilon"] <= 2.0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "library bug (latent): symsel/plan.py max_mean steps back at most 20 times when the reported epsilon(delta) "
-    "crosses the budget, then reports the last mean anyway, with epsilon > budget_epsilon and no flag; a plan must "
-    "never certify a mean whose bound exceeds the budget (return no mean, or keep stepping back)"))
 def test_a_plan_never_reports_a_mean_over_its_budget(monkeypatch):
     """Simulated by an ε(δ) that stays 0.5 above the true one: no mean within reach of 20 steps of MEAN_RTOL fits."""
     import symsel.plan as plan_module
@@ -312,10 +308,6 @@ def test_the_cap_itself_is_searched():
     assert plan["template_mean"] == pytest.approx(MAX_MEAN, rel=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "library bug: symsel/plan.py solve_base takes math.log(delta) unguarded, so a delta = 0 budget (accepted by "
-    "validate.probability, and answered by max_mean) raises 'ValueError: math domain error' instead of an answer "
-    "or a ParameterError naming delta"))
 def test_solve_base_answers_a_zero_delta_budget():
     from symsel.plan import solve_base
 

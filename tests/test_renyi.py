@@ -427,10 +427,6 @@ def test_subsampled_gaussian_epsilon_is_the_cks_conversion_of_dp_accountings_rdp
         assert below <= ours <= below * (1 + 1e-4)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "library bug: for E[K] < 1 the Renyi route comes out <= 0 (Theorem 6's log(mu)/(lambda - 1) < 0; Lemma 7's "
-    "log sup phi'(q)^lambda phi'(q')^(1 - lambda), symsel/bounds/renyi/lemma7.py, is negative too, with no term for "
-    "the output bottom of K = 0), is clipped to 0, and rdp / rdp_lemma7 (hence best) report epsilon = 0"))
 @pytest.mark.parametrize("method", ["rdp", "rdp_lemma7"])
 def test_renyi_route_is_sound_for_a_poisson_law_of_mean_below_one(method: str) -> None:
     """Poisson(0.5) on RR(0.5): the exact selection (both score orders, 50 digits) has δ(0) ≈ 0.095, so no

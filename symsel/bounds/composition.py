@@ -209,8 +209,10 @@ def _pessimistic(base: Profile, k: int) -> Profile:
             base.scale, sensitivity=base.sensitivity, pessimistic_estimate=True,
             value_discretization_interval=PLD_INTERVAL)
     elif isinstance(base, ApproxDPProfile | FinitePairProfile):
-        P, Pp = base.finite_pair()
-        pld = _finite_pair_pld(P, Pp)
+        label = f"compose(base={base.spec}, k={k})"
+        forward, backward = _finite_pair_plds(*base.finite_pair())
+        return LargerOf(ComposedPld(forward.self_compose(k), label), ComposedPld(backward.self_compose(k), label),
+                        label)
     else:
         pld = _exported_pld(base)
     return ComposedPld(pld.self_compose(k), f"compose(base={base.spec}, k={k})")
@@ -224,16 +226,39 @@ def _exported_pld(base: Profile) -> object:
     return to_pld(base, discretization=PLD_INTERVAL)
 
 
-def _finite_pair_pld(P: Sequence[float], Pp: Sequence[float]) -> object:
-    """dp-accounting's pessimistic PLD of a finite pair, both directions."""
+def _finite_pair_plds(P: Sequence[float], Pp: Sequence[float]) -> tuple[object, object]:
+    """dp-accounting's pessimistic PLDs of a finite pair, one per direction (``P`` against ``P'``, then ``P'``
+    against ``P``): its constructor from two pmfs builds one direction only."""
     from dp_accounting.pld import privacy_loss_distribution
 
     def logs(masses: Sequence[float]) -> dict[int, float]:
         return {i: math.log(m) for i, m in enumerate(masses) if m > 0}
 
-    return privacy_loss_distribution.from_two_probability_mass_functions(
-        logs(P), logs(Pp), pessimistic_estimate=True, value_discretization_interval=PLD_INTERVAL,
-        log_probability_mass_function_lower_add=logs(Pp), log_probability_mass_function_upper_add=logs(P))
+    def one_way(upper: Sequence[float], lower: Sequence[float]) -> object:
+        return privacy_loss_distribution.from_two_probability_mass_functions(
+            logs(lower), logs(upper), pessimistic_estimate=True, value_discretization_interval=PLD_INTERVAL)
+
+    return one_way(P, Pp), one_way(Pp, P)
+
+
+class LargerOf(Profile):
+    """``δ(ε) = max(δ_1(ε), δ_2(ε))``: the profile of a pair from the profiles of its two directions."""
+
+    family = "composed"
+
+    def __init__(self, first: Profile, second: Profile, label: str):
+        self.first, self.second, self._label = first, second, label
+
+    @property
+    def spec(self) -> str:
+        return self._label
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        return np.maximum(self.first.delta(eps), self.second.delta(eps))
+
+    @property
+    def delta_at_infinity(self) -> float:
+        return max(self.first.delta_at_infinity, self.second.delta_at_infinity)
 
 
 class GaussianCompositions(Profile):

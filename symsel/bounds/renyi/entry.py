@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import mpmath
+import numpy as np
 import sympy
 
 from symsel import validate
@@ -56,6 +59,39 @@ def renyi_selection_curve(
         NotApplicableError: no closed form for this law / base, or the base has no RDP curve.
         ParameterError: a bad argument (named).
     """
+    curve = _selection_curve(dist, base, method, orders, extended=extended, region=region, eps_hat_grid=eps_hat_grid)
+    return with_bottom_output(curve, float(dist.p0))
+
+
+def with_bottom_output(curve: SelectionCurve, p0: float) -> SelectionCurve:
+    """The curve with the output ``⊥`` of ``K = 0`` counted: it has mass ``φ(0)`` on both sides, so it adds
+    ``φ(0)`` to ``Σ_y A(y)^λ A'(y)^{1−λ}``, whose other outputs the theorems bound by ``e^{(λ−1) raw(λ)}``:
+    ``ε'(λ) = log(φ(0) + e^{(λ−1) raw(λ)}) / (λ − 1)`` (docs/renyi.md). Without it a law with ``E[K] < 1``
+    (Poisson 0.5: Theorem 6's ``log μ/(λ − 1) < 0``) came out below 0, was clipped to 0 and certified
+    ``ε = 0`` where the exact selection has ``δ(0) ≈ 0.1``; with ``φ(0) = 0`` nothing changes."""
+    if not p0 > 0:
+        return curve
+    log_p0, inner = math.log(p0), curve.raw
+
+    def raw(lam: np.ndarray) -> np.ndarray:
+        lam = np.asarray(lam, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.logaddexp(log_p0, (lam - 1.0) * np.asarray(inner(lam), dtype=float)) / (lam - 1.0)
+
+    details = {**curve.details, "bottom_output_mass": p0}
+    return replace(curve, raw=raw, details=details, theorem=f"{curve.theorem}, with the output of K = 0 counted")
+
+
+def _selection_curve(
+    dist: Distribution,
+    base: Profile,
+    method: str,
+    orders: Sequence[float] | None,
+    *,
+    extended: bool,
+    region: str,
+    eps_hat_grid: Sequence[float] | None,
+) -> SelectionCurve:
     where = "renyi_selection_curve"
     _check_inputs(dist, base, method, where)
     if isinstance(base, ApproxDPProfile) and base.delta_param > 0:
@@ -79,7 +115,8 @@ def renyi_selection_curve(
     split = split_truncated(dist)
     if split is not None:
         inner_dist, k_max = split
-        inner = renyi_selection_curve(inner_dist, base, method, grid, extended=extended)
+        inner = _selection_curve(inner_dist, base, method, grid, extended=extended, region=region,
+                                 eps_hat_grid=eps_hat_grid)
         return _lemma22(inner, inner_dist, k_max)
     raise NotApplicableError(
         f"renyi: Papernot-Steinke give no closed form for {dist.spec} (closed forms: truncated negative "
