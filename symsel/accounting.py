@@ -479,11 +479,14 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
 
     def get_epsilon(self, target_delta: float) -> float:
         """The smallest ``ε`` of the composed pessimistic PLD at ``target_delta`` (``inf`` if non-private)."""
-        return self._pld_accountant.get_epsilon(target_delta)
+        target_delta = validate.probability(target_delta, "target_delta", "SelectionAccountant.get_epsilon")
+        return float(self._pld_accountant.get_epsilon(target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
         """``δ(target_epsilon)`` of the composed pessimistic PLD (1 if non-private)."""
-        return self._pld_accountant.get_delta(target_epsilon)
+        target_epsilon = validate.real(target_epsilon, "target_epsilon", "SelectionAccountant.get_delta",
+                                       allowed="a real epsilon (inf allowed), not NaN")
+        return float(self._pld_accountant.get_delta(target_epsilon))
 
     @property
     def selection_bounds(self) -> tuple[tuple[dp_event.DpEvent, SelectionBound, int], ...]:
