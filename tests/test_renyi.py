@@ -259,7 +259,8 @@ def test_result_profile_records_theorem_and_parameters() -> None:
     assert prof.theorem == "Papernot-Steinke Theorem 2"
     assert prof.details["lambda_hat"] > 1 and prof.details["eta"] == 1.0
     assert prof.delta(prof.epsilon(1e-6)) <= 1e-6
-    assert renyi_bound(poisson(30), GaussianProfile(4.0)).theorem == "Papernot-Steinke Theorem 6"
+    assert renyi_bound(poisson(30), GaussianProfile(4.0)).theorem == (
+        "Papernot-Steinke Theorem 6, with the output of K = 0 counted")
 
 
 def test_bad_input_names_the_parameter() -> None:

@@ -27,6 +27,7 @@ from symsel.region import (
     finite_pair_hockey_stick,
     finite_pair_hockey_stick_mp,
     finite_pair_renyi,
+    hockey_stick_from_vertices,
     hockey_stick_from_vertices_mp,
     neyman_pearson_vertices,
     neyman_pearson_vertices_mp,
@@ -262,11 +263,6 @@ def pure(eps: float) -> ApproxDPProfile:
 # --------------------------------------------------------------------------- several guarantees
 
 
-#: float64 vertices of a pointwise profile are rounded up by this many units in the last place (relative to
-#: ``x + e^ε y``): their coordinates and the difference each carry a few ulps.
-VERTEX_ROUNDING = 32
-
-
 class PointwiseProfile(FinitePairProfile):
     """The tightest profile implied by several guarantees ``(ε_i, δ_i)`` holding at once.
 
@@ -324,19 +320,8 @@ class PointwiseProfile(FinitePairProfile):
         return profile_envelope_mp(eps, deltas, dps).vertices_mp(dps)
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        """``max_j (x_j − e^ε y_j)`` over the float vertices, each term raised by ``VERTEX_ROUNDING · u ·
-        (x_j + e^ε y_j)``: the vertices are float64 intersections of the guarantees' lines and the difference
-        cancels, so the plain float maximum can fall ~1e-16 absolute below the exact hockey-stick of the
-        guarantees (found: 1.6e-13 relative at ε = 1.625 for (1.640625, 1e-3), (2, 1e-4)). The allowance
-        vanishes with ``y_j``, so beyond the largest guarantee ``ε`` the value is still ``min δ_i``."""
         xs, ys = self._vertices
-        x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
-        flat = np.asarray(eps, dtype=float).ravel()
-        with np.errstate(over="ignore", invalid="ignore"):
-            scaled = np.where(y == 0, 0.0, np.exp(flat[:, None] + np.log(np.where(y == 0, 1.0, y))))
-            slack = VERTEX_ROUNDING * np.finfo(float).eps * (x + scaled)
-            out = np.max(x - scaled + slack, axis=-1)
-        return np.clip(np.nan_to_num(out, nan=0.0, neginf=0.0), 0.0, 1.0).reshape(np.shape(eps))
+        return np.asarray(hockey_stick_from_vertices(eps, xs, ys), dtype=float)
 
     def delta_mp(self, eps: Any, dps: int) -> mpmath.mpf:
         dps = v.dps(dps, "pointwise.delta_mp")
