@@ -26,13 +26,13 @@ Optuna is an optional dependency (``pip install 'symsel[hpo]'``): this module im
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from symsel import validate
 from symsel.errors import ParameterError, SymselError
+from symsel.spec import as_distribution, as_profile
 
 if TYPE_CHECKING:
     import numpy as np
@@ -102,38 +102,10 @@ def _optuna() -> Any:
     return optuna
 
 
-def _law(law: Any) -> Any:
-    from symsel.distributions import Distribution
-
-    if isinstance(law, Distribution):
-        return law
-    if isinstance(law, str):
-        from symsel.spec import parse_distribution
-
-        return parse_distribution(law)
-    raise ParameterError("law", law, "a spec string like 'geometric(mean=10)' or a symsel.Distribution", WHERE)
 
 
-def _base(base: Any) -> Any:
-    from symsel.profiles import Profile
-
-    if isinstance(base, Profile):
-        return base
-    if isinstance(base, str):
-        from symsel.spec import parse_profile
-
-        return parse_profile(base)
-    raise ParameterError("base", base, "a spec string like 'gaussian(sigma=4)' or a symsel.profiles.Profile", WHERE)
 
 
-def _generator(seed: Any) -> np.random.Generator:
-    import numpy as np
-
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
-        raise ParameterError("seed", seed, "None, an integer >= 0 or a numpy.random.Generator", WHERE)
-    return np.random.default_rng(None if seed is None else int(seed))
 
 
 def _search_space(optuna: Any, search_space: Any) -> dict[str, Any] | None:
@@ -233,7 +205,7 @@ def tune(
     delta = validate.real(delta, "delta", WHERE, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     method = validate.choice(method, "method", WHERE, METHODS)
     direction = validate.choice(direction, "direction", WHERE, DIRECTIONS)
-    rng = _generator(seed)
+    rng = validate.generator(seed, "seed", WHERE)
     space = _search_space(optuna, search_space)
     if sampler is not None and not isinstance(sampler, optuna.samplers.BaseSampler):
         raise ParameterError("sampler", sampler, "None or an optuna.samplers sampler", WHERE)
@@ -245,7 +217,7 @@ def tune(
             f"None or RandomSampler: method {method!r} assumes i.i.d. candidates (the random-K theorems), and {name} "
             "does not draw configurations i.i.d. (it adapts to earlier trials, or follows a grid or a sequence); "
             "method='composition' also holds for adaptive samplers (docs/composition.md)", WHERE)
-    law_obj, base_obj = _law(law), _base(base)
+    law_obj, base_obj = as_distribution(law, "law", WHERE), as_profile(base, "base", WHERE)
 
     # The bound first: it depends only on (law, base, method, delta), never on the K drawn or on any trial.
     selection = bound(law_obj, base_obj, method)

@@ -71,6 +71,7 @@ import numpy as np
 
 from symsel import validate
 from symsel.errors import NotApplicableError, ParameterError, SymselError
+from symsel.spec import as_distribution, as_profile
 
 if TYPE_CHECKING:
     from symsel.bounds.api import SelectionBound
@@ -107,36 +108,10 @@ def _dp() -> Any:
 
 
 # ------------------------------------------------------------------------------------------------ inputs
-def _law(law: Any) -> Distribution:
-    from symsel.distributions import Distribution
-
-    if isinstance(law, Distribution):
-        return law
-    if isinstance(law, str):
-        from symsel.spec import parse_distribution
-
-        return parse_distribution(law)
-    raise ParameterError("law", law, "a spec string like 'geometric(mean=10)' or a symsel.Distribution", WHERE)
 
 
-def _profile(value: Any, name: str) -> Profile:
-    from symsel.profiles import Profile
-
-    if isinstance(value, Profile):
-        return value
-    if isinstance(value, str):
-        from symsel.spec import parse_profile
-
-        return parse_profile(value)
-    raise ParameterError(name, value, "a symsel Profile or a spec string like 'gaussian(sigma=4)'", WHERE)
 
 
-def _generator(seed: Any) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
-        raise ParameterError("seed", seed, "None, an integer >= 0 or a numpy.random.Generator", WHERE)
-    return np.random.default_rng(None if seed is None else int(seed))
 
 
 def _distance_type(dp: Any, measurement: Any) -> str:
@@ -380,7 +355,7 @@ def make_selection(
 
     if not isinstance(measurement, dp.Measurement):
         raise ParameterError("measurement", measurement, "an opendp Measurement (e.g. dp.m.make_laplace(...))", WHERE)
-    law_obj = _law(law)
+    law_obj = as_distribution(law, "law", WHERE)
     if score is not None and not callable(score):
         raise ParameterError("score", score, "None (outputs are (score, candidate) pairs) or a callable "
                              "score(output) -> float", WHERE)
@@ -389,7 +364,7 @@ def make_selection(
     if delta is not None:
         delta = validate.real(delta, "delta", WHERE, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     profile_points = validate.integer(profile_points, "profile_points", WHERE, lo=2)
-    rng = _generator(seed)
+    rng = validate.generator(seed, "seed", WHERE)
     distance_type = _distance_type(dp, measurement)
     profile_of = _profile_source(measurement, base_profile, profile_d_in, profile_points, distance_type)
     state = _Selection(measurement, law_obj, method, delta, profile_of, distance_type)
@@ -459,8 +434,8 @@ def _profile_source(measurement: Any, base_profile: Any, profile_d_in: Any, poin
     if callable(base_profile):
         if profile_d_in is not None:
             raise ParameterError("profile_d_in", profile_d_in, "None with a callable base_profile", WHERE)
-        return lambda d_in: _profile(base_profile(d_in), "base_profile")
-    fixed = _profile(base_profile, "base_profile")
+        return lambda d_in: as_profile(base_profile(d_in), "base_profile", WHERE)
+    fixed = as_profile(base_profile, "base_profile", WHERE)
     if profile_d_in is None:
         raise ParameterError("profile_d_in", None, "the largest d_in the base_profile holds for (a finite number "
                              ">= 0), required with a non-callable base_profile", WHERE)

@@ -318,3 +318,27 @@ def profile_families() -> dict[str, Callable[..., Any]]:
 def parse_profile(text: str) -> Any:
     """Build a base-mechanism :class:`~symsel.profiles.Profile` from a spec string."""
     return _parse_call(text, profile_families(), "profile")
+
+
+def as_distribution(value: Any, name: str, where: str) -> Any:
+    """``value`` as a :class:`~symsel.distributions.Distribution`: a Distribution as it is, a spec string parsed;
+    anything else is a :class:`ParameterError` naming ``name``."""
+    from symsel.distributions import Distribution
+
+    if isinstance(value, Distribution):
+        return value
+    if isinstance(value, str):
+        return parse_distribution(value)
+    raise ParameterError(name, value, "a spec string like 'geometric(mean=10)' or a symsel.Distribution", where)
+
+
+def as_profile(value: Any, name: str, where: str) -> Any:
+    """``value`` as a base :class:`~symsel.profiles.Profile`: a Profile as it is, a spec string parsed; anything
+    else is a :class:`ParameterError` naming ``name``."""
+    from symsel.profiles import Profile
+
+    if isinstance(value, Profile):
+        return value
+    if isinstance(value, str):
+        return parse_profile(value)
+    raise ParameterError(name, value, "a spec string like 'gaussian(sigma=4)' or a symsel.profiles.Profile", where)

@@ -91,3 +91,15 @@ def subsampled_gaussian(q: Any, sigma: Any, where: str) -> tuple[float, float]:
     noise = real(sigma, "sigma", where, lo=MIN_NOISE, hi=MAX_NOISE,
                  allowed=f"a noise multiplier {MIN_NOISE:g} <= sigma <= {MAX_NOISE:g}")
     return rate, noise
+
+
+def generator(seed: Any, name: str, where: str) -> Any:
+    """A ``numpy.random.Generator``: one given as it is, else ``default_rng(seed)`` for ``None`` or an integer
+    ``>= 0``."""
+    import numpy as np
+
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ParameterError(name, seed, "None, an integer >= 0 or a numpy.random.Generator", where)
+    return np.random.default_rng(None if seed is None else int(seed))
