@@ -222,9 +222,10 @@ def test_help_summaries_are_whole_sentences():
 def test_one_run_of_an_approx_base_at_its_own_delta_is_its_own_epsilon():
     """point(1) on approx(eps=1, delta=1e-6) at δ = 1e-6 (the edge δ = m δ1; spec numbers are exact decimals, so
     δ1 is the requested δ): the selection is the base, (1, 1e-6)-DP, and every hockey-stick method answers 1 (the
-    envelope to its stated rounding: its largest breakpoint carries a 1e-9 allowance)."""
+    envelope to its stated rounding: its largest breakpoint carries a 1e-9 allowance), and so does the Rényi route
+    (Lemma 20 spends all of δ on the base's δ1; the rest is the selection's D_∞ bound, 1 for one run)."""
     from symsel import bound, parse_distribution, parse_profile
 
     dist, base = parse_distribution("point(k=1)"), parse_profile("approx(eps=1, delta=1e-6)")
-    for method in ("composition", "fdp", "envelope", "best"):
+    for method in ("composition", "fdp", "polygon", "envelope", "rdp", "rdp_lemma7", "best"):
         assert 1.0 <= bound(dist, base, method).epsilon(1e-6) <= 1.0 + 1e-8, method

@@ -157,11 +157,13 @@ class ApproximateRenyiProfile(Profile):
         return math.inf if self.delta_extra > 0 or inner is None else inner
 
     def epsilon(self, delta: float) -> float:
-        """``inner.epsilon((δ − δ_L)/(1 − δ_L))``; ``inf`` for ``δ ≤ δ_L`` (unless ``δ_L = 0``)."""
+        """``inner.epsilon((δ − δ_L)/(1 − δ_L))``: ``inf`` for ``δ < δ_L``; at ``δ = δ_L`` the inner curve's own
+        ``ε`` at ``δ = 0`` (its bound on ``D_∞``, where it has one: one run of ``approx(ε0, δ0)`` at ``δ = δ0`` answers
+        ``ε0`` as every other method does)."""
         d = self._check_delta(delta)
         if d >= 1.0:
             return 0.0
-        if d < self.delta_extra or (d == self.delta_extra and self.delta_extra > 0):
+        if d < self.delta_extra:
             return math.inf
         return self.inner.epsilon(min(1.0, (d - self.delta_extra) / (1.0 - self.delta_extra)))
 
