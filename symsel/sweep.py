@@ -461,6 +461,11 @@ def _appending(out: Path, end: int, stop: _Stop) -> Iterator[int]:
         os.close(fd)
 
 
+#: how long a Dask scheduler has to answer the connection (a network wait, not a computing budget: the cells' results
+#: never depend on it).
+CONNECT_SECONDS = 10
+
+
 @contextlib.contextmanager
 def _cluster(address: str | None) -> Iterator[None]:
     """Connected to the Dask scheduler at ``address``, joblib's dask backend on (nothing to do for local processes);
@@ -472,7 +477,7 @@ def _cluster(address: str | None) -> Iterator[None]:
 
     client_class = _require_dask(address)
     try:
-        client = client_class(address)
+        client = client_class(address, timeout=CONNECT_SECONDS)
     except (OSError, ValueError) as exc:
         raise ParameterError("dask", address, "the address of a running Dask scheduler, e.g. tcp://host:8786 "
                              f"({' '.join(str(exc).split())[:120]})", "sweep") from None
