@@ -318,9 +318,10 @@ def test_a_bad_dask_address_fails_before_the_output_exists(tmp_path: Path, small
     """A stand-in dask.distributed whose Client cannot reach the scheduler, as the real one raises."""
     tried: list[str] = []
 
-    def client(address: str) -> None:
+    def client(address: str, timeout: float) -> None:
         tried.append(address)
-        raise OSError(f"Timed out trying to connect to {address} after 30 s")
+        assert timeout == 10  # sweep.CONNECT_SECONDS: a dead scheduler is given up on after 10 s, not dask's 30
+        raise OSError(f"Timed out trying to connect to {address} after {timeout} s")
 
     monkeypatch.setitem(sys.modules, "dask", types.ModuleType("dask"))
     monkeypatch.setitem(sys.modules, "dask.distributed", types.SimpleNamespace(Client=client))
