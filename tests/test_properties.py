@@ -128,6 +128,26 @@ def test_no_bound_is_below_the_exact_selection_on_a_finite_pair(base, law, data,
             assert _exact(p, r, order, dist, eps_bound) <= delta, (method, spec, profile.spec, eps_bound)
 
 
+@pytest.mark.parametrize("method", ["rdp", "rdp_lemma7", "best"])
+def test_a_mirrored_delta_is_rounded_up_to_one_minus_e_to_the_eps(method):
+    """The counterexample a randomized run of the test above found (CI, stop 23): geometric(mean=2) on 3-ary
+    randomized response. The selection is pure with ε ≈ 0.40, so δ(0.5) = 0 and by symmetry
+    δ(−0.5) = 1 − e^{−0.5} exactly; float64 ``−expm1(−0.5)`` rounds 6.6e-19 below it, and the Rényi route (hence
+    best) returned that. The exact selection on the dominating pair is the reference, at 50 digits."""
+    eps_base = 0.1349340543105717
+    profile = RandomizedResponseProfile(eps_base, 3)
+    e = math.exp(eps_base)
+    p = [e / (e + 2), 1 / (e + 2), 1 / (e + 2)]
+    r = [p[1], p[0], p[2]]
+    dist = parse_distribution("geometric(mean=2.0000)")
+    result = bound(dist, profile, method)
+    for eps in (-0.5, -1.0, -3.0, -1e-9):
+        assert mpmath.mpf(float(result.delta(eps))) >= _exact(p, r, [0, 1, 2], dist, eps), eps
+    for eps in (-0.5, -1.0, -3.0, -1e-9, -1e-300):
+        with mpmath.workdps(DPS):
+            assert mpmath.mpf(float(result.delta(eps))) >= -mpmath.expm1(mpmath.mpf(eps)), eps
+
+
 def test_composition_of_a_four_loss_pair_run_300_times():
     p, r = [0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4]
     dist = parse_distribution("point(k=300)")

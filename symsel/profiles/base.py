@@ -44,20 +44,27 @@ REGION_DELTA_FLOOR = 1e-60
 EPSILON_SEARCH_CAP = 1e18
 #: relative width of the final bracket of the generic ε(δ).
 EPSILON_RTOL = 1e-12
+#: factor that rounds the mirrored ``δ(ε)``, ε < 0, up (see :func:`delta_by_symmetry`).
+MIRROR_ROUNDING = 1.0 + 2.0**-50
 
 
 def delta_by_symmetry(eps: np.ndarray, delta_nonneg: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """``δ(ε)`` for any finite real ``ε`` from a function valid on ``ε ≥ 0``.
 
     Uses ``δ(ε) = 1 − e^ε + e^ε δ(−ε)`` (symmetric neighbouring relation) for ``ε < 0``;
-    ``1 − e^ε`` is formed as ``−expm1(ε)``.
+    ``1 − e^ε`` is formed as ``−expm1(ε)``. ``delta_nonneg`` is an upper bound, so the mirrored value is
+    rounded up: its two non-negative terms carry at most ``3u`` relative error (``expm1``, ``exp``, one product,
+    one sum; ``u = 2^-53``), covered by the factor ``1 + 2^-50`` and one more ulp (which also covers subnormals).
+    Without it ``−expm1(−0.5)`` rounds below ``1 − e^{−0.5}``, the exact value of every profile there whose
+    ``δ(0.5)`` is 0 (found by tests/test_properties.py).
     """
     eps = np.asarray(eps, dtype=float)
     out = np.asarray(delta_nonneg(np.abs(eps)), dtype=float).copy()
     neg = eps < 0
     if np.any(neg):
         en = eps[neg]
-        out[neg] = -np.expm1(en) + np.exp(en) * out[neg]
+        mirrored = (-np.expm1(en) + np.exp(en) * out[neg]) * MIRROR_ROUNDING
+        out[neg] = np.minimum(np.nextafter(mirrored, np.inf), 1.0)
     return out
 
 
