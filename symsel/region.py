@@ -365,6 +365,10 @@ def pair_from_vertices(xs: Sequence[float], ys: Sequence[float]) -> tuple[list[f
 # --------------------------------------------------------------------------- envelopes of lines
 
 
+#: relative allowance of :meth:`LinesEnvelope.rounded_down` (twice the ``4u`` of its error bound).
+LINE_ROUNDING = 8.0 * 2.0**-53
+
+
 @dataclass(frozen=True)
 class LinesEnvelope:
     """``q ↦ max(0, max_k [y0_k + a_k (q − x0_k)])`` on ``[0, 1]``: a convex piecewise-linear boundary.
@@ -396,6 +400,26 @@ class LinesEnvelope:
         for shift in (-1, 0, 1):
             k = np.clip(j + shift, 0, n - 1)
             out = np.maximum(out, y0[k] + a[k] * (arr - x0[k]))
+        return scalar_or_array(np.clip(out, 0.0, 1.0), scalar)
+
+    def rounded_down(self, q: ArrayLike) -> float | np.ndarray:
+        """A float64 value at most the boundary of the exact lines the float lines round.
+
+        Each line's float parameters (a slope ``exp(±ε1)``, an anchor ``1 − δ1``) carry one rounding and its
+        evaluation three more, so ``|fl(line) − line| ≤ 4u (|y0| + a |q − x0|)`` (``u = 2^-53``). Every line is
+        lowered by :data:`LINE_ROUNDING` times that bracket before the max; the max over a subset of valid lower
+        lines is a valid lower boundary (used where the boundary is a certificate, e.g. ``PointwiseProfile``).
+        """
+        arr, scalar = as_probabilities(q, "q", "LinesEnvelope")
+        a = np.asarray(self.slopes, dtype=float)
+        x0 = np.asarray(self.x0, dtype=float)
+        y0 = np.asarray(self.y0, dtype=float)
+        out = np.zeros_like(arr)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for k in range(a.size):
+                reach = a[k] * np.abs(arr - x0[k])
+                line = y0[k] + a[k] * (arr - x0[k]) - LINE_ROUNDING * (abs(y0[k]) + reach)
+                out = np.maximum(out, np.where(np.isfinite(line), line, 0.0))
         return scalar_or_array(np.clip(out, 0.0, 1.0), scalar)
 
     def evaluate_mp(self, q: Any, dps: int) -> mpmath.mpf:

@@ -27,7 +27,6 @@ from symsel.region import (
     finite_pair_hockey_stick,
     finite_pair_hockey_stick_mp,
     finite_pair_renyi,
-    hockey_stick_from_vertices,
     hockey_stick_from_vertices_mp,
     neyman_pearson_vertices,
     neyman_pearson_vertices_mp,
@@ -42,6 +41,8 @@ from symsel.region import (
 
 #: digits of the masses of :meth:`FinitePairProfile.dominating_pair`.
 PAIR_DPS = 120
+#: digits at which :class:`PointwiseProfile` evaluates ``δ(ε)`` before rounding it up.
+POINTWISE_DPS = 40
 
 
 class FinitePairProfile(Profile):
@@ -268,8 +269,9 @@ class PointwiseProfile(FinitePairProfile):
 
     The region is the intersection of the ``(ε_i, δ_i)`` polygons; its lower boundary is the upper
     envelope of their segments (:func:`symsel.region.profile_envelope`), a convex polyline. The
-    profile is its hockey-stick ``δ(ε) = sup_q (q − e^ε q'_min(q))``, attained at a vertex, hence
-    computed exactly for every real ``ε`` (docs/setting.md; Kairouz, Oh, Viswanath 2015).
+    profile is its hockey-stick ``δ(ε) = sup_q (q − e^ε q'_min(q))``, attained at a vertex (docs/setting.md;
+    Kairouz, Oh, Viswanath 2015). As a certificate it is evaluated conservatively: ``δ(ε)`` at 40 digits, rounded
+    up, and the boundary with every line rounded down (docs/numerics.md).
     """
 
     family = "pointwise"
@@ -319,9 +321,28 @@ class PointwiseProfile(FinitePairProfile):
         eps, deltas = zip(*self.points, strict=True)
         return profile_envelope_mp(eps, deltas, dps).vertices_mp(dps)
 
+    @cached_property
+    def _certificate_vertices(self) -> tuple[list, list]:
+        return self._vertices_mp(POINTWISE_DPS)
+
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        xs, ys = self._vertices
-        return np.asarray(hockey_stick_from_vertices(eps, xs, ys), dtype=float)
+        """``δ(ε)`` rounded up: the vertex maximum at :data:`POINTWISE_DPS` digits (float64 vertices lose up to
+        ~1e-13 relative where two guarantees' lines meet at a shallow angle), raised by a relative ``1e-30`` and
+        to the next float64; capped by ``δ_i`` for every guarantee with ``ε_i ≤ ε`` (the guarantees hold
+        exactly), so the profile still equals ``δ_i`` at an active guarantee's ``ε_i``."""
+        xs, ys = self._certificate_vertices
+        g_eps = np.array([e for e, _ in self.points])
+        g_delta = np.array([d for _, d in self.points])
+        out = np.empty(eps.shape, dtype=float)
+        with mpmath.workdps(POINTWISE_DPS):
+            for idx, e in np.ndenumerate(eps):
+                value = hockey_stick_from_vertices_mp(float(e), xs, ys, POINTWISE_DPS) * (1 + mpmath.mpf(10) ** -30)
+                up = float(value)
+                if mpmath.mpf(up) < value:
+                    up = math.nextafter(up, math.inf)
+                caps = g_delta[g_eps <= e]
+                out[idx] = min(up, float(caps.min())) if caps.size else up
+        return np.clip(out, 0.0, 1.0)
 
     def delta_mp(self, eps: Any, dps: int) -> mpmath.mpf:
         dps = v.dps(dps, "pointwise.delta_mp")
@@ -334,8 +355,8 @@ class PointwiseProfile(FinitePairProfile):
         return min(d for _, d in self.points)
 
     def region_lower(self, q: ArrayLike) -> float | np.ndarray:
-        """Exact: the max of the polygons' boundaries."""
-        return self.envelope(q)
+        """The max of the polygons' boundaries, each line rounded down (:meth:`LinesEnvelope.rounded_down`)."""
+        return self.envelope.rounded_down(q)
 
     def region_lower_mp(self, q: Any, dps: int) -> mpmath.mpf:
         dps = v.dps(dps, "pointwise.region_lower_mp")
