@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import mpmath
@@ -388,14 +389,18 @@ class LinesEnvelope:
     y0: tuple
     breaks: tuple
 
+    @cached_property
+    def _float_lines(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Slopes, anchors and breaks as float64 arrays, converted once (a profile's hull holds up to ~32000 lines
+        and is evaluated thousands of times by a certified supremum)."""
+        return tuple(np.asarray(t, dtype=float) for t in (self.slopes, self.x0, self.y0, self.breaks))
+
     def __call__(self, q: ArrayLike) -> float | np.ndarray:
         """Evaluate in float64 (vectorized)."""
         arr, scalar = as_probabilities(q, "q", "LinesEnvelope")
-        a = np.asarray(self.slopes, dtype=float)
-        x0 = np.asarray(self.x0, dtype=float)
-        y0 = np.asarray(self.y0, dtype=float)
+        a, x0, y0, breaks = self._float_lines
         n = a.size
-        j = np.searchsorted(np.asarray(self.breaks, dtype=float), arr)
+        j = np.searchsorted(breaks, arr)
         out = np.zeros_like(arr)
         for shift in (-1, 0, 1):
             k = np.clip(j + shift, 0, n - 1)
@@ -411,9 +416,7 @@ class LinesEnvelope:
         lines is a valid lower boundary (used where the boundary is a certificate, e.g. ``PointwiseProfile``).
         """
         arr, scalar = as_probabilities(q, "q", "LinesEnvelope")
-        a = np.asarray(self.slopes, dtype=float)
-        x0 = np.asarray(self.x0, dtype=float)
-        y0 = np.asarray(self.y0, dtype=float)
+        a, x0, y0, _ = self._float_lines
         out = np.zeros_like(arr)
         with np.errstate(over="ignore", invalid="ignore"):
             for k in range(a.size):
