@@ -41,8 +41,10 @@ from symsel.region import (
 
 #: digits of the masses of :meth:`FinitePairProfile.dominating_pair`.
 PAIR_DPS = 120
-#: digits at which :class:`PointwiseProfile` evaluates ``δ(ε)`` before rounding it up.
+#: digits at which :class:`PointwiseProfile` computes its boundary's vertices before rounding them to float64.
 POINTWISE_DPS = 40
+#: relative allowance on each term of :class:`PointwiseProfile`'s ``δ(ε)`` (twice its ``4u`` error bound).
+POINTWISE_ROUNDING = 8.0 * 2.0**-53
 
 
 class FinitePairProfile(Profile):
@@ -270,8 +272,8 @@ class PointwiseProfile(FinitePairProfile):
     The region is the intersection of the ``(ε_i, δ_i)`` polygons; its lower boundary is the upper
     envelope of their segments (:func:`symsel.region.profile_envelope`), a convex polyline. The
     profile is its hockey-stick ``δ(ε) = sup_q (q − e^ε q'_min(q))``, attained at a vertex (docs/setting.md;
-    Kairouz, Oh, Viswanath 2015). As a certificate it is evaluated conservatively: ``δ(ε)`` at 40 digits, rounded
-    up, and the boundary with every line rounded down (docs/numerics.md).
+    Kairouz, Oh, Viswanath 2015). As a certificate it is evaluated conservatively: ``δ(ε)`` from vertices computed
+    at 40 digits and rounded up, the boundary with every line rounded down (docs/numerics.md).
     """
 
     family = "pointwise"
@@ -322,27 +324,31 @@ class PointwiseProfile(FinitePairProfile):
         return profile_envelope_mp(eps, deltas, dps).vertices_mp(dps)
 
     @cached_property
-    def _certificate_vertices(self) -> tuple[list, list]:
-        return self._vertices_mp(POINTWISE_DPS)
+    def _certificate_vertices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The boundary's vertices computed at :data:`POINTWISE_DPS` digits, then rounded to float64 (each within
+        half an ulp), and the guarantees as arrays."""
+        xs, ys = self._vertices_mp(POINTWISE_DPS)
+        g_eps, g_delta = (np.array(t, dtype=float) for t in zip(*self.points, strict=True))
+        return np.array([float(x) for x in xs]), np.array([float(y) for y in ys]), g_eps, g_delta
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        """``δ(ε)`` rounded up: the vertex maximum at :data:`POINTWISE_DPS` digits (float64 vertices lose up to
-        ~1e-13 relative where two guarantees' lines meet at a shallow angle), raised by a relative ``1e-30`` and
-        to the next float64; capped by ``δ_i`` for every guarantee with ``ε_i ≤ ε`` (the guarantees hold
-        exactly), so the profile still equals ``δ_i`` at an active guarantee's ``ε_i``."""
-        xs, ys = self._certificate_vertices
-        g_eps = np.array([e for e, _ in self.points])
-        g_delta = np.array([d for _, d in self.points])
-        out = np.empty(eps.shape, dtype=float)
-        with mpmath.workdps(POINTWISE_DPS):
-            for idx, e in np.ndenumerate(eps):
-                value = hockey_stick_from_vertices_mp(float(e), xs, ys, POINTWISE_DPS) * (1 + mpmath.mpf(10) ** -30)
-                up = float(value)
-                if mpmath.mpf(up) < value:
-                    up = math.nextafter(up, math.inf)
-                caps = g_delta[g_eps <= e]
-                out[idx] = min(up, float(caps.min())) if caps.size else up
-        return np.clip(out, 0.0, 1.0)
+        """``δ(ε) = max_v (x_v − e^ε y_v)`` over the boundary's vertices, rounded up.
+
+        Float64 vertices of the float hull lose up to ~1e-13 relative where two guarantees' lines meet at a
+        shallow angle, so the vertices come from the 40-digit hull instead (half an ulp each). The float64
+        evaluation of ``x − e^ε y`` then errs by at most ``4u (x + e^ε y)`` (the vertex, ``exp``, the product, the
+        difference; ``u = 2^-53``): each term is moved by :data:`POINTWISE_ROUNDING` times its size, and values in
+        the subnormal range by ``1e-320``. The result is capped by ``δ_i`` for every guarantee with ``ε_i ≤ ε``
+        (which holds exactly), so the profile still equals ``δ_i`` at an active guarantee's ``ε_i``."""
+        xs, ys, g_eps, g_delta = self._certificate_vertices
+        e = eps.reshape(-1, 1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scaled = np.where(ys == 0, 0.0, np.exp(e) * ys)
+            terms = xs * (1 + POINTWISE_ROUNDING) - scaled * (1 - POINTWISE_ROUNDING)
+        out = np.max(np.where(np.isnan(terms), -np.inf, terms), axis=1)
+        out = np.where(out < 1e-300, out + 1e-320, out)
+        caps = np.where(g_eps[None, :] <= e, g_delta[None, :], np.inf).min(axis=1)
+        return np.clip(np.minimum(out, caps), 0.0, 1.0).reshape(eps.shape)
 
     def delta_mp(self, eps: Any, dps: int) -> mpmath.mpf:
         dps = v.dps(dps, "pointwise.delta_mp")
