@@ -2,19 +2,19 @@
 
 Every builder returns ``(rows, draw)``: the rows (a list of flat dicts, the figure's numbers) and a function
 that draws them on a matplotlib figure. :func:`save_figure` writes ``NAME.png``, ``NAME.pdf`` and ``NAME.csv``.
-The settings are the papers' (in spirit: the same mechanisms, laws and axes, with symsel's methods beside the
-published ones):
+The figure named after a paper figure uses its setting where the paper states it; docs/figures.md lists every
+report figure beside the paper's, with the differences. The four core figures:
 
 * ``candidates_vs_budget`` — Koskela et al. Figure 7: DP-SGD on CIFAR-10 (q = 16384/50000, σ = 21.1, 250 steps,
   δ = 1e-5, De et al. 2022); the largest mean number of candidates each method certifies for budgets ε, against
   dp-accounting's RDP ``RepeatAndSelectDpEvent``;
-* ``epsilon_vs_mean`` — Koskela et al. Figures 1–2 / Papernot–Steinke Figure 2: ε(δ = 1e-6) of the selection on
-  a Gaussian base (σ = 4) against E[K] for geometric and Poisson K, every method and the certified lower bound;
-  its cells run through :mod:`symsel.sweep`;
-* ``profiles`` — Papernot–Steinke Figure 3 in spirit: the privacy profile δ(ε) of the selection (geometric K,
-  mean 30, Gaussian σ = 4) by every method, with the base's own profile;
-* ``laws_at_equal_mean`` — Papernot–Steinke Figure 4 in spirit: ε(δ = 1e-6) of TNB laws (η = −0.5, 0, 0.5, 1)
-  and Poisson at equal mean, ``rdp`` against ``envelope``.
+* ``epsilon_vs_mean`` — symsel's own comparison: ε(δ = 1e-6) of the selection on a Gaussian base (σ = 4) against
+  E[K] for geometric and Poisson K, every method and the certified lower bound; its cells run through
+  :mod:`symsel.sweep`;
+* ``profiles`` — the privacy profile δ(ε) of the selection (geometric K, mean 30, Gaussian σ = 4) by every method,
+  with the base's own profile (the view of Koskela et al. Figure 2, at one mean);
+* ``laws_at_equal_mean`` — symsel's own comparison: ε(δ = 1e-6) of TNB laws (η = −0.5, 0, 0.5, 1) and Poisson at
+  equal mean, ``rdp`` against ``envelope``.
 """
 
 from __future__ import annotations
