@@ -49,12 +49,31 @@ def save_figure(name: str, rows: Rows, draw: Draw, folder: Path) -> list[Path]:
     paths = [folder / f"{name}.png", folder / f"{name}.pdf", folder / f"{name}.csv"]
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     draw(ax)
+    _legend_outside_when_long(fig, ax)
     fig.tight_layout()
-    fig.savefig(paths[0], dpi=130)
-    fig.savefig(paths[1])
+    fig.savefig(paths[0], dpi=130, bbox_inches="tight")
+    fig.savefig(paths[1], bbox_inches="tight")
     plt.close(fig)
     write_csv(rows, paths[2])
     return paths
+
+
+#: a legend with more entries than this is drawn beside the axes instead of over the data.
+LEGEND_INSIDE_MAX = 6
+
+
+def _legend_outside_when_long(fig: Any, ax: Any) -> None:
+    """Move a long legend out of the axes to their right (widening the figure), so that it covers no curve."""
+    legend = ax.get_legend()
+    if legend is None or len(legend.get_texts()) <= LEGEND_INSIDE_MAX:
+        return
+    size = legend.get_texts()[0].get_fontsize()
+    handles, labels = ax.get_legend_handles_labels()
+    legend.remove()
+    ax.legend(handles, labels, fontsize=size, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+              ncol=1 if len(labels) <= 18 else 2)
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width + (3.0 if len(labels) <= 18 else 5.5), height)
 
 
 def write_csv(rows: Rows, path: Path) -> None:
@@ -99,6 +118,8 @@ def candidates_vs_budget(budgets: Sequence[float], laws: Sequence[tuple[str, str
              for method in (*methods, "dp-accounting RDP")]
     rows: Rows = joblib.Parallel(n_jobs=-1)(joblib.delayed(_fig7_cell)(*task) for task in tasks)
 
+    from symsel.plan import MAX_MEAN
+
     def draw(ax: Any) -> None:
         markers = dict(zip([label for label, _, _ in laws], "os^Dv", strict=False))
         for label, _, _ in laws:
@@ -109,9 +130,11 @@ def candidates_vs_budget(budgets: Sequence[float], laws: Sequence[tuple[str, str
                     style = _style(ax, method)
                     style.update(label=f"{label}, {method}", marker=markers[label], markersize=4)
                     ax.plot(*zip(*pts, strict=True), **style)
+        ax.axhline(MAX_MEAN, color="0.5", linestyle=":", linewidth=1.2,
+                   label=r"search limit $10^{10}$ (a point on it: at least this)")
         ax.set_yscale("log")
         ax.set_xlabel(r"budget $\varepsilon$ ($\delta = 10^{-5}$)")
-        ax.set_ylabel(r"largest certified $E[K]$ (searched up to $10^{10}$)")
+        ax.set_ylabel(r"largest certified $E[K]$")
         ax.set_title("DP-SGD, CIFAR-10 setting (Koskela et al. Fig. 7)")
         ax.legend(fontsize=7)
         ax.grid(True, which="both", alpha=0.3)
@@ -132,10 +155,14 @@ def _fig7_cell(label: str, template: str, shape: float, eps: float, method: str)
     return {"law": label, "epsilon": eps, "method": method, "mean": mean}
 
 
-def _dp_accounting_mean(eps: float, shape: float, lo: float = 1.0, hi: float = 1e10) -> float | None:
+def _dp_accounting_mean(eps: float, shape: float, lo: float = 1.0, hi: float | None = None) -> float | None:
     """The peer: the largest mean dp-accounting's RDP RepeatAndSelectDpEvent allows (bisection in log mean)."""
     from dp_accounting import dp_event
     from dp_accounting.rdp import rdp_privacy_accountant
+
+    from symsel.plan import MAX_MEAN
+
+    hi = MAX_MEAN if hi is None else hi
 
     def fits(mean: float) -> bool:
         accountant = rdp_privacy_accountant.RdpAccountant()

@@ -148,3 +148,32 @@ def test_figure3_geometric_against_theorem_5_2_by_hand_and_dp_accounting(tmp_pat
     assert rows[0]["lower"] <= rows[0]["envelope"] <= rows[0]["lower"] * 1.002
     assert rows[1]["lower"] is None
     assert all(p.stat().st_size > 0 for p in save_figure("fig3", rows, draw, tmp_path))
+
+
+@pytest.mark.parametrize("lines", [3, 6, 7, 14])
+def test_a_long_legend_is_drawn_beside_the_axes_not_over_the_data(lines, tmp_path, monkeypatch):
+    """save_figure keeps a legend of up to 6 entries inside the axes and moves a longer one to their right (its
+    left edge past the axes' right edge), widening the figure; the PNG grows accordingly."""
+    import matplotlib.pyplot as plt
+
+    seen = {}
+    close = plt.close
+
+    def keep(fig):
+        ax = fig.axes[0]
+        fig.canvas.draw()
+        legend = ax.get_legend().get_window_extent()
+        seen["outside"] = bool(legend.x0 >= ax.get_window_extent().x1)
+        seen["width"] = fig.get_size_inches()[0]
+        close(fig)
+
+    monkeypatch.setattr(plt, "close", keep)
+
+    def draw(ax):
+        for i in range(lines):
+            ax.plot([0, 1], [i, i + 1], label=f"curve {i}")
+        ax.legend(fontsize=7)
+
+    save_figure("legend", [{"x": 1}], draw, tmp_path)
+    assert seen["outside"] is (lines > 6)
+    assert seen["width"] == (6.4 if lines <= 6 else 9.4)
