@@ -493,3 +493,24 @@ def test_gaussian_sigma_for_is_never_below_the_exact_root(epsilon, log_delta):
     exact = gaussian_sigma_mp(epsilon, delta)
     assert mpmath.mpf(sigma) >= exact
     assert sigma <= float(exact) * (1 + 1e-8)
+
+
+@pytest.mark.parametrize("method", ["composition", "best"])
+def test_composition_on_a_pointwise_base_is_never_below_the_exact_two_fold_composition(method):
+    """point(k=2) on the guarantees whose float hull was 1.6e-13 off: the bound is at least the exact δ of the
+    two-fold product of the guarantees' worst pair, summed at 50 digits over all pairs of outcomes (both
+    directions), at ε around the product's losses. The smallest margin is 2e-12 relative (at ε ≈ 4.0), which is
+    composition's allowance: without it (ROUNDING = 0) both cases fail. The base's finite pair now comes from the
+    40-digit boundary; the float hull's pair (masses up to 1e-13 off) was still covered by that allowance."""
+    from symsel.ptr import ptr_profile
+
+    points = [(1.640625, 1e-3), (2.0, 1e-4)]
+    p, r = pointwise_pair_mp(pointwise_vertices_mp(points))
+    result = bound(parse_distribution("point(k=2)"), ptr_profile(points), method)
+    with mpmath.workdps(DPS):
+        product = [(a * b, c * d) for a, c in zip(p, r, strict=True) for b, d in zip(p, r, strict=True)]
+        for eps in (0.5, 1.5, 3.25, 3.5, 4.0, 4.025, 5.0):
+            g = mpmath.exp(mpmath.mpf(eps))
+            exact = max(mpmath.fsum(max(0, x - g * y) for x, y in product),
+                        mpmath.fsum(max(0, y - g * x) for x, y in product))
+            assert mpmath.mpf(float(result.delta(eps))) >= exact, (method, eps)

@@ -30,7 +30,6 @@ from symsel.region import (
     hockey_stick_from_vertices_mp,
     neyman_pearson_vertices,
     neyman_pearson_vertices_mp,
-    pair_from_vertices,
     polygon_lower,
     polygon_lower_mp,
     polyline_lower,
@@ -307,8 +306,11 @@ class PointwiseProfile(FinitePairProfile):
         return self.envelope.vertices()
 
     def _pair(self) -> tuple[list[float], list[float]]:
-        xs, ys = self._vertices
-        return pair_from_vertices(xs, ys)
+        """The pair of the 40-digit boundary, each mass rounded to float64 (the float hull's vertices are up to
+        ~1e-13 off, and composition and the Rényi curve read this pair); zero-length segments are dropped."""
+        P, Pp = self._pair_mp(POINTWISE_DPS)
+        kept = [(max(0.0, float(a)), max(0.0, float(b))) for a, b in zip(P, Pp, strict=True) if a > 0 or b > 0]
+        return [a for a, _ in kept], [b for _, b in kept]
 
     def _pair_mp(self, dps: int) -> tuple[list, list]:
         xs, ys = self._vertices_mp(dps)
