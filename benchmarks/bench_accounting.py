@@ -11,7 +11,8 @@ What is measured (wall clock, on whatever machine runs it):
    is dp-accounting's ``PLDAccountant`` on what it can account: the ``K = mean`` runs all released
    (``SelfComposedDpEvent(event, round(mean))``; a bound on the selection too, rarely a good one), or the final
    training run alone.
-2. **Export**: the adaptive grid (default, ``tolerance`` 5e-3) against ``symsel.export.to_pld`` with 4001 uniform
+2. **Export**: the adaptive grid (default, ``tolerance`` 5e-3) against ``symsel.profiles.export.to_pld`` with 4001
+uniform
    points (``export_points=4001``) on the standard example, alone and composed with one more Gaussian(4) run.
 3. **Speed goal of issue 20**: ``get_epsilon`` of a fresh SelectionAccountant on
    ``RepeatAndSelectDpEvent(GaussianDpEvent(4), 30, 1)`` against a fresh ``PLDAccountant`` on
@@ -40,8 +41,8 @@ from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 
-import symsel.accounting as accounting
-from symsel.accounting import SelectionAccountant, SelectionDpEvent
+import symsel.apps.accounting as accounting
+from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
 
 GAUSS4 = dp_event.GaussianDpEvent(4.0)
 GAUSS2 = dp_event.GaussianDpEvent(2.0)
@@ -140,11 +141,11 @@ FRESH = """
 import json, sys, time
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
-import symsel.accounting
+import symsel.apps.accounting
 which = sys.argv[1]
 start = time.perf_counter()
 if which == "selection":
-    accountant = symsel.accounting.SelectionAccountant()
+    accountant = symsel.apps.accounting.SelectionAccountant()
     accountant.compose(dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(4.0), 30, 1))
 elif which == "pld30":
     accountant = pld_privacy_accountant.PLDAccountant()
@@ -159,11 +160,11 @@ print(json.dumps({"seconds": time.perf_counter() - start, "epsilon": eps}))
 PROFILED = """
 import cProfile, json, pstats, time
 from dp_accounting import dp_event
-import symsel.accounting
+import symsel.apps.accounting
 profile = cProfile.Profile()
 start = time.perf_counter()
 profile.enable()
-accountant = symsel.accounting.SelectionAccountant()
+accountant = symsel.apps.accounting.SelectionAccountant()
 accountant.compose(dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(4.0), 30, 1))
 eps = accountant.get_epsilon(1e-6)
 profile.disable()

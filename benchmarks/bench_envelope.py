@@ -3,13 +3,13 @@
 Three measurements, each in one run with the peer:
 
 1. **Tightness** on the standard analytic settings (Gaussian base σ = 4, δ = 1e-6; σ = 1 for the law with
-   P[K = 1] = 0): ε of every method and the certified lower bound of :func:`symsel.lower.lower_bound`
+   P[K = 1] = 0): ε of every method and the certified lower bound of :func:`symsel.evidence.lower.lower_bound`
    (exact ε of a valid finite mechanism, so the truth lies between). Goal: ``envelope`` within 0.2 %
    of the lower bound.
 2. **Candidates at equal (ε, δ)** on Koskela et al.'s Figure 7 setting (q = 16384/50000, σ = 21.1,
    250 steps, δ = 1e-5; De et al. 2022): for budgets ε from 1 to 4, the largest mean of K that
    dp-accounting's ``RdpAccountant`` on ``RepeatAndSelectDpEvent`` allows, and the largest mean that
-   symsel's ``envelope`` certifies (:func:`symsel.plan.max_mean`, bisection in log E[K] to 1e-3, feasible
+   symsel's ``envelope`` certifies (:func:`symsel.apps.plan.max_mean`, bisection in log E[K] to 1e-3, feasible
    end). Goals: ≥ 50× for geometric K at ε = 2.5, and more than dp-accounting for Poisson K at every ε.
 3. **Speed**: ``envelope`` (build + ε(δ)) against one dp-accounting RDP call on the analytic setting; on a
    DP-SGD base, the envelope step on top of the built PLD against dp-accounting's PLD build.
@@ -28,8 +28,8 @@ from typing import Any
 from _common import dpsgd_event, median_time, print_table, rdp_repeat_and_select, write_results
 
 import symsel
+from symsel.apps.plan import max_mean
 from symsel.errors import NotApplicableError
-from symsel.plan import max_mean
 from symsel.profiles import DpsgdProfile
 
 P_K1_ZERO = "pgf(expr='z^2*(1-g)/(1-g*z)', g=0.9)"
@@ -50,7 +50,7 @@ BUDGETS = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
 
 
 def tightness(budget: int) -> list[dict[str, Any]]:
-    from symsel.lower import lower_bound
+    from symsel.evidence.lower import lower_bound
 
     rows = []
     for dist_spec, base_spec in TIGHTNESS:

@@ -44,7 +44,7 @@ def _peer_dpsgd_pld(q: float, sigma: float, steps: int) -> Any:
 
 
 def hostile_laws() -> list[dict[str, Any]]:
-    from symsel.report import distribution_facts
+    from symsel.report.main import distribution_facts
 
     rows = []
     for spec in ("pgf(expr='exp(exp(z)-E)')", "beta_binomial(n=2000, a=2, b=3)"):
@@ -55,8 +55,8 @@ def hostile_laws() -> list[dict[str, Any]]:
 
 
 def export_and_compose() -> dict[str, Any]:
-    from symsel.figures import FIG7
-    from symsel.plan import max_mean
+    from symsel.apps.plan import max_mean
+    from symsel.report.figures import FIG7
 
     base = symsel.parse_profile(f"dpsgd(q={FIG7['q']!r}, sigma={FIG7['sigma']!r}, steps={FIG7['steps']})")
     plan = max_mean("geometric(mean={mean})", base, 2.5, FIG7["delta"], "best")
@@ -70,8 +70,8 @@ def export_and_compose() -> dict[str, Any]:
 
 
 def sigma_tuning() -> dict[str, Any]:
-    from symsel.tuning import corollary_6_2_thresholds
-    from symsel.tuning import sigma_tuning as tune
+    from symsel.apps.tuning import corollary_6_2_thresholds
+    from symsel.apps.tuning import sigma_tuning as tune
 
     law = symsel.geometric(mean=10)
     seconds, result = _timed(lambda: tune(0.01, (2.0, 3.0, 4.0), law, corollary_6_2_thresholds(law, 1.5, 1e-6), 1e-6))

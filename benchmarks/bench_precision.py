@@ -33,9 +33,9 @@ import numpy as np
 from _common import print_table, write_results
 
 from symsel.bounds.hockey_stick import hockey_stick_bound
-from symsel.exact import selection_epsilon, selection_epsilon_float
+from symsel.evidence.exact import selection_epsilon, selection_epsilon_float
 from symsel.profiles import GaussianProfile
-from symsel.region import polygon_lower_mp
+from symsel.profiles.region import polygon_lower_mp
 from symsel.spec import parse_distribution
 
 DPS = 50
@@ -195,7 +195,7 @@ def bench_selection() -> list[dict[str, Any]]:
 
 # --------------------------------------------------------------------------- 4. exact laws
 def bench_exact() -> list[dict[str, Any]]:
-    from symsel.examples import get_example
+    from symsel.evidence.examples import get_example
 
     out = []
     for name in ("xiang-example-1", "xiang-example-1-approx", "liu-talwar"):

@@ -28,9 +28,9 @@ from typing import Any
 from _common import print_table, rdp_repeat_and_select, write_results
 
 import symsel
+from symsel.apps.plan import max_mean
 from symsel.bounds import bound_summary
-from symsel.plan import max_mean
-from symsel.verify import verify_selection
+from symsel.evidence.verify import verify_selection
 
 LAWS = [
     ("poisson(mean=1e6)", "poisson(mean={mean})", math.inf),

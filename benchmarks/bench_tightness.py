@@ -25,7 +25,8 @@ ratio to dp-accounting's own mean at that budget is reported. Koskela et al. sta
 The base profile is symsel's ``DpsgdProfile`` (dp-accounting PLD, pessimistic).
 
 A soundness bracket closes the run: every bound must be at least the exact value of the papers' worst
-cases (:mod:`symsel.examples`) and the certified lower bound found by :func:`symsel.lower.lower_bound`.
+cases (:mod:`symsel.evidence.examples`) and the
+certified lower bound found by :func:`symsel.evidence.lower.lower_bound`.
 
 Run: ``python benchmarks/bench_tightness.py [--delta D] [--workers 2]`` →
 ``benchmarks/results/bench_tightness.json``.
@@ -206,8 +207,8 @@ def run_task(task: tuple[str, str, float, bool]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- soundness bracket
 def soundness_bracket(methods: tuple[str, ...]) -> list[dict[str, Any]]:
     """Exact values / certified lower bounds vs every bound; ``sound`` is False if a bound is below."""
-    from symsel.examples import get_example
-    from symsel.lower import lower_bound
+    from symsel.evidence.examples import get_example
+    from symsel.evidence.lower import lower_bound
     from symsel.profiles import GaussianProfile
 
     cases: list[tuple[str, Any, Any, float, float]] = []

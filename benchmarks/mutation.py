@@ -15,8 +15,8 @@ Usage (from the repository root, inside its virtual environment)::
 
     python benchmarks/mutation.py --list                              # every candidate mutant, no test run
     python benchmarks/mutation.py --limit 40 --seed 1                 # 40 mutants, round-robin over the modules
-    python benchmarks/mutation.py --modules symsel/plan.py --limit 0  # every mutant of one module
-    python benchmarks/mutation.py --only symsel/ptr.py:50:12:flip_compare   # chosen mutants, by id
+    python benchmarks/mutation.py --modules symsel/apps/plan.py --limit 0  # every mutant of one module
+    python benchmarks/mutation.py --only symsel/apps/ptr.py:50:12:flip_compare   # chosen mutants, by id
     python benchmarks/mutation.py --limit 40 --json out.json --source /path/to/other/checkout
 
 Each mutant's status is ``killed`` (a test failed), ``survived``, ``timeout`` or ``error`` (pytest itself
@@ -49,7 +49,7 @@ DEFAULT_MODULES = (
     "symsel/bounds/api.py", "symsel/bounds/composition.py", "symsel/bounds/envelope.py",
     "symsel/bounds/hockey_stick.py", "symsel/bounds/mixture.py", "symsel/bounds/precision.py",
     "symsel/bounds/ratio.py", "symsel/bounds/rnm.py", "symsel/bounds/summary.py",
-    "symsel/plan.py", "symsel/tuning.py", "symsel/ptr.py", "symsel/export.py",
+    "symsel/apps/plan.py", "symsel/apps/tuning.py", "symsel/apps/ptr.py", "symsel/profiles/export.py",
 )
 #: the fast test subset run against each module's mutants (fastest killers first; a file that does not exist in the
 #: copy, e.g. tests/test_properties.py before it was written, is skipped, so the same table serves a before/after run).
@@ -68,14 +68,14 @@ TESTS = {
     "symsel/bounds/ratio.py": [FIXED_K, FINITE, "tests/test_ratio.py", "tests/test_hockey_stick.py"],
     "symsel/bounds/rnm.py": ["tests/test_rnm.py"],
     "symsel/bounds/summary.py": ["tests/test_api.py", "tests/test_bounds_edges.py"],
-    "symsel/plan.py": [P + "test_the_planned_mean_fits_the_budget_and_a_larger_one_does_not",
+    "symsel/apps/plan.py": [P + "test_the_planned_mean_fits_the_budget_and_a_larger_one_does_not",
                        P + "test_the_solved_sigma_fits_and_less_noise_does_not", "tests/test_plan.py"],
-    "symsel/tuning.py": [P + "test_gaussian_sigma_for_is_never_below_the_exact_root",
+    "symsel/apps/tuning.py": [P + "test_gaussian_sigma_for_is_never_below_the_exact_root",
                          P + "test_tuning_bound_dominates_every_admitted_candidate", "tests/test_tuning.py"],
-    "symsel/ptr.py": [P + "test_ptr_profile_of_two_guarantees_is_the_intersection_of_their_polygons",
+    "symsel/apps/ptr.py": [P + "test_ptr_profile_of_two_guarantees_is_the_intersection_of_their_polygons",
                       P + "test_ptr_tuning_is_never_below_the_exact_selection_of_the_worst_candidate",
                       "tests/test_ptr.py"],
-    "symsel/export.py": ["tests/test_export_grid.py", "tests/test_export.py"],
+    "symsel/profiles/export.py": ["tests/test_export_grid.py", "tests/test_export.py"],
 }
 FALLBACK_TESTS = [FINITE, GAUSS]
 #: slow tests left out of every subset (the whole suite still runs them): seconds each, and what they check is

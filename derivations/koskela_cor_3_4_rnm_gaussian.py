@@ -9,8 +9,10 @@ Lemma 3); Chernoff: ``P(omega >= eps) <= min_t exp(-t eps) E e^{t omega}``, mini
 
 Checks: ``symsel.bounds.rnm.gaussian_tail_epsilon`` equals the 50-digit typed form on a grid of ``(m, sigma, delta)``
 (1e-12 relative); it is never below the profile-based Theorem 3.2 value (the engine's
-``report_noisy_max_bound(...).epsilon`` and ``symsel.examples.gaussian_rnm_bound``, an independent mpmath bisection),
-and never below the exact worst case of the ``rnm`` example of :mod:`symsel.examples` (exact RNM laws, 50 digits).
+``report_noisy_max_bound(...).epsilon`` and
+``symsel.evidence.examples.gaussian_rnm_bound``, an independent mpmath bisection),
+and never below the exact worst case of the ``rnm`` example of
+:mod:`symsel.evidence.examples` (exact RNM laws, 50 digits).
 
 Run: ``python derivations/koskela_cor_3_4_rnm_gaussian.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """
@@ -21,7 +23,7 @@ import mpmath
 import sympy as sp
 
 from symsel.bounds.rnm import gaussian_tail_epsilon, report_noisy_max_bound
-from symsel.examples import gaussian_rnm_bound, get_example
+from symsel.evidence.examples import gaussian_rnm_bound, get_example
 from symsel.profiles import GaussianProfile
 
 t, mu, m, delta, sigma = sp.symbols("t mu m delta sigma", positive=True)

@@ -16,7 +16,7 @@ best ``eps1`` is ``eps`` and Corollary 5.3 is what the paper's form gives; other
     eps' = eps + (eta + 1) log(1 + c (e^eps - 1)/(1 + e^eps)) < (eta + 2) eps.
 
 Both are compared with symsel's ``paper`` method (and with ``polygon``/``fdp``, never larger, and the exact
-worst case ``liu-talwar`` of :mod:`symsel.examples`, never smaller).
+worst case ``liu-talwar`` of :mod:`symsel.evidence.examples`, never smaller).
 
 Run: ``python derivations/koskela_cor_5_3_pure_dp.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """

@@ -14,7 +14,7 @@ is below the Theorem 5.2 value (numbers printed; no exact worst case reaches it)
 
 Checks: ``symsel.bound(tnb, approx(eps, delta), "paper").epsilon(m delta)`` (the engine minimizes Thm 5.2 over
 ``eps1``) equals the closed form at 50-digit reference values to 1e-8 relative on a grid; the closed form lies above
-an exact worst case (``symsel.lower.lower_bound``) and above the ``fdp`` method.
+an exact worst case (``symsel.evidence.lower.lower_bound``) and above the ``fdp`` method.
 
 Run: ``python derivations/koskela_cor_5_4_approx_dp.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """
@@ -25,7 +25,7 @@ import mpmath
 import sympy as sp
 
 import symsel
-from symsel.lower import lower_bound
+from symsel.evidence.lower import lower_bound
 
 eta = sp.Symbol("eta", positive=True)
 gamma, eps, delta, eps_out, x = sp.symbols("gamma varepsilon delta varepsilon' x", positive=True)

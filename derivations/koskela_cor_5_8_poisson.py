@@ -11,7 +11,8 @@ Koskela, Redberg & Wang (ICML 2024), Corollary 5.8, re-derived two ways with Sym
 
 Engine checks: ``symsel.derive.derive`` on the bare PGF ``exp(mu (z - 1))`` recognizes the Poisson family with
 ``m = mu`` and states this ``eps_hat``; ``paper_log_ratio_at`` agrees with the 50-digit typed form on a grid; the
-``paper`` bound lies above an exact worst case (``symsel.lower.lower_bound``). ``poisson_fdp_ratio.py`` shows that
+``paper`` bound lies above an exact worst case (``symsel.evidence.lower.lower_bound``). ``poisson_fdp_ratio.py``
+shows that
 ``eps1 = 0`` is optimal (``log R = mu delta(0)``).
 
 Run: ``python derivations/koskela_cor_5_8_poisson.py`` (prints LaTeX; exits non-zero if an assertion fails).
@@ -24,7 +25,7 @@ import sympy as sp
 import symsel
 from symsel.bounds.hockey_stick import paper_log_ratio_at
 from symsel.derive import derive
-from symsel.lower import lower_bound
+from symsel.evidence.lower import lower_bound
 
 eps, e1, d1, mu, n = sp.symbols("varepsilon varepsilon_1 delta_1 mu n", positive=True)
 z, q, qp = sp.symbols("z q q'", positive=True)

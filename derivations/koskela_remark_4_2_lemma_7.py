@@ -11,7 +11,8 @@ Checks: for a geometric and a Poisson law of ``K`` over a pure ``eps``-DP base (
 ``q'_min(q) = max(e^-eps q, 1 - e^eps (1 - q))``), ``symsel.bounds.renyi.lemma7_log_sup`` is within its tolerance
 above a 50-digit brute-force sup of ``lambda log phi'(q) + (1 - lambda) log phi'(q'_min(q))`` (grid plus golden-section
 refinement on each boundary piece: numerical evidence for the sup, not a proof); and the Lemma 7 bound is above the
-exact Rényi divergence (``symsel.exact.selection_renyi``, 50 digits) of selection on randomized response under both
+exact Rényi divergence (``symsel.evidence.exact.selection_renyi``, 50 digits) of selection on
+randomized response under both
 score orders.
 
 Run: ``python derivations/koskela_remark_4_2_lemma_7.py`` (prints LaTeX; exits non-zero if an assertion fails).
@@ -26,8 +27,9 @@ import sympy as sp
 
 import symsel
 from symsel.bounds.renyi import lemma7_log_sup
-from symsel.exact import FinitePair, renyi, selection_renyi
-from symsel.region import polygon_lower
+from symsel.evidence.exact import renyi, selection_renyi
+from symsel.pairs.finite import FinitePair
+from symsel.profiles.region import polygon_lower
 
 lam = sp.Symbol("lambda", positive=True)
 Q, Qp, a, b, S, D = sp.symbols("Q Q' a b S D", positive=True)  # a = phi'(q), b = phi'(q')

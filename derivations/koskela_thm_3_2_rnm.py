@@ -8,7 +8,7 @@ with SymPy: the profile of the additive Gaussian mechanism at sensitivity ``Delt
 
 Checks: ``symsel.bounds.rnm.report_noisy_max_bound(m, gaussian)`` has ``delta(eps) = min(1, m delta_2(eps))``
 (``delta_1`` when monotone) against the 50-digit typed form on a grid of ``(m, sigma, eps)``; and the bound lies above
-the exact hockey-stick divergence of exact RNM laws (``symsel.examples.report_noisy_max_law``, 50 digits) for
+the exact hockey-stick divergence of exact RNM laws (``symsel.evidence.examples.report_noisy_max_law``, 50 digits) for
 ``m = 3`` query vectors (general and monotone neighbours), in both directions, on a grid of ``eps``.
 
 Run: ``python derivations/koskela_thm_3_2_rnm.py`` (prints LaTeX; exits non-zero if an assertion fails).
@@ -20,8 +20,8 @@ import mpmath
 import sympy as sp
 
 from symsel.bounds.rnm import report_noisy_max_bound
-from symsel.exact import hockey_stick
-from symsel.examples import report_noisy_max_law
+from symsel.evidence.exact import hockey_stick
+from symsel.evidence.examples import report_noisy_max_law
 from symsel.profiles import GaussianProfile
 
 x = sp.Symbol("x", real=True)

@@ -15,7 +15,8 @@ Engine checks: ``symsel.derive.derive`` is handed two bare PGFs (``eta = 1/2`` a
 is in ``koskela_cor_5_3_pure_dp.py``) and must recognize the family, read ``(eta, gamma)`` and state this
 ``eps_hat`` (LaTeX equality with the typed form); ``paper_log_ratio_at`` must agree with the typed form evaluated at
 50 digits on a grid of ``(eps1, delta1)`` (to 1e-14 relative: the engine is float64); the ``paper`` bound of
-``symsel.bound`` must lie above an exact worst case (``symsel.lower.lower_bound``) and above ``polygon``/``fdp``.
+``symsel.bound`` must lie above an exact worst case (``symsel.evidence.lower.lower_bound``) and above
+``polygon``/``fdp``.
 
 Run: ``python derivations/koskela_thm_5_2_tnb.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """
@@ -28,7 +29,7 @@ import sympy as sp
 import symsel
 from symsel.bounds.hockey_stick import paper_log_ratio_at
 from symsel.derive import derive
-from symsel.lower import lower_bound
+from symsel.evidence.lower import lower_bound
 
 eta = sp.Symbol("eta", positive=True)
 gamma, z, u, E, d1 = sp.symbols("gamma z u E delta_1", positive=True)  # E = e^{eps1} >= 1

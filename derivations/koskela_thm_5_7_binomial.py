@@ -12,7 +12,7 @@ formula is then false (shown numerically against the engine's certified polygon 
 
 Engine checks: ``symsel.derive.derive`` on a bare binomial PGF recognizes ``(n, p)`` and states this ``eps_hat``
 with the validity condition; ``paper_log_ratio_at`` agrees with the 50-digit typed form on a grid (1e-14 relative);
-the ``paper`` bound lies above an exact worst case (``symsel.lower.lower_bound``) and above ``fdp``.
+the ``paper`` bound lies above an exact worst case (``symsel.evidence.lower.lower_bound``) and above ``fdp``.
 
 Run: ``python derivations/koskela_thm_5_7_binomial.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """
@@ -27,8 +27,8 @@ import symsel
 from symsel.bounds.hockey_stick import paper_log_ratio_at
 from symsel.bounds.ratio import certified_log_sup
 from symsel.derive import derive
-from symsel.lower import lower_bound
-from symsel.region import polygon_lower
+from symsel.evidence.lower import lower_bound
+from symsel.profiles.region import polygon_lower
 
 n = sp.Symbol("n", positive=True, integer=True)
 p, z, x, E, d1, q = sp.symbols("p z x E delta_1 q", positive=True)

@@ -11,7 +11,7 @@ share live here:
   symsel's certified supremum (:func:`symsel.bounds.hockey_stick.polygon_ratio_at`) must lie above it and
   within ``1e-5``;
 * :func:`bounds`: the derived bound ``log R + eps_Q(delta/m)`` (docs/ratio-methods.md), the certified ``envelope`` and
-  ``best`` bounds of :func:`symsel.bound`, and the certified lower bound of :func:`symsel.lower.lower_bound`
+  ``best`` bounds of :func:`symsel.bound`, and the certified lower bound of :func:`symsel.evidence.lower.lower_bound`
   (exact worst-case examples): soundness (every bound above the lower bound) and tightness (best/lower)
   are asserted.
 
@@ -32,7 +32,7 @@ import sympy
 import symsel
 from symsel.bounds.hockey_stick import polygon_ratio_at
 from symsel.distributions import Distribution, z
-from symsel.lower import lower_bound
+from symsel.evidence.lower import lower_bound
 from symsel.profiles import Profile
 
 DPS = 50

@@ -8,7 +8,8 @@ mu_2`` and the variance by the law of total variance; checked against brute-forc
 ratio's sampled maximum (numerical evidence, not a proof) is compared with symsel's certified sup; derived,
 envelope and best bounds are asserted above exact examples. No ``derive`` call: it took 4.5 s on a smaller
 mixture (Poisson and a point mass) and did not finish in 20 s on a mixture of two geometrics, whose
-:func:`symsel.lower.lower_bound` also fails (a -7e-43 selection mass; an unpacked ``None``): hence Poisson parts.
+:func:`symsel.evidence.lower.lower_bound` also fails (a -7e-43 selection mass; an unpacked ``None``): hence
+Poisson parts.
 
 Run: ``python derivations/new_law_mixture.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """

@@ -6,7 +6,8 @@ z^(L-1)``, ``m = s + (1-s) L``, ``Var = s (1-s) (L-1)^2``, ``P[K=0] = 0``, ``P[K
 pmf sums at 50 digits for ``L = 10, s = 1/2``). The polygon ratio is ``(s + (1-s) L q^(L-1))/(s + (1-s) L
 q'^(L-1))``; its sampled maximum (numerical evidence, not a proof) lies inside S2 and symsel's certified sup is
 above it and within 1e-5. The base part uses symsel's numeric engine directly (:func:`symsel.bound`,
-:func:`symsel.lower.lower_bound`); ``derive(spec, base)`` is run beside it and must agree (same bound, verified,
+:func:`symsel.evidence.lower.lower_bound`); ``derive(spec, base)`` is run beside it and must agree (same bound,
+verified,
 location ``unknown`` since the derivative changes sign inside S2); ``derive(spec)`` gives the facts.
 
 Run: ``python derivations/new_law_two_point.py`` (prints LaTeX; exits non-zero if an assertion fails).

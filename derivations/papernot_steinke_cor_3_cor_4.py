@@ -31,7 +31,8 @@ from dp_accounting.rdp import rdp_privacy_accountant
 
 import symsel
 from symsel.bounds.renyi import corollary3_epsilon, corollary4_rdp, theorem2_constant
-from symsel.exact import FinitePair, renyi, selection_epsilon, selection_laws
+from symsel.evidence.exact import renyi, selection_epsilon, selection_laws
+from symsel.pairs.finite import FinitePair
 
 mpmath.mp.dps = 50
 eta = sp.Symbol("eta", positive=True)

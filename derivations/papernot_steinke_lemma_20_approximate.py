@@ -25,7 +25,8 @@ import sympy as sp
 
 import symsel
 from symsel.bounds.renyi import approximate_dp_law, corollary21, lemma20_bound
-from symsel.exact import FinitePair, selection_epsilon
+from symsel.evidence.exact import selection_epsilon
+from symsel.pairs.finite import FinitePair
 
 mpmath.mp.dps = 50
 x, gamma, eta, mu, d0, e0, lam, p, a = sp.symbols(r"x gamma eta mu delta_0 varepsilon_0 lambda p a", positive=True)

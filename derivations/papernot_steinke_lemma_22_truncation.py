@@ -27,7 +27,8 @@ from _pmf_reference import masses, mp, tnb_masses
 
 import symsel
 from symsel.bounds.renyi import lemma7_log_sup, lemma22_curve, renyi_selection_curve, truncation_terms
-from symsel.exact import FinitePair, renyi, selection_laws
+from symsel.evidence.exact import renyi, selection_laws
+from symsel.pairs.finite import FinitePair
 from symsel.profiles import pure
 
 mpmath.mp.dps = 50

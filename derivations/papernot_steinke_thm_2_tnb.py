@@ -17,7 +17,7 @@ SymPy carries the paper's argument step by step:
 Checks: the closed form equals ``theorem2_constant`` (paper and ``extended``) at 50-digit references on a grid;
 Lemma 7's certified sup (``lemma7_log_sup`` over a Gaussian base's f-DP region) never exceeds the derived bound
 on a grid of (η, γ, λ, λ̂, σ); soundness: the exact ``D_λ(A‖A')`` of a finite pair (randomized response, and the
-``liu-talwar`` example of :mod:`symsel.examples`) is below Theorem 2 fed with the pair's exact RDP.
+``liu-talwar`` example of :mod:`symsel.evidence.examples`) is below Theorem 2 fed with the pair's exact RDP.
 
 Run: ``python derivations/papernot_steinke_thm_2_tnb.py`` (prints LaTeX; exits non-zero if an assertion fails).
 """
@@ -32,7 +32,8 @@ import sympy as sp
 
 import symsel
 from symsel.bounds.renyi import lemma7_log_sup, theorem2_constant
-from symsel.exact import FinitePair, renyi, selection_laws
+from symsel.evidence.exact import renyi, selection_laws
+from symsel.pairs.finite import FinitePair
 from symsel.profiles import GaussianProfile
 
 mpmath.mp.dps = 50

@@ -34,7 +34,8 @@ from dp_accounting.rdp import rdp_privacy_accountant
 
 import symsel
 from symsel.bounds.renyi import lemma7_log_sup, renyi_selection_curve, theorem6_delta_term
-from symsel.exact import FinitePair, hockey_stick, renyi, selection_laws
+from symsel.evidence.exact import hockey_stick, renyi, selection_laws
+from symsel.pairs.finite import FinitePair
 from symsel.profiles import GaussianProfile
 
 mpmath.mp.dps = 50

@@ -31,7 +31,7 @@ import symsel
 from symsel.bounds.ratio import certified_log_sup
 from symsel.distributions import poisson
 from symsel.profiles import GaussianProfile
-from symsel.region import gaussian_lower
+from symsel.profiles.region import gaussian_lower
 
 m, mu = sp.symbols("m mu", positive=True)
 z, q, qp, x, eps = sp.symbols("z q q' x epsilon", real=True)

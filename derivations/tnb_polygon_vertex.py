@@ -34,7 +34,7 @@ import sympy as sp
 import symsel
 from symsel.bounds.hockey_stick import polygon_ratio_at
 from symsel.bounds.ratio import certified_log_sup
-from symsel.region import polygon_lower
+from symsel.profiles.region import polygon_lower
 
 gamma, E, d1, u, q = sp.symbols("gamma E delta_1 u q", positive=True)  # E = e^{eps1} >= 1
 c = 1 - gamma

@@ -64,23 +64,27 @@ _LAZY = {
     **dict.fromkeys(["NotApplicableError", "ParameterError", "SpecError", "SymselError"], "symsel.errors"),
     "Profile": "symsel.profiles",
     **dict.fromkeys(["parse_distribution", "parse_expression", "parse_profile"], "symsel.spec"),
-    "lower_bound": "symsel.lower",
-    **dict.fromkeys(["SelectionAccountant", "SelectionDpEvent"], "symsel.accounting"),
-    **dict.fromkeys(["to_pld", "compose"], "symsel.export"),
-    **dict.fromkeys(["get_example", "list_examples"], "symsel.examples"),
+    "lower_bound": "symsel.evidence.lower",
+    **dict.fromkeys(["SelectionAccountant", "SelectionDpEvent"], "symsel.apps.accounting"),
+    **dict.fromkeys(["to_pld", "compose"], "symsel.profiles.export"),
+    **dict.fromkeys(["get_example", "list_examples"], "symsel.evidence.examples"),
 }
 
-#: submodules the README names (``symsel.plan.max_mean``, ``symsel.tuning``, ``symsel.sweep.run_sweep`` …), also
-#: imported on first use.
-_SUBMODULES = ("accounting", "bounds", "distributions", "export", "hpo", "opendp", "plan", "profiles", "ptr", "sweep",
-               "tuning")
+#: subpackages, and the application modules under the short names the README uses (``symsel.plan.max_mean`` is
+#: ``symsel.apps.plan.max_mean``), all imported on first use.
+_SUBMODULES = {
+    **{name: f"symsel.{name}"
+       for name in ("apps", "bounds", "distributions", "evidence", "pairs", "profiles", "report")},
+    **{name: f"symsel.apps.{name}" for name in ("accounting", "hpo", "opendp", "plan", "ptr", "sweep", "tuning")},
+    "export": "symsel.profiles.export",
+}
 
 
 def __getattr__(name: str) -> object:
     if name in _SUBMODULES:
         import importlib
 
-        return importlib.import_module(f"symsel.{name}")
+        return importlib.import_module(_SUBMODULES[name])
     if name == "derive":  # a callable subpackage: symsel.derive(law, base) and symsel.derive.derive are one function
         import importlib
 

@@ -57,7 +57,7 @@ def random_pair(seed: int, n: int):
 
 def exact_selection_delta(p, r, order, dist, eps, dps=40):
     """Two-sided hockey-stick divergence of the exact selection law A(y) = φ(Q(≤y)) − φ(Q(<y)),
-    A(⊥) = φ(0) (docs/setting.md), summed in mpmath: written here, independently of symsel.exact."""
+    A(⊥) = φ(0) (docs/setting.md), summed in mpmath: written here, independently of symsel.evidence.exact."""
     import mpmath
 
     with mpmath.workdps(dps):

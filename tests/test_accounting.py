@@ -1,4 +1,4 @@
-"""symsel.accounting.SelectionAccountant: private selection inside dp-accounting.
+"""symsel.apps.accounting.SelectionAccountant: private selection inside dp-accounting.
 
 The references are computed independently of the accountant: symsel's own bound of the selection built from the
 law's spec string (``symsel.bound``), certified lower bounds on the true ε (``symsel.lower_bound``, exact worst-case
@@ -16,7 +16,7 @@ from dp_accounting.pld import pld_privacy_accountant, privacy_loss_distribution
 from dp_accounting.rdp import rdp_privacy_accountant
 
 import symsel
-from symsel.accounting import SelectionAccountant, SelectionDpEvent, selection_law, selection_pld
+from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent, selection_law, selection_pld
 from symsel.profiles import GaussianProfile
 
 Relation = privacy_accountant.NeighboringRelation

@@ -1,4 +1,4 @@
-"""Monte Carlo audits of the selection (symsel.audit): the audited lower bound never exceeds the
+"""Monte Carlo audits of the selection (symsel.evidence.audit): the audited lower bound never exceeds the
 exact value, and the simulated best-of-K laws match the exact laws."""
 
 from __future__ import annotations
@@ -7,13 +7,15 @@ import numpy as np
 import pytest
 
 from symsel import distributions as dists
-from symsel.audit import _ContinuousSampler, _FiniteSampler, audit, clopper_pearson, epsilon_from_counts
-from symsel.continuous import GaussianPair, LaplacePair, selection_cdf
-from symsel.continuous import selection_epsilon as continuous_epsilon
 from symsel.errors import ParameterError
-from symsel.exact import FinitePair, selection_law, selection_laws
-from symsel.examples import get_example
-from symsel.lower import lower_bound
+from symsel.evidence.audit import _ContinuousSampler, _FiniteSampler, audit, clopper_pearson, epsilon_from_counts
+from symsel.evidence.continuous import selection_cdf
+from symsel.evidence.continuous import selection_epsilon as continuous_epsilon
+from symsel.evidence.exact import selection_law, selection_laws
+from symsel.evidence.examples import get_example
+from symsel.evidence.lower import lower_bound
+from symsel.pairs.finite import FinitePair
+from symsel.pairs.location import GaussianPair, LaplacePair
 from symsel.profiles import GaussianProfile, zcdp
 
 
@@ -102,7 +104,7 @@ def test_many_outcomes_use_calibrated_prefix_tests():
     pair = FinitePair(p.tolist(), q.tolist())
     result = audit(dists.geometric(mean=4), pair, 50_000, 1e-3, seed=0)
     a, b = selection_laws(pair, dists.geometric(mean=4), 30)
-    from symsel.exact import epsilon_for_delta
+    from symsel.evidence.exact import epsilon_for_delta
 
     assert result.calibration_trials > 0
     assert result.epsilon_lower <= float(epsilon_for_delta(a, b, 1e-3, 30))

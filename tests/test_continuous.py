@@ -1,4 +1,4 @@
-"""Selection on continuous Gaussian and Laplace pairs (symsel.continuous).
+"""Selection on continuous Gaussian and Laplace pairs (symsel.evidence.continuous).
 
 References: the closed-form profile of the Gaussian mechanism (K = 1), closed-form Rényi
 divergences of the Gaussian and Laplace pairs, and fine discretizations of the pair (a
@@ -14,19 +14,12 @@ import numpy as np
 import pytest
 
 from symsel import distributions as dists
-from symsel.continuous import (
-    GaussianPair,
-    LaplacePair,
-    discretize,
-    selection_cdf,
-    selection_delta,
-    selection_epsilon,
-    selection_renyi,
-)
 from symsel.errors import ParameterError
-from symsel.exact import selection_delta as finite_selection_delta
-from symsel.exact import selection_epsilon as finite_selection_epsilon
-from symsel.exact import selection_renyi as finite_selection_renyi
+from symsel.evidence.continuous import discretize, selection_cdf, selection_delta, selection_epsilon, selection_renyi
+from symsel.evidence.exact import selection_delta as finite_selection_delta
+from symsel.evidence.exact import selection_epsilon as finite_selection_epsilon
+from symsel.evidence.exact import selection_renyi as finite_selection_renyi
+from symsel.pairs.location import GaussianPair, LaplacePair
 
 GEOM10 = dists.geometric(mean=10)
 

@@ -2,7 +2,8 @@
 
 Reference values are independent of the code under test: the Poisson mean and variance ``mu`` and Cor 5.8's
 ``log R = mu (e^eps1 - 1) + mu delta1`` (Koskela et al.), binomial/TNB parameters typed by hand, the
-beta-binomial mean ``n a/(a + b) = 8``, and soundness against :func:`symsel.lower.lower_bound` (exact examples).
+beta-binomial mean ``n a/(a + b) = 8``, and soundness against :func:`symsel.evidence.lower.lower_bound` (exact
+examples).
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ from reference_profiles import ExactPairProfile, exact_selection_delta, random_p
 from symsel import geometric, point, poisson
 from symsel.bounds import bound
 from symsel.bounds.envelope import hinge_mixture, upper_envelope
-from symsel.continuous import GaussianPair, selection_epsilon
+from symsel.evidence.continuous import selection_epsilon
+from symsel.pairs.location import GaussianPair
 from symsel.profiles import GaussianProfile, pure
 from symsel.spec import parse_distribution
 
@@ -140,9 +141,9 @@ def test_envelope_is_exact_for_fixed_runs_of_pure_dp():
 
 
 def test_xiang_example_1_is_below_the_envelope():
-    """Xiang et al. Example 1: exact pure ε = 2.9645 (symsel.examples, 50 digits) for geometric K with
+    """Xiang et al. Example 1: exact pure ε = 2.9645 (symsel.evidence.examples, 50 digits) for geometric K with
     γ = 1e-3 and a 1-DP base; every valid bound for a 1-DP base must be above it."""
-    from symsel.examples import get_example
+    from symsel.evidence.examples import get_example
 
     example = get_example("xiang-example-1")
     exact = float(example.exact_epsilon(dps=50))

@@ -1,4 +1,4 @@
-"""Exact selection laws and divergences on finite pairs (symsel.exact).
+"""Exact selection laws and divergences on finite pairs (symsel.evidence.exact).
 
 Reference values come from independent computations: exact rational arithmetic over all
 k-tuples of outcomes, mixtures of fixed-k laws written with ``math.comb``, direct sums, and
@@ -18,8 +18,7 @@ import sympy
 
 from symsel import distributions as dists
 from symsel.errors import ParameterError
-from symsel.exact import (
-    FinitePair,
+from symsel.evidence.exact import (
     epsilon_for_delta,
     epsilon_for_delta_float,
     hockey_stick,
@@ -36,6 +35,7 @@ from symsel.exact import (
     selection_laws,
     selection_renyi,
 )
+from symsel.pairs.finite import FinitePair
 
 
 @pytest.fixture(autouse=True)

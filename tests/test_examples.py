@@ -1,5 +1,5 @@
 """The registry of the papers' worst cases reproduces the papers' numbers by exact evaluation
-(symsel.examples), independently of any upper-bound code."""
+(symsel.evidence.examples), independently of any upper-bound code."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from scipy import integrate
 from scipy.stats import norm
 
 from symsel.errors import ParameterError
-from symsel.examples import (
+from symsel.evidence.examples import (
     EXAMPLES,
     Example,
     conditional_laws,

@@ -1,4 +1,4 @@
-"""The selection handed back to dp-accounting (symsel.export): the exported PLD dominates the selection bound,
+"""The selection handed back to dp-accounting (symsel.profiles.export): the exported PLD dominates the selection bound,
 composing with the identity gives it back, and composition stays below the basic-composition budget."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dp_accounting.pld import privacy_loss_distribution
 
 import symsel
 from symsel.cli import main
-from symsel.export import compose, to_pld
+from symsel.profiles.export import compose, to_pld
 
 GAUSSIAN = "gaussian(sigma=4)"
 
@@ -126,7 +126,7 @@ def test_lower_convex_hull_is_the_greatest_convex_minorant(seed) -> None:
     """The connect-the-dots input must be a proper PLD's curve: convex in e^ε through (0, 1). lower_convex_hull
     equals the brute-force greatest convex minorant of random points, hence is convex, never above the points and
     never below any convex function that is below them (such as the true curve)."""
-    from symsel.export import lower_convex_hull
+    from symsel.profiles.export import lower_convex_hull
 
     rng = np.random.default_rng(seed)
     x = np.sort(rng.uniform(0.05, 5.0, 12))

@@ -1,4 +1,4 @@
-"""Tests of symsel.figures_extra against independent computations (scipy root finding on the analytic
+"""Tests of symsel.report.figures_extra against independent computations (scipy root finding on the analytic
 Gaussian profile, the closed-form Gaussian tail bound, a dense-order RDP minimisation, dp-accounting)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from symsel.figures import save_figure
-from symsel.figures_extra import dpsgd_epsilon_vs_mean, rnm_epsilon_vs_m
+from symsel.report.figures import save_figure
+from symsel.report.figures_extra import dpsgd_epsilon_vs_mean, rnm_epsilon_vs_m
 
 
 def _gaussian_delta(eps: float, mu: float) -> float:
@@ -65,7 +65,7 @@ def test_dpsgd_figure6_small_setting_against_dp_accounting(tmp_path):
 def test_figure4_binomial_cdfs_match_scipy_and_bounds_tend_to_poisson(tmp_path):
     from scipy.stats import binom, poisson
 
-    from symsel.figures_extra import binomial_cdfs, binomial_vs_poisson
+    from symsel.report.figures_extra import binomial_cdfs, binomial_vs_poisson
 
     rows, draw = binomial_cdfs([20, 1000], mean=10.0, k_max=25)
     for row in rows:
@@ -89,7 +89,7 @@ def test_figure2_geometric_against_dp_accounting(tmp_path):
     from dp_accounting import dp_event
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    from symsel.figures_extra import geometric_epsilon_vs_delta
+    from symsel.report.figures_extra import geometric_epsilon_vs_delta
 
     rows, draw = geometric_epsilon_vs_delta([30, 3000], [1e-6])
     for row in rows:
@@ -104,7 +104,7 @@ def test_figure2_geometric_against_dp_accounting(tmp_path):
 def test_papernot_steinke_utility_against_pmf_sums(tmp_path):
     from scipy.stats import poisson
 
-    from symsel.figures_extra import utility_vs_epsilon
+    from symsel.report.figures_extra import utility_vs_epsilon
 
     families = {"poisson": "poisson(mean={m})", "geometric (eta=1)": "geometric(mean={m})"}
     rows, draw = utility_vs_epsilon([5.0], families=families)
@@ -130,7 +130,7 @@ def test_figure3_geometric_against_theorem_5_2_by_hand_and_dp_accounting(tmp_pat
     from dp_accounting import dp_event
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    from symsel.figures_extra import geometric_epsilon_vs_mean
+    from symsel.report.figures_extra import geometric_epsilon_vs_mean
 
     sigma, delta = 4.0, 1e-6
     rows, draw = geometric_epsilon_vs_mean([10, 1000], sigma=sigma, delta=delta, lower_at=(10,))

@@ -1,6 +1,6 @@
-"""Papernot–Steinke Figures 2, 3, 4 and 8 (symsel.figures_rdp) against independent computations: Corollary 4 by
+"""Papernot–Steinke Figures 2, 3, 4 and 8 (symsel.report.figures_rdp) against independent computations: Corollary 4 by
 hand, dp-accounting's RDP accountant (Gaussian events of ρ = 0.1 and m·ρ), and App. D.2's closed forms for the
-conditional-sampling example, recomputed with symsel.exact at 50 digits."""
+conditional-sampling example, recomputed with symsel.evidence.exact at 50 digits."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from dp_accounting.rdp import rdp_privacy_accountant
 from scipy.optimize import brentq
 
 from symsel.errors import ParameterError
-from symsel.exact import renyi
-from symsel.figures import save_figure
-from symsel.figures_rdp import conditional_sampling, mean_vs_epsilon, rdp_vs_order_laws, rdp_vs_order_logarithmic
+from symsel.evidence.exact import renyi
+from symsel.report.figures import save_figure
+from symsel.report.figures_rdp import conditional_sampling, mean_vs_epsilon, rdp_vs_order_laws, rdp_vs_order_logarithmic
 
 SIGMA = math.sqrt(5.0)  # a Gaussian of sensitivity 1 and noise sqrt(5) is exactly 0.1-zCDP
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from symsel.apps.tuning import corollary_6_2_thresholds, gaussian_sigma_for
 from symsel.errors import ParameterError
-from symsel.figures import save_figure
-from symsel.figures_tuning import sigma_tuning_vs_mean
-from symsel.tuning import corollary_6_2_thresholds, gaussian_sigma_for
+from symsel.report.figures import save_figure
+from symsel.report.figures_tuning import sigma_tuning_vs_mean
 
 
 def _gaussian_delta(eps: float, sigma: float) -> float:

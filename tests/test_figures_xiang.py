@@ -1,4 +1,4 @@
-"""Xiang et al. Table 4 / Figure 6 in spirit (symsel.figures_xiang) against independent computations:
+"""Xiang et al. Table 4 / Figure 6 in spirit (symsel.report.figures_xiang) against independent computations:
 dp-accounting's PLD for the noise that meets the base budget and its RDP RepeatAndSelectDpEvent for the geometric
 law, and the Monte Carlo audit below the exact Gaussian-pair value."""
 
@@ -10,8 +10,8 @@ from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 
 from symsel.errors import ParameterError
-from symsel.figures import save_figure
-from symsel.figures_xiang import STEPS, sigma_for_base_budget, tnb_vs_base_budget, two_point_table
+from symsel.report.figures import save_figure
+from symsel.report.figures_xiang import STEPS, sigma_for_base_budget, tnb_vs_base_budget, two_point_table
 
 
 def _sgd(rate: float, sigma: float) -> dp_event.DpEvent:

@@ -1,5 +1,5 @@
 """Hostile input for the commands and APIs added after the CLI fuzz test (issue 21, item 4): ``symsel tune``,
-``symsel report --out``, ``SelectionAccountant``, ``symsel.hpo.tune`` and ``symsel.opendp.make_selection``.
+``symsel report --out``, ``SelectionAccountant``, ``symsel.apps.hpo.tune`` and ``symsel.apps.opendp.make_selection``.
 
 Every call ends in an answer or in symsel's own error: from the CLI exit 2 with one line on stderr (and one JSON
 error object on stdout with ``--json``), from Python a ``ValueError`` subclass (``SymselError``) naming the
@@ -93,7 +93,7 @@ HOSTILE_VALUES = [math.nan, -1.0, math.inf, "1e-6", None, [1e-6], 2.0, -math.inf
 def test_accountant_targets_are_checked(value) -> None:
     from dp_accounting import dp_event
 
-    from symsel.accounting import SelectionAccountant
+    from symsel.apps.accounting import SelectionAccountant
 
     accountant = SelectionAccountant().compose(dp_event.GaussianDpEvent(4.0))
     for call, name in ((accountant.get_epsilon, "delta"), (accountant.get_delta, "epsilon")):
@@ -111,7 +111,7 @@ def test_accountant_targets_are_checked(value) -> None:
     {"export_points": 1.5}, {"neighboring_relation": "add_remove"},
 ], ids=lambda k: repr(k))
 def test_accountant_options_are_checked(kwargs) -> None:
-    from symsel.accounting import SelectionAccountant
+    from symsel.apps.accounting import SelectionAccountant
 
     name = next(iter(kwargs))
     with pytest.raises(SymselError, match=name):
@@ -125,7 +125,7 @@ def test_accountant_refuses_a_selection_of_a_bad_law(law) -> None:
     from dp_accounting import dp_event
     from dp_accounting.privacy_accountant import UnsupportedEventError
 
-    from symsel.accounting import SelectionAccountant, SelectionDpEvent
+    from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
 
     event = SelectionDpEvent(dp_event.GaussianDpEvent(4.0), law)
     assert not SelectionAccountant().supports(event)
@@ -137,7 +137,7 @@ def test_accountant_names_an_event_it_cannot_account() -> None:
     from dp_accounting import dp_event
     from dp_accounting.privacy_accountant import UnsupportedEventError
 
-    from symsel.accounting import SelectionAccountant, SelectionDpEvent
+    from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
 
     unsupported = dp_event.UnsupportedDpEvent()
     for event in (unsupported, SelectionDpEvent(unsupported, "geometric(mean=10)")):
@@ -154,7 +154,7 @@ def test_accountant_names_an_event_it_cannot_account() -> None:
     {"direction": "sideways"}, {"seed": -1}, {"seed": 1.5}, {"search_space": {"x": "not a distribution"}},
 ], ids=lambda k: repr(k))
 def test_hpo_tune_checks_its_arguments(kwargs) -> None:
-    from symsel.hpo import tune
+    from symsel.apps.hpo import tune
 
     arguments = {"objective": lambda trial: trial.suggest_float("x", 0.0, 1.0), "law": "point(k=2)",
                  "base": "gaussian(sigma=4)", "delta": 1e-6, "seed": 0, **kwargs}
@@ -163,7 +163,7 @@ def test_hpo_tune_checks_its_arguments(kwargs) -> None:
 
 
 def test_hpo_tune_refuses_a_non_callable_objective() -> None:
-    from symsel.hpo import tune
+    from symsel.apps.hpo import tune
 
     with pytest.raises(SymselError, match="objective"):
         tune("not callable", "point(k=2)", "gaussian(sigma=4)", 1e-6, seed=0)
@@ -177,7 +177,7 @@ def test_hpo_tune_refuses_a_non_callable_objective() -> None:
 def test_opendp_make_selection_checks_its_arguments(kwargs) -> None:
     import opendp.prelude as dp
 
-    from symsel.opendp import make_selection
+    from symsel.apps.opendp import make_selection
 
     dp.enable_features("contrib")
     space = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
@@ -188,7 +188,7 @@ def test_opendp_make_selection_checks_its_arguments(kwargs) -> None:
 
 
 def test_opendp_make_selection_refuses_what_is_not_a_measurement() -> None:
-    from symsel.opendp import make_selection
+    from symsel.apps.opendp import make_selection
 
     for thing in (None, "laplace", 3, lambda x: x):
         with pytest.raises(SymselError, match="measurement"):

@@ -21,7 +21,8 @@ from symsel.bounds.hockey_stick import (
     polygon_ratio_at,
 )
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.exact import FinitePair, selection_epsilon
+from symsel.evidence.exact import selection_epsilon
+from symsel.pairs.finite import FinitePair
 from symsel.profiles import GaussianProfile, pure
 from symsel.spec import parse_distribution
 
@@ -229,7 +230,7 @@ def test_every_method_is_above_the_exact_value(seed, n, which, log_delta):
 def test_xiang_example_is_below_every_bound():
     """Xiang et al. Example 1 (exact 2.9645 for a 1-DP base, geometric gamma = 1e-3): the bounds for
     a pure 1-DP base must lie above it; Liu-Talwar's 3 is the paper form."""
-    from symsel.examples import get_example
+    from symsel.evidence.examples import get_example
 
     example = get_example("xiang-example-1")
     exact = float(example.exact_epsilon())
@@ -243,7 +244,7 @@ def test_xiang_example_is_below_every_bound():
 def test_gaussian_lower_bound_is_below_fdp_bound():
     """The certified lower bound (a discretized Gaussian pair with a searched score order) brackets
     the truth with the f-DP upper bound (geometric mean 30, sigma = 4, delta = 1e-6)."""
-    from symsel.lower import lower_bound
+    from symsel.evidence.lower import lower_bound
 
     dist, base = geometric(mean=30), GaussianProfile(4.0)
     lb = lower_bound(base, dist, 1e-6, budget=200, seed=0)

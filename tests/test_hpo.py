@@ -1,4 +1,4 @@
-"""symsel.hpo.tune: the best of K ~ law Optuna trials with the ε of the whole search. Every ε is checked against
+"""symsel.apps.hpo.tune: the best of K ~ law Optuna trials with the ε of the whole search. Every ε is checked against
 symsel.bound computed here; K against the law's own sampler and its moments; the trials by counting objective calls."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import symsel
+from symsel.apps.hpo import OptunaMissingError, TuningResult, tune
 from symsel.errors import ParameterError, SymselError
-from symsel.hpo import OptunaMissingError, TuningResult, tune
 
 BASE = "gaussian(sigma=4)"
 DELTA = 1e-6
@@ -347,7 +347,7 @@ def _imports_optuna_on_import(tree: ast.AST) -> list[int]:
 def test_no_symsel_module_imports_optuna_on_import() -> None:
     package = Path(symsel.__file__).parent
     modules = sorted(package.rglob("*.py"))
-    assert package / "hpo.py" in modules and len(modules) > 20
+    assert package / "apps" / "hpo.py" in modules and len(modules) > 20
     offenders = {str(path.relative_to(package)): lines for path in modules
                  if (lines := _imports_optuna_on_import(ast.parse(path.read_text(encoding="utf-8"))))}
     assert offenders == {}
@@ -361,8 +361,8 @@ def test_symsel_imports_and_tune_says_how_to_install_optuna_in_a_fresh_interpret
     script = """
 import sys
 sys.modules["optuna"] = None
-import symsel, symsel.hpo
-from symsel.hpo import OptunaMissingError, tune
+import symsel, symsel.apps.hpo
+from symsel.apps.hpo import OptunaMissingError, tune
 try:
     tune(lambda trial: 0.0, law="point(k=1)", base="gaussian(sigma=1)", delta=1e-6)
 except OptunaMissingError as exc:

@@ -1,4 +1,4 @@
-"""Certified lower bounds by search over post-processings and score orders (symsel.lower)."""
+"""Certified lower bounds by search over post-processings and score orders (symsel.evidence.lower)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from symsel import distributions as dists
-from symsel.continuous import GaussianPair, LaplacePair
-from symsel.continuous import selection_epsilon as continuous_epsilon
 from symsel.errors import ParameterError
-from symsel.exact import FinitePair, epsilon_for_delta, profile_delta, selection_epsilon
-from symsel.lower import lower_bound, slice_insertion_order, zigzag_order
+from symsel.evidence.continuous import selection_epsilon as continuous_epsilon
+from symsel.evidence.exact import epsilon_for_delta, profile_delta, selection_epsilon
+from symsel.evidence.lower import lower_bound, slice_insertion_order, zigzag_order
+from symsel.pairs.finite import FinitePair
+from symsel.pairs.location import GaussianPair, LaplacePair
 from symsel.profiles import ApproxDPProfile, GaussianProfile, LaplaceProfile, RandomizedResponseProfile, zcdp
 
 GEOM30 = dists.geometric(mean=30)
@@ -182,7 +183,7 @@ def _independent_epsilon(cuts, order, mu: float, dist, delta: float, dps: int = 
     """eps(delta) of the selection on N(mu,1) vs N(0,1) binned at ``cuts`` with score ``order``,
     written from scratch: bin masses from mpmath.ncdf, A(y) = phi(F(<=y)) - phi(F(<y)) at 2*dps
     working digits, then the smallest eps >= 0 with max(H(A||A'), H(A'||A)) <= delta by bisection
-    on the hockey-stick sum (independent of symsel.exact's closed form)."""
+    on the hockey-stick sum (independent of symsel.evidence.exact's closed form)."""
     work = 2 * dps
     with mpmath.workdps(work):
         edges = [-mpmath.inf, *[mpmath.mpf(float(c)) for c in cuts], mpmath.inf]

@@ -1,4 +1,4 @@
-"""symsel.opendp.make_selection: an OpenDP measurement of the best of K ~ law runs. Its map is checked against
+"""symsel.apps.opendp.make_selection: an OpenDP measurement of the best of K ~ law runs. Its map is checked against
 symsel.bound on base profiles built here from the mechanisms' textbook guarantees (Laplace: ε = d_in / scale;
 Gaussian: ρ = d_in² / (2 scale²)), never from the OpenDP map under test, and against the pure-DP closed form of
 a geometric selection (3ε, Liu & Talwar 2019); the function against the law's own sampler and the outputs it saw."""
@@ -15,8 +15,8 @@ import opendp.prelude as dp
 import pytest
 
 import symsel
+from symsel.apps.opendp import EPSILON_SHIFT, base_profile_from_map, make_selection
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.opendp import EPSILON_SHIFT, base_profile_from_map, make_selection
 from symsel.profiles import GaussianProfile, pure, zcdp
 
 dp.enable_features("contrib")
@@ -243,7 +243,7 @@ def test_integer_distances_on_a_count() -> None:
 def test_without_opendp_the_error_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from symsel.opendp import OpenDPMissingError
+    from symsel.apps.opendp import OpenDPMissingError
 
     monkeypatch.setitem(sys.modules, "opendp.prelude", None)  # `import opendp.prelude` now raises ImportError
     with pytest.raises(OpenDPMissingError, match=r"pip install 'symsel\[opendp\]'") as info:

@@ -8,8 +8,8 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant
 
+from symsel.apps.plan import MEAN_RTOL, max_mean
 from symsel.errors import ParameterError
-from symsel.plan import MEAN_RTOL, max_mean
 from symsel.profiles import GaussianProfile
 
 
@@ -88,9 +88,9 @@ def test_plan_reports_utility_and_the_gain_over_rdp():
 
 
 def test_the_smallest_sigma_and_the_largest_steps_fit_the_budget():
+    from symsel.apps.plan import solve_base
     from symsel.bounds import bound
     from symsel.distributions import geometric
-    from symsel.plan import solve_base
     from symsel.spec import parse_profile
 
     law = geometric(mean=30)
@@ -175,8 +175,8 @@ def test_a_plan_that_fits_every_mean_stops_at_the_stated_cap():
     budget; the exact selection on randomized response at that mean is 0 there as well."""
     from reference_profiles import exact_selection_delta
 
+    from symsel.apps.plan import MAX_MEAN
     from symsel.distributions import geometric
-    from symsel.plan import MAX_MEAN
     from symsel.profiles import pure
 
     plan = max_mean("geometric(mean={mean})", pure(0.5), 2.0, 1e-6, "paper", candidates=50)
@@ -217,7 +217,7 @@ def test_an_impossible_budget_reports_the_epsilon_the_smallest_mean_needs():
 
 
 def test_solve_base_refuses_templates_without_exactly_one_knob():
-    from symsel.plan import solve_base
+    from symsel.apps.plan import solve_base
 
     for template in ("gaussian(sigma=2)", "dpsgd(q=0.01, sigma={sigma}, steps={steps})"):
         with pytest.raises(ParameterError, match="exactly one"):
@@ -228,9 +228,9 @@ def test_solve_base_reports_an_impossible_budget_and_a_budget_the_whole_range_me
     """No σ up to 1e4 brings geometric K of mean 10 to ε = 1e-6 (the bound at σ = 1e4 is above it): no σ, and a
     reason. σ = 1e-2 already meets ε = 1e5, so the whole search range fits and its end, 1e-2, is returned. For
     steps, the whole range up to 1e6 fits a tiny-rate, high-noise run, and its end is returned (checked)."""
+    from symsel.apps.plan import BASE_KNOBS, solve_base
     from symsel.bounds import bound
     from symsel.distributions import geometric
-    from symsel.plan import BASE_KNOBS, solve_base
     from symsel.spec import parse_profile
 
     law = geometric(mean=10)
@@ -252,7 +252,7 @@ def test_a_reported_epsilon_over_the_budget_makes_the_plan_step_back(monkeypatch
     """ε(δ) is found on its safe side, so at the edge mean it may land a hair above the budget although
     δ(ε_budget) fits: the planner then steps back by MEAN_RTOL and reports that mean, whose ε fits. Simulated by
     an ε(δ) that is 1e-9 over the budget at the first mean it is asked about (the search itself only asks δ)."""
-    import symsel.plan as plan_module
+    import symsel.apps.plan as plan_module
 
     base, template = GaussianProfile(4.0), "geometric(mean={mean})"
     plain = max_mean(template, base, 2.0, 1e-6, "fdp")
@@ -272,7 +272,7 @@ def test_a_reported_epsilon_over_the_budget_makes_the_plan_step_back(monkeypatch
 
 def test_a_plan_never_reports_a_mean_over_its_budget(monkeypatch):
     """Simulated by an ε(δ) that stays 0.5 above the true one: no mean within reach of 20 steps of MEAN_RTOL fits."""
-    import symsel.plan as plan_module
+    import symsel.apps.plan as plan_module
 
     real = plan_module._epsilon
     monkeypatch.setattr(plan_module, "_epsilon", lambda *args: real(*args) + 0.5)
@@ -284,7 +284,7 @@ def test_a_zero_delta_budget_is_a_pure_dp_plan():
     """δ = 0: a mean fits when the bound is exactly 0 at the budget. Pure 0.5-DP and geometric K give (1.5, 0) for
     every mean (Cor 5.3), so a (1.5, 0) budget fits every mean, with ε exactly at the budget: the search doubles
     to its cap and reports a mean it checked (a doubling point of min_mean)."""
-    from symsel.plan import MAX_MEAN
+    from symsel.apps.plan import MAX_MEAN
     from symsel.profiles import pure
 
     plan = max_mean("geometric(mean={mean})", pure(0.5), 1.5, 0.0, "paper")
@@ -300,7 +300,7 @@ def test_a_zero_delta_budget_is_a_pure_dp_plan():
 def test_the_cap_itself_is_searched():
     """MAX_MEAN is included in the search: from min_mean = MAX_MEAN / 2^33 the doubling reaches MAX_MEAN exactly,
     which fits, and that is the mean reported (up to the rounding of exp(log(·)))."""
-    from symsel.plan import MAX_MEAN
+    from symsel.apps.plan import MAX_MEAN
     from symsel.profiles import pure
 
     plan = max_mean("geometric(mean={mean})", pure(0.5), 2.0, 1e-6, "paper", min_mean=MAX_MEAN / 2**33)
@@ -309,7 +309,7 @@ def test_the_cap_itself_is_searched():
 
 
 def test_solve_base_answers_a_zero_delta_budget():
-    from symsel.plan import solve_base
+    from symsel.apps.plan import solve_base
 
     result = solve_base("gaussian(sigma={sigma})", "geometric(mean=10)", 2.0, 0.0, "paper")
     assert result["sigma"] is None or result["delta_at_budget"] == 0.0

@@ -10,7 +10,7 @@ import pytest
 
 from symsel.errors import ParameterError
 from symsel.profiles import FAMILIES, GaussianProfile, Profile, gdp
-from symsel.region import gaussian_lower
+from symsel.profiles.region import gaussian_lower
 
 SPECS = [
     "gaussian(sigma=4.0, sensitivity=1.0)",

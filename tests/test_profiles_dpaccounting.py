@@ -14,7 +14,7 @@ from scipy import stats
 
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import FAMILIES, DpsgdProfile, GaussianProfile, LaplaceProfile, PldProfile
-from symsel.region import fdp_lower_from_profile, fdp_upper_from_profile
+from symsel.profiles.region import fdp_lower_from_profile, fdp_upper_from_profile
 
 
 def dpsgd_event(q: float, sigma: float, steps: int) -> dp_event.DpEvent:

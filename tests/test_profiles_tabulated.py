@@ -54,7 +54,7 @@ def test_step_epsilon_and_region() -> None:
     assert tab.spec == "tabulated(eps_grid=[0.0, 1.0, 2.0], deltas=[0.5, 0.1, 0.01])"
     # the region of the step profile is exactly the max of the three polygons
     q = np.linspace(0, 1, 501)
-    from symsel.region import polygon_lower
+    from symsel.profiles.region import polygon_lower
 
     brute = np.max([polygon_lower(q, e, d) for e, d in zip([0, 1, 2], [0.5, 0.1, 0.01], strict=True)], axis=0)
     assert np.allclose(tab.region_lower(q), brute, atol=1e-15)

@@ -193,7 +193,7 @@ def test_no_bound_on_a_gaussian_base_is_below_a_binned_gaussian_selection(sigma,
     """Gaussian base: at every method's ε(δ), the exact δ of the selection on a binned Gaussian pair (slice
     insertion order for that ε, both directions) is at most δ (a certified lower bound on the worst case never
     exceeds an upper bound)."""
-    from symsel.lower import slice_insertion_order  # only chooses a score order; the value is computed here
+    from symsel.evidence.lower import slice_insertion_order  # only chooses a score order; the value is computed here
 
     family, spec = law
     dist, base, delta = parse_distribution(spec), GaussianProfile(sigma), 10.0**log_delta
@@ -297,7 +297,7 @@ def guarantees(draw, count: int = 2):
 def test_ptr_profile_of_two_guarantees_is_the_intersection_of_their_polygons(points, eps):
     """ptr_profile([(ε1, δ1), (ε2, δ2)]): δ(ε) equals the hockey-stick of the intersected region (max over its
     vertices, 50 digits) to 1e-10 relative, is never below it, and is at most each single guarantee's curve."""
-    from symsel.ptr import ptr_profile
+    from symsel.apps.ptr import ptr_profile
 
     profile = ptr_profile(points)
     vertices = pointwise_vertices_mp(points)
@@ -319,7 +319,7 @@ def test_pointwise_profile_is_rounded_up():
     """Float64 vertices put δ(1.625) 1.6e-13 relative below the exact hockey-stick of the guarantees (two lines
     meeting at a shallow angle); δ is now evaluated at 40 digits and rounded up, the boundary rounded down."""
     points = [(1.640625, 1e-3), (2.0, 1e-4)]
-    from symsel.ptr import ptr_profile
+    from symsel.apps.ptr import ptr_profile
 
     exact = pointwise_delta_mp(pointwise_vertices_mp(points), 1.625)
     assert mpmath.mpf(float(ptr_profile(points).delta(1.625))) >= exact
@@ -334,7 +334,7 @@ def test_ptr_tuning_is_never_below_the_exact_selection_of_the_worst_candidate(po
     has δ at most the target; and the paper ε is Thm 5.2 by hand: min over ε1 of 2 log(e^ε1 + (m − 1) δ(ε1))
     (piecewise linear in e^ε1 between the boundary's slopes, so the minimum sits at one of them) plus ε(δ/m),
     pinned to 1e-6 relative and never below it."""
-    from symsel.ptr import ptr_tuning
+    from symsel.apps.ptr import ptr_tuning
 
     law = parse_distribution(f"geometric(mean={mean!r})")
     delta = min(0.5, mean * max(d for _, d in points) * 10.0**log_slack * 1.01)
@@ -364,7 +364,7 @@ def test_tuning_bound_dominates_every_admitted_candidate(base, law, data, method
     """tuning_bound(law, thresholds): thresholds read off a random pair's own exact profile (so the pair is
     admitted) and the worst pair the thresholds admit: the exact selection on either, in a random score order, is
     never above the tuning bound."""
-    from symsel.tuning import admits, tuning_bound
+    from symsel.apps.tuning import admits, tuning_bound
 
     _, p, r = base
     family, spec = law
@@ -408,7 +408,7 @@ def test_the_planned_mean_fits_the_budget_and_a_larger_one_does_not(base, templa
     mean is the edge: the law at mean·(1 + MEAN_RTOL) breaks the budget, unless the search stopped at its stated
     cap MAX_MEAN (then the mean is above MAX_MEAN/2 and flagged); (iii) when no mean fits, even min_mean breaks
     it."""
-    from symsel.plan import MAX_MEAN, MEAN_RTOL, max_mean
+    from symsel.apps.plan import MAX_MEAN, MEAN_RTOL, max_mean
 
     profile, p, r = base
     delta = 10.0**log_delta
@@ -441,8 +441,8 @@ def test_the_solved_sigma_fits_and_less_noise_does_not(law, method, budget, log_
     """plan.solve_base on gaussian(sigma={sigma}): the bound at the σ found fits the budget (re-evaluated), a
     binned Gaussian selection at that σ (exact, slice insertion order) stays within it, and σ·(1 − 2e-3) (the
     search's xtol is 1e-3 in log σ) breaks it; when no σ is found, even the largest σ searched breaks it."""
-    from symsel.lower import slice_insertion_order
-    from symsel.plan import BASE_KNOBS, solve_base
+    from symsel.apps.plan import BASE_KNOBS, solve_base
+    from symsel.evidence.lower import slice_insertion_order
 
     family, spec = law
     if method == "paper" and family not in PAPER_FAMILIES:
@@ -486,7 +486,7 @@ def gaussian_sigma_mp(epsilon: float, delta: float) -> mpmath.mpf:
 def test_gaussian_sigma_for_is_never_below_the_exact_root(epsilon, log_delta):
     """tuning.gaussian_sigma_for: the σ returned makes the Gaussian mechanism (ε, δ)-DP — it is never below the
     50-digit root of its profile — and is within 1e-8 relative of that root (brentq's xtol plus the nudges)."""
-    from symsel.tuning import gaussian_sigma_for
+    from symsel.apps.tuning import gaussian_sigma_for
 
     delta = 10.0**log_delta
     sigma = gaussian_sigma_for(epsilon, delta)
@@ -502,7 +502,7 @@ def test_composition_on_a_pointwise_base_is_never_below_the_exact_two_fold_compo
     directions), at ε around the product's losses. The smallest margin is 2e-12 relative (at ε ≈ 4.0), which is
     composition's allowance: without it (ROUNDING = 0) both cases fail. The base's finite pair now comes from the
     40-digit boundary; the float hull's pair (masses up to 1e-13 off) was still covered by that allowance."""
-    from symsel.ptr import ptr_profile
+    from symsel.apps.ptr import ptr_profile
 
     points = [(1.640625, 1e-3), (2.0, 1e-4)]
     p, r = pointwise_pair_mp(pointwise_vertices_mp(points))

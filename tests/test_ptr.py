@@ -1,4 +1,4 @@
-"""Tests of symsel.ptr (Koskela et al. Thm 6.1 and the tuning of Generalized PTR)."""
+"""Tests of symsel.apps.ptr (Koskela et al. Thm 6.1 and the tuning of Generalized PTR)."""
 
 import itertools
 import math
@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
+from symsel.apps.ptr import gen_ptr_guarantee, ptr_profile, ptr_tuning
 from symsel.errors import ParameterError
-from symsel.ptr import gen_ptr_guarantee, ptr_profile, ptr_tuning
 
 
 def test_thm61_adds_the_test_and_failure_terms():

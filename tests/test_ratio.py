@@ -11,7 +11,7 @@ import pytest
 from symsel import binomial, geometric, point, poisson, tnb, two_point
 from symsel.bounds.ratio import certified_log_sup
 from symsel.profiles import GaussianProfile, pure
-from symsel.region import polygon_lower
+from symsel.profiles.region import polygon_lower
 
 
 def vertex(eps1, delta1):

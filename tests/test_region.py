@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from symsel.errors import ParameterError
-from symsel.region import (
+from symsel.profiles.region import (
     finite_pair_hockey_stick,
     finite_pair_hockey_stick_mp,
     finite_pair_renyi,

@@ -25,7 +25,8 @@ from symsel.bounds.renyi import (
 )
 from symsel.distributions import binomial, geometric, logarithmic, poisson, tnb, truncated, two_point
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.exact import FinitePair, selection_epsilon, selection_renyi
+from symsel.evidence.exact import selection_epsilon, selection_renyi
+from symsel.pairs.finite import FinitePair
 from symsel.profiles import (
     ApproxDPProfile,
     GaussianProfile,

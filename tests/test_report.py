@@ -74,7 +74,7 @@ def test_every_full_report_figure_has_a_builder_taking_its_settings() -> None:
     """The full report (not run here: minutes) names only builders that exist and accept its settings."""
     import inspect
 
-    from symsel.report import FULL, QUICK, extra_builders
+    from symsel.report.main import FULL, QUICK, extra_builders
 
     builders = extra_builders()
     for settings in (FULL, QUICK):

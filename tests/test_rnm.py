@@ -17,8 +17,8 @@ from symsel.bounds.rnm import (
     rnm_figure1_curves,
 )
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.exact import epsilon_for_delta
-from symsel.examples import report_noisy_max_law
+from symsel.evidence.exact import epsilon_for_delta
+from symsel.evidence.examples import report_noisy_max_law
 from symsel.profiles import GaussianProfile, LaplaceProfile, RandomizedResponseProfile
 
 
@@ -32,8 +32,8 @@ def exact_rnm_epsilon(x: tuple, xp: tuple, sigma: float, delta: float) -> float:
 
 def test_theorem32_profile_is_m_times_the_sensitivity_2_gaussian() -> None:
     """δ_M(ε) = min(1, m δ_G(ε)) with δ_G the Gaussian mechanism at sensitivity 2 (1 if monotone), and
-    ε(δ) = ε_G(δ/m); ε(δ) agrees with the independent mpmath bisection in symsel.examples."""
-    from symsel.examples import gaussian_rnm_bound
+    ε(δ) = ε_G(δ/m); ε(δ) agrees with the independent mpmath bisection in symsel.evidence.examples."""
+    from symsel.evidence.examples import gaussian_rnm_bound
 
     sigma, m = 4.0, 3
     prof = report_noisy_max_bound(m, GaussianProfile(sigma))

@@ -23,9 +23,9 @@ from click.testing import CliRunner
 
 import symsel
 from symsel import sweep
+from symsel.apps.sweep import load_grid, run_sweep, write_parquet
 from symsel.cli import main
 from symsel.errors import ParameterError
-from symsel.sweep import load_grid, run_sweep, write_parquet
 
 GRID = """
 laws: ["geometric(mean=10)", "geometric(mean=30)", "poisson(mean=10)", "tnb(eta=0.5, mean=30)",

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from symsel.apps.sweep import COLUMNS, load_grid, run_sweep
 from symsel.cli import main
-from symsel.sweep import COLUMNS, load_grid, run_sweep
 
 distributed = pytest.importorskip("dask.distributed")  # the `dask` extra
 

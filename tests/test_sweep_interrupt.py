@@ -22,8 +22,8 @@ from click.testing import CliRunner
 from test_sweep import SMALL, values
 
 from symsel import sweep
+from symsel.apps.sweep import SweepInterrupted, load_grid, read_results, run_sweep
 from symsel.cli import main
-from symsel.sweep import SweepInterrupted, load_grid, read_results, run_sweep
 
 #: 32 cheap cells (Gaussian bases, paper and fdp): a few seconds on one process.
 GRID = {"laws": [f"geometric(mean={m})" for m in (5, 10, 30, 100)],

@@ -10,8 +10,8 @@ from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 
 import symsel
+from symsel.apps.tuning import max_steps, sigma_tuning, tuning_bound
 from symsel.errors import ParameterError
-from symsel.tuning import max_steps, sigma_tuning, tuning_bound
 
 
 def _dp_accounting_delta(q: float, sigma: float, steps: int, eps: float) -> float:
@@ -147,7 +147,7 @@ def test_admits_is_the_threshold_inequality_itself() -> None:
     is the 50-digit closed form."""
     from reference_profiles import gdp_delta_mp
 
-    from symsel.tuning import admits
+    from symsel.apps.tuning import admits
 
     base = symsel.parse_profile("gaussian(sigma=2)")
     at = float(base.delta(1.0))
@@ -170,7 +170,7 @@ def test_gaussian_sigma_for_every_branch() -> None:
     from reference_profiles import gdp_delta_mp
     from test_properties import gaussian_sigma_mp
 
-    from symsel.tuning import gaussian_sigma_for
+    from symsel.apps.tuning import gaussian_sigma_for
 
     for epsilon, delta in ((0.1, 1e-10), (1.0, 1e-5), (2.0, 1e-3)):
         sigma = gaussian_sigma_for(epsilon, delta)
@@ -191,7 +191,7 @@ def test_corollary_6_2_thresholds_against_50_digit_references() -> None:
     import mpmath
     from reference_profiles import gdp_delta_mp
 
-    from symsel.tuning import corollary_6_2_thresholds, gaussian_sigma_for
+    from symsel.apps.tuning import corollary_6_2_thresholds, gaussian_sigma_for
 
     law = symsel.geometric(mean=10)
     (eps1, delta1), (eps_hat, delta_hat) = corollary_6_2_thresholds(law, 2.0, 1e-5)

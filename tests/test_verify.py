@@ -1,4 +1,4 @@
-"""symsel.verify: exact worst cases and certified lower bounds against every upper bound.
+"""symsel.evidence.verify: exact worst cases and certified lower bounds against every upper bound.
 
 References are computed here from scratch (mpmath bisection on the Gaussian profile), not by the
 bound code under test."""
@@ -12,9 +12,9 @@ import pytest
 
 from symsel import distributions as dists
 from symsel.errors import ParameterError
-from symsel.examples import get_example
+from symsel.evidence.examples import get_example
+from symsel.evidence.verify import verify_example, verify_selection
 from symsel.profiles import GaussianProfile, PairProfile, Profile, RandomizedResponseProfile, pure, zcdp
-from symsel.verify import verify_example, verify_selection
 
 
 def _rnm_theorem_3_2_epsilon(m: int, sensitivity: float, sigma: float, delta: float) -> float:

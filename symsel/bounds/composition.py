@@ -220,8 +220,8 @@ def _pessimistic(base: Profile, k: int) -> Profile:
 
 @lru_cache(maxsize=16)
 def _exported_pld(base: Profile) -> object:
-    """The base exported once as a connect-the-dots PLD (:func:`symsel.export.to_pld`), for every ``k``."""
-    from symsel.export import to_pld
+    """The base exported once as a connect-the-dots PLD (:func:`symsel.profiles.export.to_pld`), for every ``k``."""
+    from symsel.profiles.export import to_pld
 
     return to_pld(base, discretization=PLD_INTERVAL)
 

@@ -38,7 +38,7 @@ from symsel.bounds.ratio import SupCertificate, certified_log_sup
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
-from symsel.region import polygon_lower
+from symsel.profiles.region import polygon_lower
 
 HOCKEY_STICK_METHODS = ("paper", "polygon", "fdp")
 #: number of ``eps1`` points scanned before the local refinement.

@@ -19,7 +19,7 @@ import numpy as np
 
 from symsel.distributions import Distribution
 from symsel.profiles import Profile
-from symsel.region import ArrayLike
+from symsel.profiles.region import ArrayLike
 
 #: relative allowance per term for the rounding of the log-sum-exp (a few ulps per term).
 SUM_ALLOWANCE = 1e-15

@@ -23,7 +23,7 @@ MAX_TRIALS = 10**8
 @user_errors
 def dist_command(spec: str, as_json: bool, candidates: float | None) -> None:
     """Facts about a distribution of K given as a SPEC, e.g. "geometric(mean=30)"."""
-    from symsel.report import distribution_facts
+    from symsel.report.main import distribution_facts
 
     facts = distribution_facts(spec, candidates)
     emit(facts, as_json, lambda f: "\n".join(f"{k:>20}: {v}" for k, v in f.items()))
@@ -89,7 +89,7 @@ def _composed(dist: Any, base: Any, method: str, others: tuple[str, ...], delta:
               epsilon: float | None) -> dict[str, Any]:
     """The selection (``best`` when ``--method all``) composed with other mechanisms through dp-accounting."""
     from symsel.bounds import bound
-    from symsel.export import compose
+    from symsel.profiles.export import compose
     from symsel.spec import parse_profile
 
     selection = bound(dist, base, "best" if method == "all" else method)
@@ -142,8 +142,8 @@ def verify_command(example: str | None, list_examples: bool, dist_spec: str | No
     """Exact values / certified lower bounds against every upper bound. Exit status 3 if a bound is
     below an exact value (a soundness bug)."""
     from symsel.errors import ParameterError
-    from symsel.examples import list_examples as names
-    from symsel.verify import verify_example, verify_selection
+    from symsel.evidence.examples import list_examples as names
+    from symsel.evidence.verify import verify_example, verify_selection
 
     if list_examples:
         emit({"examples": names()}, as_json, lambda p: "\n".join(p["examples"]))
@@ -202,10 +202,10 @@ def audit_command(example: str | None, dist_spec: str | None, base_spec: str | N
     Clopper-Pearson confidence."""
     from dataclasses import asdict
 
-    from symsel.audit import audit
+    from symsel.evidence.audit import audit
 
     if example is not None:
-        from symsel.examples import get_example
+        from symsel.evidence.examples import get_example
 
         ex = get_example(example)
         dist, target = ex.dist, ex.pair

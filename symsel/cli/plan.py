@@ -54,7 +54,7 @@ def _need_epsilon(epsilon: float | None) -> float:
 
 def _max_means(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
                methods: tuple[str, ...], candidates: float | None) -> dict[str, Any]:
-    from symsel.plan import max_mean
+    from symsel.apps.plan import max_mean
     from symsel.spec import parse_profile
 
     epsilon = _need_epsilon(epsilon)
@@ -90,7 +90,7 @@ def _epsilon_at_mean(base_spec: str, delta: float, templates: tuple[str, ...], m
 
 def _solve_knob(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
                 methods: tuple[str, ...]) -> dict[str, Any]:
-    from symsel.plan import solve_base
+    from symsel.apps.plan import solve_base
 
     epsilon = _need_epsilon(epsilon)
     laws = templates or ("geometric(mean=10)",)

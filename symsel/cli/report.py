@@ -16,7 +16,7 @@ from symsel.cli._app import emit, main, user_errors
 def report_command(out: str, quick: bool, progress: bool | None, as_json: bool) -> None:
     """The papers' standard settings: every method side by side with certified lower bounds, the candidates each
     method affords on DP-SGD, the worst cases, and the figures; printed, and written to --out."""
-    from symsel.report import format_report, write_report
+    from symsel.report.main import format_report, write_report
 
     report = write_report(out, quick=quick, progress=progress)
     emit(report, as_json, lambda r: format_report(r) + f"\n\nWritten to {r['out']}/: summary.md, "

@@ -26,8 +26,8 @@ def sweep_command(grid: str, out: str | None, jobs: int, dask_address: str | Non
     output are skipped, so an interrupted sweep (Ctrl-C, SIGTERM) resumes where it stopped."""
     from pathlib import Path
 
+    from symsel.apps.sweep import SweepInterrupted, load_grid, run_sweep, write_parquet
     from symsel.errors import ParameterError
-    from symsel.sweep import SweepInterrupted, load_grid, run_sweep, write_parquet
 
     if jobs == 0 or jobs < -1:
         raise ParameterError("jobs", jobs, "-1 (every core) or a positive number of processes", "sweep")

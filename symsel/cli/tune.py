@@ -50,8 +50,8 @@ def tune_command(dist_spec: str, rate: float, sigmas: tuple[float, ...], thresho
     """The longest DP-SGD run each noise level may use under shared thresholds, and the (ε, δ) of tuning over
     them (Koskela et al. §6.2, Cor 6.2 with method paper)."""
     import symsel
+    from symsel.apps.tuning import corollary_6_2_thresholds, sigma_tuning
     from symsel.errors import ParameterError
-    from symsel.tuning import corollary_6_2_thresholds, sigma_tuning
 
     if len(sigmas) > MAX_SIGMAS:
         raise ParameterError("sigma", f"{len(sigmas)} values", f"at most {MAX_SIGMAS} noise levels", "tune")
@@ -83,7 +83,7 @@ def ptr_command(dist_spec: str, guarantees: tuple[str, ...], delta: float, metho
                 as_json: bool) -> None:
     """The (ε, δ) of tuning Generalized PTR candidates known only through point-wise guarantees (Koskela et al.
     §6.1, Thm 6.1 with Thm 5.2, and the envelope bound)."""
-    from symsel.ptr import ptr_tuning
+    from symsel.apps.ptr import ptr_tuning
 
     pairs = _pairs(guarantees, "guarantee", "ptr")
     result = ptr_tuning(dist_spec, pairs, delta, methods=methods or ("paper", "envelope"))

@@ -51,7 +51,7 @@ from symsel.derive.segments import sup_location
 from symsel.derive.utility import utility
 from symsel.distributions import Distribution, z
 from symsel.errors import SpecError
-from symsel.lower import lower_bound
+from symsel.evidence.lower import lower_bound
 from symsel.profiles import Profile
 from symsel.spec import parse_expression
 
@@ -173,7 +173,7 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
            sections: bool = True) -> Derivation:
     """The :class:`Derivation` of a law of ``K`` (a :class:`Distribution` or a spec; a ``pgf(expr=...)``
     spec may leave parameters free), optionally with a base mechanism whose polygon and bound are derived
-    and checked for soundness against exact examples (:func:`symsel.lower.lower_bound`) at ``delta``.
+    and checked for soundness against exact examples (:func:`symsel.evidence.lower.lower_bound`) at ``delta``.
     ``sections=False`` skips the pure-DP region, the Rényi route and the utility (a few seconds each).
 
     What runs is decided by the law's size (:class:`~symsel.derive.common.LawSize`), never by time: the same

@@ -566,9 +566,9 @@ def _fill(pieces: list, funcs: list, candidates: tuple, x0: Any, e0: sympy.Expr,
 def brute_force_h(dphi_mp: Callable[[mpmath.mpf], mpmath.mpf], eps1: Any, delta1: Any, t: Any,
                   dps: int = DPS, grid: int = 100) -> mpmath.mpf:
     """``sup_u [phi'(u) - t phi'(L(u))]_+`` by brute force, independent of the closed form: a grid of ``grid``
-    points on each of S1 and S2 (``L`` from :func:`symsel.region.polygon_lower_mp`), then a golden-section
+    points on each of S1 and S2 (``L`` from :func:`symsel.profiles.region.polygon_lower_mp`), then a golden-section
     search around the best grid point of each segment. The flat part ``[0, delta1]`` is dominated by its end."""
-    from symsel.region import polygon_lower_mp
+    from symsel.profiles.region import polygon_lower_mp
 
     with mpmath.workdps(dps + 15):
         e1, d1, tt = mpmath.mpf(eps1), mpmath.mpf(delta1), mpmath.mpf(t)
@@ -686,7 +686,7 @@ def _check_profile(pe: PolygonEnvelope, dist: Any, e1: Any, d1: Any, values: dic
 
 
 def _check_sound(pe: PolygonEnvelope, dist: Any, e1: Any, d1: Any, values: dict, delta: float) -> Check:
-    from symsel.lower import lower_bound
+    from symsel.evidence.lower import lower_bound
 
     ours = float(pe.epsilon_mp(delta, 30, values))
     if ours == float("inf"):  # delta < m delta1: the bound is vacuous there, hence sound

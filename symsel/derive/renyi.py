@@ -39,7 +39,7 @@ from symsel.derive.corners import polygon_corners
 from symsel.derive.record import Check, Expression
 from symsel.derive.segments import _T, HOW, combined_kind, segment_derivative, segment_sign
 from symsel.distributions import Distribution, z
-from symsel.region import polygon_lower
+from symsel.profiles.region import polygon_lower
 
 CHECK_ORDERS = (sympy.Integer(2), sympy.Integer(16))
 #: the cancelled zero test of :func:`_t_free` runs on at most this many operations.

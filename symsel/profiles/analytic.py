@@ -28,10 +28,10 @@ import numpy as np
 from scipy import special
 
 from symsel import validate as v
-from symsel.continuous import GaussianPair, LaplacePair
 from symsel.errors import ParameterError
+from symsel.pairs.location import GaussianPair, LaplacePair
 from symsel.profiles.base import Profile
-from symsel.region import (
+from symsel.profiles.region import (
     ArrayLike,
     gaussian_lower,
     gaussian_lower_mp,

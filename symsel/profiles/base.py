@@ -14,7 +14,7 @@ The base class supplies, from ``δ(·)`` alone:
 * ``epsilon(δ)`` by monotone bracketing in ``log δ`` space (conservative: it returns the upper end
   of the final bracket, where ``δ(ε) ≤ δ`` has been checked);
 * ``region_lower(q)``, the f-DP boundary implied by the profile on a grid of ``ε1`` (the envelope of
-  :func:`symsel.region.fdp_lower_from_profile` on :meth:`Profile.region_eps_grid`, built once and
+  :func:`symsel.profiles.region.fdp_lower_from_profile` on :meth:`Profile.region_eps_grid`, built once and
   cached), which is conservative.
 """
 
@@ -31,7 +31,7 @@ import numpy as np
 
 from symsel import validate as v
 from symsel.numeric import last_feasible
-from symsel.region import ArrayLike, LinesEnvelope, as_float_array, profile_envelope, scalar_or_array
+from symsel.profiles.region import ArrayLike, LinesEnvelope, as_float_array, profile_envelope, scalar_or_array
 
 if TYPE_CHECKING:
     from symsel.pairs import Pair
@@ -184,11 +184,11 @@ class Profile(ABC):
         """Lower boundary ``q'_min(q)`` of the privacy region implied by the profile (docs/setting.md).
 
         Generic: the max of the ``(ε1, δ(ε1))`` polygon constraints over :meth:`region_eps_grid`
-        (:func:`symsel.region.profile_envelope`, built once and cached); a finite grid gives a smaller
+        (:func:`symsel.profiles.region.profile_envelope`, built once and cached); a finite grid gives a smaller
         ``q'_min``, so the region is larger and the answer conservative. The loss shrinks like
         ``1/N²``; measured against the exact Gaussian boundary ``Φ(Φ⁻¹(q) − μ)`` with the default
         16001 points it is at most 5e-8 (μ = 1), 3e-7 (μ = 4), 3e-8 (μ = 10) absolute in ``q'``
-        (``tests/test_profiles_base.py``). :func:`symsel.region.fdp_upper_from_profile` certifies
+        (``tests/test_profiles_base.py``). :func:`symsel.profiles.region.fdp_upper_from_profile` certifies
         the loss for any profile.
         """
         return self._generic_envelope(q)

@@ -19,9 +19,9 @@ import numpy as np
 
 from symsel import validate as v
 from symsel.errors import ParameterError
-from symsel.exact import FinitePair
+from symsel.pairs.finite import FinitePair
 from symsel.profiles.base import Profile, delta_by_symmetry
-from symsel.region import (
+from symsel.profiles.region import (
     ArrayLike,
     LinesEnvelope,
     finite_pair_hockey_stick,
@@ -201,7 +201,7 @@ class ApproxDPProfile(FinitePairProfile):
 
         δ(ε') = δ + (1 − δ) [e^ε − e^ε']_+ / (1 + e^ε),
 
-    and the region is the ``(ε, δ)`` polygon (:func:`symsel.region.polygon_lower`).
+    and the region is the ``(ε, δ)`` polygon (:func:`symsel.profiles.region.polygon_lower`).
     """
 
     family = "approx"
@@ -269,7 +269,7 @@ class PointwiseProfile(FinitePairProfile):
     """The tightest profile implied by several guarantees ``(ε_i, δ_i)`` holding at once.
 
     The region is the intersection of the ``(ε_i, δ_i)`` polygons; its lower boundary is the upper
-    envelope of their segments (:func:`symsel.region.profile_envelope`), a convex polyline. The
+    envelope of their segments (:func:`symsel.profiles.region.profile_envelope`), a convex polyline. The
     profile is its hockey-stick ``δ(ε) = sup_q (q − e^ε q'_min(q))``, attained at a vertex (docs/setting.md;
     Kairouz, Oh, Viswanath 2015). As a certificate it is evaluated conservatively: ``δ(ε)`` from vertices computed
     at 40 digits and rounded up, the boundary with every line rounded down (docs/numerics.md).
@@ -297,7 +297,7 @@ class PointwiseProfile(FinitePairProfile):
 
     @cached_property
     def envelope(self) -> LinesEnvelope:
-        """The region boundary as a :class:`symsel.region.LinesEnvelope` (float64)."""
+        """The region boundary as a :class:`symsel.profiles.region.LinesEnvelope` (float64)."""
         eps, deltas = zip(*self.points, strict=True)
         return profile_envelope(np.array(eps), np.array(deltas))
 

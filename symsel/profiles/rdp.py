@@ -30,7 +30,7 @@ import numpy as np
 from symsel import validate as v
 from symsel.errors import ParameterError
 from symsel.profiles.base import Profile, delta_by_symmetry
-from symsel.region import finite_pair_renyi
+from symsel.profiles.region import finite_pair_renyi
 
 DEFAULT_ORDERS = np.unique(np.concatenate([np.geomspace(1.01, 1e4, 600), np.arange(2.0, 65.0)]))
 

@@ -14,7 +14,7 @@ from symsel.distributions import Distribution
 from symsel.errors import ParameterError
 from symsel.profiles import Profile
 from symsel.profiles.base import check_order
-from symsel.region import polygon_lower
+from symsel.profiles.region import polygon_lower
 
 # --------------------------------------------------------------------------- Lemma 7 (any PGF)
 

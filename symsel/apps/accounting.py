@@ -19,11 +19,13 @@ event: :class:`~symsel.profiles.LaplaceProfile`), as :class:`~symsel.profiles.Dp
 dp-accounting's own pessimistic PLD of the event (:class:`~symsel.profiles.PldProfile`; for an inner event that
 itself contains selections, the PLD a nested ``SelectionAccountant`` composes). ``symsel.bound(law, profile,
 method)`` (``"best"`` by default) bounds the selection's profile, and that bound is handed to dp-accounting as a
-pessimistic connect-the-dots PLD (Doroshenko et al., PETS 2022; :mod:`symsel.export`): every ``δ_i`` on the grid is
+pessimistic connect-the-dots PLD (Doroshenko et al., PETS 2022; :mod:`symsel.profiles.export`): every ``δ_i`` on the
+grid is
 an upper bound on the selection's true ``δ(ε_i)``, the true curve is convex in ``e^ε``, so the chords between grid
 points stay above it and the PLD dominates the selection mechanism. It then composes with the accountant's PLD.
 
-The grid. :func:`symsel.export.to_pld` evaluates the bound on 4001 uniform points, which costs seconds where the
+The grid. :func:`symsel.profiles.export.to_pld` evaluates the bound on 4001 uniform points, which costs seconds where
+the
 bound is a mixture of many shifted profiles (``envelope``: about 1.3 ms per point for a geometric law on a Gaussian
 base, 20--40 ms for ``point(k=40)``). :func:`selection_pld` refines adaptively instead: it starts from 33 points on
 ``[0, ε(floor)]`` and splits an interval while the chord (linear in ``e^ε``) misses the bound inside it by more than
@@ -35,7 +37,8 @@ On the Gaussian and Laplace cases of ``benchmarks/bench_accounting.py`` 70--390 
 within 2e-4 (relative) of the bound's, and composed with a further Gaussian run within 3e-4 of the 4001-point
 export's. For a base held as a dp-accounting PLD (DP-SGD) each round evaluates at least 257 points at once
 (:class:`~symsel.profiles.PldProfile` queries fewer one float at a time, at about 15 ms each for 1000 DP-SGD steps).
-``export_points=n`` uses :func:`symsel.export.to_pld` with ``n`` uniform points instead. Negative ``ε`` come from
+``export_points=n`` uses :func:`symsel.profiles.export.to_pld` with ``n`` uniform points instead. Negative ``ε`` come
+from
 the hockey-stick duality ``δ(−ε) = 1 − e^{−ε} + e^{−ε} δ'(ε)`` with the two-sided bound; the grid stops where the
 bound falls to ``floor`` (``1e-20``; the rest of the mass sits at ``+∞``, as dp-accounting's own PLDs do with their
 truncated tails: about 2e-22 for a Gaussian, and below 1e-15 in its compositions).
@@ -64,8 +67,8 @@ from symsel import validate
 from symsel.bounds.api import METHODS, SelectionBound, bound
 from symsel.distributions import Distribution
 from symsel.errors import ParameterError, SymselError
-from symsel.export import MAX_EPSILON, lower_convex_hull, to_pld
 from symsel.profiles import DpsgdProfile, GaussianProfile, LaplaceProfile, PldProfile, Profile
+from symsel.profiles.export import MAX_EPSILON, lower_convex_hull, to_pld
 
 __all__ = ["SelectionAccountant", "SelectionDpEvent", "selection_base", "selection_law", "selection_pld"]
 
@@ -302,7 +305,7 @@ def selection_pld(profile: Profile, discretization: float = 1e-4, tolerance: flo
     adaptive grid (module docstring): the exported curve lies within about ``tolerance`` (in ``ε``) of the bound.
 
     Valid whatever the grid: its values are the bound's (a running minimum from the left and then the greatest
-    convex minorant in ``e^ε``, as in :func:`symsel.export.export_grid`, both still above the true curve)."""
+    convex minorant in ``e^ε``, as in :func:`symsel.profiles.export.export_grid`, both still above the true curve)."""
     where = "selection_pld"
     if not isinstance(profile, Profile):
         raise ParameterError("profile", repr(profile), "a symsel Profile (e.g. symsel.bound(law, base))", where)
@@ -424,7 +427,7 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         value_discretization_interval: the PLD's loss grid, as for ``PLDAccountant``.
         method: the symsel bound of every selection (:data:`symsel.METHODS`; default ``"best"``).
         tolerance: how far (in ``ε``) the exported PLD of a selection may lie above its bound (adaptive grid).
-        export_points: if given, export with :func:`symsel.export.to_pld` on that many uniform points instead.
+        export_points: if given, export with :func:`symsel.profiles.export.to_pld` on that many uniform points instead.
 
     ``calibrate_dp_mechanism(SelectionAccountant, make_event, ...)`` works: the class is its own fresh-accountant
     factory. Selections already accounted (their law, inner profile and bound) are in :attr:`selection_bounds`.

@@ -2,14 +2,14 @@
 
 The procedure of §6.2, per mean m of a geometric K (γ = 1/m):
 
-1. the Gaussian mechanism adjusted to be (ε_Q, δ)-DP (:func:`symsel.tuning.gaussian_sigma_for`) gives a reference
+1. the Gaussian mechanism adjusted to be (ε_Q, δ)-DP (:func:`symsel.apps.tuning.gaussian_sigma_for`) gives a reference
    profile δ_G;
 2. ε1 minimises log(e^ε + ((1 − γ)/γ) δ_G(ε)) (Theorem 5.2's added term), δ1 = δ_G(ε1); ε̂ solves δ_G(ε̂) = δ/m
-   (:func:`symsel.tuning.corollary_6_2_thresholds`);
+   (:func:`symsel.apps.tuning.corollary_6_2_thresholds`);
 3. each candidate σ runs the most DP-SGD steps whose profile stays below (ε1, δ1) and (ε̂, δ/m)
-   (:func:`symsel.tuning.max_steps`);
+   (:func:`symsel.apps.tuning.max_steps`);
 4. the tuning's ε: Corollary 6.2's closed form (``paper`` on the two-threshold point-wise base,
-   :func:`symsel.tuning.tuning_bound`), symsel's ``best`` on the same base, and, for comparison, Thm 5.2 optimised
+   :func:`symsel.apps.tuning.tuning_bound`), symsel's ``best`` on the same base, and, for comparison, Thm 5.2 optimised
    for each candidate on its own full profile (``paper``; ``best`` beside it).
 
 Any thresholds give a sound tuning bound (the admitted candidates are dominated by the point-wise base); the
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from symsel.errors import ParameterError
-from symsel.figures import Draw, Rows, _style
-from symsel.figures_extra import _latex_number
+from symsel.report.figures import Draw, Rows, _style
+from symsel.report.figures_extra import _latex_number
 
 FIG8 = {"q": 0.01, "epsilon_q": 1.5, "delta": 1e-6, "sigmas": (2.0, 3.0, 4.0)}
 WHERE = "sigma_tuning_vs_mean"
@@ -36,7 +36,7 @@ def sigma_tuning_vs_mean(means: Sequence[float], sigmas: Sequence[float] = FIG8[
     """Figure 8's numbers: one row per (mean, σ) with the admitted steps, the candidate's own bounds, and the
     tuning bounds (Cor 6.2 as ``cor_6_2``, symsel's ``best`` on the thresholds as ``tuning_best``)."""
     import symsel
-    from symsel.tuning import corollary_6_2_thresholds, max_steps, tuning_bound
+    from symsel.apps.tuning import corollary_6_2_thresholds, max_steps, tuning_bound
 
     if not sigmas:
         raise ParameterError("sigmas", sigmas, "at least one noise level", WHERE)

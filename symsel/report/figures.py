@@ -10,7 +10,7 @@ report figure beside the paper's, with the differences. The four core figures:
   dp-accounting's RDP ``RepeatAndSelectDpEvent``;
 * ``epsilon_vs_mean`` — symsel's own comparison: ε(δ = 1e-6) of the selection on a Gaussian base (σ = 4) against
   E[K] for geometric and Poisson K, every method and the certified lower bound; its cells run through
-  :mod:`symsel.sweep`;
+  :mod:`symsel.apps.sweep`;
 * ``profiles`` — the privacy profile δ(ε) of the selection (geometric K, mean 30, Gaussian σ = 4) by every method,
   with the base's own profile (the view of Koskela et al. Figure 2, at one mean);
 * ``laws_at_equal_mean`` — symsel's own comparison: ε(δ = 1e-6) of TNB laws (η = −0.5, 0, 0.5, 1) and Poisson at
@@ -118,7 +118,7 @@ def candidates_vs_budget(budgets: Sequence[float], laws: Sequence[tuple[str, str
              for method in (*methods, "dp-accounting RDP")]
     rows: Rows = joblib.Parallel(n_jobs=-1)(joblib.delayed(_fig7_cell)(*task) for task in tasks)
 
-    from symsel.plan import MAX_MEAN
+    from symsel.apps.plan import MAX_MEAN
 
     def draw(ax: Any) -> None:
         markers = dict(zip([label for label, _, _ in laws], "os^Dv", strict=False))
@@ -144,7 +144,7 @@ def candidates_vs_budget(budgets: Sequence[float], laws: Sequence[tuple[str, str
 
 def _fig7_cell(label: str, template: str, shape: float, eps: float, method: str) -> dict[str, Any]:
     """One point of Figure 7: the largest certified mean for one law, budget and method (a joblib task)."""
-    from symsel.plan import max_mean
+    from symsel.apps.plan import max_mean
     from symsel.spec import parse_profile
 
     if method == "dp-accounting RDP":
@@ -160,7 +160,7 @@ def _dp_accounting_mean(eps: float, shape: float, lo: float = 1.0, hi: float | N
     from dp_accounting import dp_event
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    from symsel.plan import MAX_MEAN
+    from symsel.apps.plan import MAX_MEAN
 
     hi = MAX_MEAN if hi is None else hi
 
@@ -186,7 +186,7 @@ def epsilon_vs_mean(means: Sequence[float], methods: Sequence[str], folder: Path
                     laws: Sequence[str] = ("geometric", "poisson"), lower: bool = True) -> tuple[Rows, Draw]:
     """ε(δ = 1e-6) against E[K] on the Gaussian σ = 4 base; the cells run through the sweep engine (resumable:
     the cell table is ``folder/epsilon_vs_mean-cells.csv``)."""
-    from symsel.sweep import Cell, run_sweep
+    from symsel.apps.sweep import Cell, run_sweep
 
     cells = [Cell(f"{law}(mean={m!r})", GAUSSIAN, "delta", DELTA, method)
              for law in laws for m in means for method in methods]
@@ -231,7 +231,7 @@ def _epsilon_against_mean_axes(ax: Any, title: str, legend_size: int) -> None:
 
 
 def _lower(spec: str) -> float:
-    from symsel.lower import lower_bound
+    from symsel.evidence.lower import lower_bound
     from symsel.spec import parse_distribution, parse_profile
 
     return float(lower_bound(parse_profile(GAUSSIAN), parse_distribution(spec), DELTA, budget=20).epsilon)

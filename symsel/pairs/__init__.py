@@ -3,23 +3,24 @@
 A *pair* is two output distributions ``(P, P')`` of one mechanism on two neighbouring inputs, on a
 totally ordered output space (docs/setting.md). Two kinds exist:
 
-* :class:`~symsel.exact.FinitePair` -- finitely many outcomes with exact (mpmath/SymPy) masses and a
+* :class:`~symsel.pairs.FinitePair` -- finitely many outcomes with exact (mpmath/SymPy) masses and a
   score order; the dominating pair of randomized response, of one or several ``(ε, δ)``
   guarantees, or any finite pair given by the user;
-* :class:`~symsel.continuous.LocationPair` -- a location family, :class:`~symsel.continuous.GaussianPair`
-  ``N(μ, 1)`` vs ``N(0, 1)`` or :class:`~symsel.continuous.LaplacePair` ``Lap(Δ, b)`` vs ``Lap(0, b)``.
+* :class:`~symsel.pairs.LocationPair` -- a location family, :class:`~symsel.pairs.GaussianPair`
+  ``N(μ, 1)`` vs ``N(0, 1)`` or :class:`~symsel.pairs.LaplacePair` ``Lap(Δ, b)`` vs ``Lap(0, b)``.
 
 Profiles hand out their dominating pair with :meth:`symsel.profiles.Profile.dominating_pair`;
 exact evaluation, lower bounds, audits, the example registry and ``verify`` all take a ``Pair``.
+This package imports neither :mod:`symsel.profiles` nor :mod:`symsel.evidence`; both import it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from symsel.continuous import GaussianPair, LaplacePair, LocationPair
 from symsel.errors import ParameterError
-from symsel.exact import FinitePair
+from symsel.pairs.finite import FinitePair
+from symsel.pairs.location import GaussianPair, LaplacePair, LocationPair
 
 Pair = FinitePair | LocationPair
 """A finite or continuous (location) pair: ``isinstance(x, Pair)`` works."""
@@ -38,11 +39,10 @@ def as_pair(base: Any, where: str) -> Pair:
     """
     if isinstance(base, Pair):
         return base
-    from symsel.profiles import Profile
-
     allowed = "a base with a known dominating pair (" + ", ".join(BASES_WITH_A_PAIR) + ")"
-    if isinstance(base, Profile):
-        pair = base.dominating_pair()
+    dominating_pair = getattr(base, "dominating_pair", None)  # a Profile (duck-typed: pairs import no profiles)
+    if callable(dominating_pair):
+        pair = dominating_pair()
         if pair is None:
             raise ParameterError("base", base.spec, allowed, where)
         return pair

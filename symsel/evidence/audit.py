@@ -34,10 +34,11 @@ import numpy as np
 from scipy.stats import beta
 
 from symsel import validate
-from symsel.continuous import LocationPair
 from symsel.errors import ParameterError
-from symsel.exact import FinitePair, _check_delta
+from symsel.evidence.exact import _check_delta
 from symsel.pairs import Pair, as_pair
+from symsel.pairs.finite import FinitePair
+from symsel.pairs.location import LocationPair
 from symsel.profiles import Profile
 
 
@@ -126,8 +127,8 @@ class _ContinuousSampler:
 
 def _as_target(pair_or_base: Any) -> Pair:
     """A :data:`~symsel.pairs.Pair` itself; a Profile's dominating pair; or the ``pair`` field of an
-    object that carries one (a :class:`~symsel.lower.LowerBoundResult`, an
-    :class:`~symsel.examples.Example`)."""
+    object that carries one (a :class:`~symsel.evidence.lower.LowerBoundResult`, an
+    :class:`~symsel.evidence.examples.Example`)."""
     inner = getattr(pair_or_base, "pair", None)
     if not isinstance(pair_or_base, Pair | Profile) and isinstance(inner, Pair):
         return inner
@@ -179,8 +180,8 @@ def audit(dist: Any, pair_or_base: Any, trials: int, delta: float, confidence: f
 
     Args:
         dist: the :class:`~symsel.distributions.Distribution` of ``K``.
-        pair_or_base: a :data:`~symsel.pairs.Pair`: a :class:`~symsel.exact.FinitePair` (with its
-            score order) or a :class:`~symsel.continuous.GaussianPair`/``LaplacePair`` (monotone
+        pair_or_base: a :data:`~symsel.pairs.Pair`: a :class:`~symsel.pairs.FinitePair` (with its
+            score order) or a :class:`~symsel.pairs.GaussianPair`/``LaplacePair`` (monotone
             score); a :class:`~symsel.profiles.Profile` (its dominating pair); or an object with a
             ``pair`` field holding a Pair (a lower-bound result, an example).
         trials: simulated games per side (``>= 1``).

@@ -3,7 +3,7 @@
 Any post-processing of a base mechanism's dominating pair -- here a discretization of a continuous
 pair into bins, or a Markov kernel applied to a finite pair -- ordered by *any* score order, is a
 valid base mechanism with (at most) that privacy profile. Its selection law is exact
-(:mod:`symsel.exact`), so the exact ``eps(delta)`` of the selection on it is a certified lower
+(:mod:`symsel.evidence.exact`), so the exact ``eps(delta)`` of the selection on it is a certified lower
 bound on the worst case over all base mechanisms with that profile (docs/lower-bounds.md; Xiang,
 Wang & Wang, Example 1 and Section 5; Papernot & Steinke, Appendix D).
 
@@ -41,18 +41,17 @@ import numpy as np
 from scipy.optimize import minimize
 
 from symsel import validate
-from symsel.continuous import LocationPair, discretize
-from symsel.exact import (
-    FinitePair,
+from symsel.evidence.continuous import discretize
+from symsel.evidence.exact import (
     _check_delta,
     _check_dps,
-    _masses_mp,
     epsilon_for_delta_float,
     selection_epsilon,
     selection_law_float,
-    to_mpf,
 )
 from symsel.pairs import Pair, as_pair
+from symsel.pairs.finite import FinitePair, masses_mp, to_mpf
+from symsel.pairs.location import LocationPair
 from symsel.profiles import Profile
 
 
@@ -459,7 +458,7 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
       in ``x``, :func:`slice_cuts`; finite pairs: each outcome into ``slices // n`` equal pieces),
       ordered by :func:`slice_insertion_order`, iterated on its target ``eps``.
 
-    Both winners are evaluated exactly (mpmath, :func:`symsel.exact.selection_epsilon`); the larger
+    Both winners are evaluated exactly (mpmath, :func:`symsel.evidence.exact.selection_epsilon`); the larger
     exact value is reported, rounded down.
 
     Args:
@@ -548,8 +547,8 @@ def _kernel_pair(base: FinitePair, w: np.ndarray, order: Sequence[int], dps: int
     """The exact image ``(P W, P' W)`` of the base pair under the (float) kernel ``W``, rows
     renormalized at ``dps`` digits so that the kernel is exactly stochastic."""
     with mpmath.workdps(dps):
-        p = _masses_mp(base.p, dps)
-        q = _masses_mp(base.q, dps)
+        p = masses_mp(base.p, dps)
+        q = masses_mp(base.q, dps)
         rows = []
         for row in w:
             vals = [mpmath.mpf(float(x)) for x in row]

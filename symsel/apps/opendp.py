@@ -96,7 +96,7 @@ class OpenDPMissingError(SymselError, ImportError):
     """:func:`make_selection` was called without OpenDP installed (an ``ImportError`` too)."""
 
     def __init__(self) -> None:
-        super().__init__(f"symsel.opendp needs OpenDP, which is not installed: {INSTALL_HINT}")
+        super().__init__(f"symsel.apps.opendp needs OpenDP, which is not installed: {INSTALL_HINT}")
 
 
 def _dp() -> Any:

@@ -3,7 +3,7 @@
 Each :class:`Example` records the base mechanism's output pair (and score order), the law of the
 number of runs ``K``, the ``delta`` of interest, the base mechanism's guarantee as a
 :class:`~symsel.profiles.Profile` (what the upper bounds are computed from), the numbers the paper
-states, and checks of the paper's claims against exact evaluation (:mod:`symsel.exact`, at 50 digits
+states, and checks of the paper's claims against exact evaluation (:mod:`symsel.evidence.exact`, at 50 digits
 by default).
 
 Entries (``EXAMPLES``; :func:`get_example`):
@@ -35,13 +35,9 @@ import sympy
 
 from symsel import distributions as dists
 from symsel.errors import ParameterError
-from symsel.exact import (
-    FinitePair,
-    epsilon_for_delta,
-    renyi,
-    selection_laws,
-)
+from symsel.evidence.exact import epsilon_for_delta, renyi, selection_laws
 from symsel.numeric import bisect_last_feasible
+from symsel.pairs.finite import FinitePair
 from symsel.profiles import GaussianProfile, PairProfile, Profile, pure
 
 DEFAULT_DPS = 50

@@ -1,4 +1,4 @@
-"""Papernot–Steinke's Rényi-DP figures (ICLR 2022, Figures 2, 3, 4 and 8), built like :mod:`symsel.figures`: each
+"""Papernot–Steinke's Rényi-DP figures (ICLR 2022, Figures 2, 3, 4 and 8), built like :mod:`symsel.report.figures`: each
 builder returns ``(rows, draw)``. The base is 0.1-zCDP throughout (``D_λ ≤ 0.1 λ``), as in the paper.
 
 * ``rdp_vs_order_logarithmic`` — Figure 2: the selection's RDP curve ε(λ) for the logarithmic law (TNB η = 0) at
@@ -21,8 +21,8 @@ import mpmath
 import numpy as np
 
 from symsel.errors import ParameterError
-from symsel.figures import Draw, Rows, decorate
-from symsel.figures_extra import _latex_number
+from symsel.report.figures import Draw, Rows, decorate
+from symsel.report.figures_extra import _latex_number
 
 RHO = 0.1
 BASE = f"zcdp(rho={RHO})"

@@ -1,6 +1,6 @@
-"""More paper figures for the report, built like :mod:`symsel.figures`: each builder returns ``(rows, draw)``
+"""More paper figures for the report, built like :mod:`symsel.report.figures`: each builder returns ``(rows, draw)``
 (rows: flat dicts, the figure's numbers; draw: a function drawing them on a matplotlib axes), to be written
-by :func:`symsel.figures.save_figure`.
+by :func:`symsel.report.figures.save_figure`.
 
 * ``rnm_epsilon_vs_m`` — Koskela et al. Figure 1: Report Noisy Max over ``m`` sensitivity-1 queries with
   Gaussian noise (σ = 4), ε(δ = 1e-6) against ``m`` by Theorem 3.2 (privacy profile), Theorem 3.1 (RDP,
@@ -30,7 +30,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from symsel.figures import Draw, Rows, _style, decorate
+from symsel.report.figures import Draw, Rows, _style, decorate
 
 FIG6 = {"q": 256 / 60000, "sigma": 1.1, "steps": math.ceil(60 / (256 / 60000)), "delta": 1e-5}
 RNM_LABELS = {"profile": "HS bound, Thm 3.2", "rdp": "RDP bound, Thm 3.1", "gaussian_tail": "Cor 3.4 (tail)"}
@@ -86,7 +86,7 @@ def geometric_epsilon_vs_mean(means: Sequence[float], sigma: float = 4.0, delta:
     δ = 1e-6, m from 10 to 1e5): the RDP bound (Thm 5.1, ``rdp``), Thm 5.2 (``paper``), ``envelope``, Cor 5.5's
     closed form, and the certified lower bound at the means in ``lower_at``."""
     import symsel
-    from symsel.lower import lower_bound
+    from symsel.evidence.lower import lower_bound
 
     base = symsel.parse_profile(f"gaussian(sigma={sigma!r})")
     rows: Rows = []
@@ -200,7 +200,7 @@ def _epsilon_vs_delta(laws: dict[str, tuple[str, tuple[str, ...]]], deltas: Sequ
     """Rows ``law, delta, <method>: ε`` for each law ``label: (spec, methods)`` on the Gaussian base, with the
     certified lower bound (``lower``, else None) at the δ in ``lower_at``."""
     import symsel
-    from symsel.lower import lower_bound
+    from symsel.evidence.lower import lower_bound
 
     base = symsel.parse_profile(f"gaussian(sigma={sigma!r})")
     rows: Rows = []

@@ -8,7 +8,7 @@
 3. The papers' worst cases: exact values against the bounds (a bound below an exact value would be
    a soundness bug and is flagged).
 4. :func:`write_report`: all of the above plus certified lower bounds, the candidates each method affords on
-   Koskela et al.'s DP-SGD setting, and the figures of :mod:`symsel.figures` (PNG, PDF, CSV) with
+   Koskela et al.'s DP-SGD setting, and the figures of :mod:`symsel.report.figures` (PNG, PDF, CSV) with
    ``summary.md``, in one folder. ``quick=True`` is the one-minute version.
 """
 
@@ -91,7 +91,7 @@ def bounds_table(specs: tuple[str, ...] = DEFAULT_DISTRIBUTIONS, base_spec: str 
 
 def examples_table(names: tuple[str, ...] = DEFAULT_EXAMPLES) -> list[dict[str, Any]]:
     """Exact value, paper's numbers and every bound for the papers' worst cases."""
-    from symsel.verify import verify_example
+    from symsel.evidence.verify import verify_example
 
     rows = []
     for name in names:
@@ -250,7 +250,7 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
     Returns the tables and the paths written (JSON-ready)."""
     from tqdm import tqdm
 
-    from symsel import figures
+    from symsel.report import figures
 
     settings = QUICK if quick else FULL
     folder = Path(out)
@@ -312,13 +312,13 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
 
 def extra_builders() -> dict[str, Any]:
     """Every paper-figure builder the report can run, by the name of the figure it writes."""
-    from symsel import figures_extra, figures_rdp, figures_tuning, figures_xiang
+    from symsel.report import figures_extra, figures_rdp, figures_tuning, figures_xiang
 
     return {**figures_extra.BUILDERS, **figures_tuning.BUILDERS, **figures_rdp.BUILDERS, **figures_xiang.BUILDERS}
 
 
 def _certified_lower(spec: str) -> float | None:
-    from symsel.lower import lower_bound
+    from symsel.evidence.lower import lower_bound
     from symsel.spec import parse_profile
 
     try:
@@ -342,7 +342,7 @@ def format_summary(report: dict[str, Any]) -> str:
         ratio = row["best"] / row["lower"] if row.get("lower") and row.get("best") else None
         lines.append(f"| `{row['spec']}` | {row['mean']:.4g} | " + " | ".join(_num(row.get(m)) for m in TABLE_METHODS)
                      + f" | {_num(row.get('lower'))} | {'' if ratio is None else f'{ratio:.4f}'} |")
-    from symsel.figures import FIG7
+    from symsel.report.figures import FIG7
 
     lines += ["", f"## Candidates affordable at ε = {CANDIDATE_BUDGET}, δ = {FIG7['delta']:g}", "",
               f"DP-SGD base of Koskela et al. Figure 7 (q = {FIG7['q']:.5g}, σ = {FIG7['sigma']}, {FIG7['steps']} "

@@ -1,8 +1,8 @@
 """Verification: exact values and certified lower bounds side by side with every upper bound.
 
 A bound is an upper bound. ``verify_example`` evaluates a worst case of the papers exactly
-(:mod:`symsel.examples`) and compares it with every applicable bound for the base guarantee the
-example assumes; ``verify_selection`` searches a certified lower bound (:mod:`symsel.lower`) for a
+(:mod:`symsel.evidence.examples`) and compares it with every applicable bound for the base guarantee the
+example assumes; ``verify_selection`` searches a certified lower bound (:mod:`symsel.evidence.lower`) for a
 law of K and a base profile and brackets the truth between it and the bounds. A bound below an
 exact value or a certified lower bound is a bug, reported as ``sound: false``.
 """
@@ -15,7 +15,7 @@ from typing import Any
 from symsel.bounds import METHODS, bound_summary
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
-from symsel.examples import Example, get_example
+from symsel.evidence.examples import Example, get_example
 from symsel.pairs import as_pair
 from symsel.profiles import Profile
 
@@ -78,12 +78,12 @@ def verify_example(name: str, dps: int = 50) -> dict[str, Any]:
 
 
 def verify_selection(dist: Distribution, base: Profile, delta: float, budget: int = 200, seed: int = 0) -> dict:
-    """A certified lower bound (:func:`symsel.lower.lower_bound` on ``base.dominating_pair()``:
+    """A certified lower bound (:func:`symsel.evidence.lower.lower_bound` on ``base.dominating_pair()``:
     few-bin search and slice insertion, docs/lower-bounds.md) against every upper bound: ``lower_bound``,
     ``lower_bound_construction``, ``bounds``, ``ratio`` = tightest finite upper bound / lower bound,
     ``sound``. A base without a dominating pair raises :class:`~symsel.errors.ParameterError`
     naming it."""
-    from symsel.lower import lower_bound
+    from symsel.evidence.lower import lower_bound
 
     lower = lower_bound(as_pair(base, "verify"), dist, delta, budget=budget, seed=seed)
     bounds = _bounds(dist, base, delta)

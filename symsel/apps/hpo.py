@@ -47,7 +47,7 @@ class OptunaMissingError(SymselError, ImportError):
     """:func:`tune` was called without Optuna installed (an ``ImportError`` too)."""
 
     def __init__(self) -> None:
-        super().__init__(f"symsel.hpo.tune needs Optuna, which is not installed: {INSTALL_HINT}")
+        super().__init__(f"symsel.apps.hpo.tune needs Optuna, which is not installed: {INSTALL_HINT}")
 
 
 @dataclass(frozen=True)

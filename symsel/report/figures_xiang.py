@@ -1,15 +1,15 @@
-"""Xiang, Wang & Wang's DP-SGD tuning results in spirit (Table 4 and Figure 6), built like :mod:`symsel.figures`.
+"""Xiang, Wang & Wang's DP-SGD tuning results in spirit (Table 4 and Figure 6), built like :mod:`symsel.report.figures`.
 
 The base is DP-SGD with N = 500 iterations at sampling ratio τ, its noise σ set so the run alone is
 (ε_B, δ = 1e-5)-DP (:func:`sigma_for_base_budget`, from its PLD). Beside symsel's certified bounds on that run:
 
 * ``gaussian_pair`` — the exact ε of the selection on the Gaussian pair N(μ, 1) vs N(0, 1) with the monotone
-  score (:func:`symsel.continuous.selection_epsilon`), μ from the GDP central-limit approximation of DP-SGD
+  score (:func:`symsel.evidence.continuous.selection_epsilon`), μ from the GDP central-limit approximation of DP-SGD
   (Dong et al.; Xiang et al. Cor 2): their ε_U-G. It is the exact value for that pair, but DP-SGD is only
   asymptotically μ-GDP, so it is an approximation of the run's selection, not a certified bound;
 * ``rdp`` — the Papernot–Steinke route (their ε_U-P);
 * ``audit`` (Figure 6) — a Clopper–Pearson lower bound from simulating the selection on the same Gaussian pair
-  (their ε_L; :func:`symsel.audit.audit`).
+  (their ε_L; :func:`symsel.evidence.audit.audit`).
 
 * ``two_point_table`` — Table 4 in spirit: the two-point law of eq. (21), P[K = 1] = s, P[K = L] = 1 − s;
 * ``tnb_vs_base_budget`` — Figure 6 in spirit: TNB laws ξ_{η,ν} against the base's ε_B.
@@ -27,7 +27,7 @@ from scipy.stats import norm
 
 from symsel import validate
 from symsel.errors import ParameterError
-from symsel.figures import Draw, Rows, _style, decorate
+from symsel.report.figures import Draw, Rows, _style, decorate
 
 STEPS = 500
 DELTA = 1e-5
@@ -75,7 +75,8 @@ def _cells(cells: Sequence[tuple[str, float]], rate: float, methods: Sequence[st
 def _cell(law: str, eps_base: float, sigma: float, rate: float, methods: Sequence[str],
           audit_trials: int) -> dict[str, Any]:
     import symsel
-    from symsel.continuous import GaussianPair, selection_epsilon
+    from symsel.evidence.continuous import selection_epsilon
+    from symsel.pairs.location import GaussianPair
 
     base = symsel.parse_profile(f"dpsgd(q={rate!r}, sigma={sigma!r}, steps={STEPS})")
     dist = symsel.parse_distribution(law)
@@ -84,7 +85,7 @@ def _cell(law: str, eps_base: float, sigma: float, rate: float, methods: Sequenc
                            **{m: float(symsel.bound(dist, base, m).epsilon(DELTA)) for m in methods},
                            "gaussian_pair": float(selection_epsilon(GaussianPair(mu), dist, DELTA))}
     if audit_trials:
-        from symsel.audit import audit
+        from symsel.evidence.audit import audit
 
         row["audit"] = float(audit(dist, GaussianPair(mu), trials=audit_trials, delta=DELTA, seed=0).epsilon_lower)
     return row
