@@ -59,28 +59,28 @@ FIXED_K = P + "test_fixed_k_runs_of_pure_dp_are_never_below_k_eps"
 GAUSS = P + "test_no_bound_on_a_gaussian_base_is_below_a_binned_gaussian_selection"
 CLOSE = P + "test_envelope_and_best_clear_the_certified_lower_bound_closely"
 TESTS = {
-    "symsel/bounds/api.py": [FINITE, "tests/test_api.py", "tests/test_bounds_edges.py"],
-    "symsel/bounds/composition.py": [FINITE, "tests/test_composition.py"],
-    "symsel/bounds/envelope.py": [FIXED_K, FINITE, CLOSE, "tests/test_envelope.py"],
-    "symsel/bounds/hockey_stick.py": [FIXED_K, FINITE, "tests/test_hockey_stick.py"],
-    "symsel/bounds/mixture.py": [FIXED_K, FINITE, "tests/test_hockey_stick.py", "tests/test_envelope.py"],
-    "symsel/bounds/precision.py": [FINITE, "tests/test_bounds_edges.py", "tests/test_envelope.py"],
-    "symsel/bounds/ratio.py": [FIXED_K, FINITE, "tests/test_ratio.py", "tests/test_hockey_stick.py"],
-    "symsel/bounds/rnm.py": ["tests/test_rnm.py"],
-    "symsel/bounds/summary.py": ["tests/test_api.py", "tests/test_bounds_edges.py"],
+    "symsel/bounds/api.py": [FINITE, "tests/bounds/test_api.py", "tests/bounds/test_bounds_edges.py"],
+    "symsel/bounds/composition.py": [FINITE, "tests/bounds/test_composition.py"],
+    "symsel/bounds/envelope.py": [FIXED_K, FINITE, CLOSE, "tests/bounds/test_envelope.py"],
+    "symsel/bounds/hockey_stick.py": [FIXED_K, FINITE, "tests/bounds/test_hockey_stick.py"],
+    "symsel/bounds/mixture.py": [FIXED_K, FINITE, "tests/bounds/test_hockey_stick.py", "tests/bounds/test_envelope.py"],
+    "symsel/bounds/precision.py": [FINITE, "tests/bounds/test_bounds_edges.py", "tests/bounds/test_envelope.py"],
+    "symsel/bounds/ratio.py": [FIXED_K, FINITE, "tests/bounds/test_ratio.py", "tests/bounds/test_hockey_stick.py"],
+    "symsel/bounds/rnm.py": ["tests/bounds/test_rnm.py"],
+    "symsel/bounds/summary.py": ["tests/bounds/test_api.py", "tests/bounds/test_bounds_edges.py"],
     "symsel/apps/plan.py": [P + "test_the_planned_mean_fits_the_budget_and_a_larger_one_does_not",
-                       P + "test_the_solved_sigma_fits_and_less_noise_does_not", "tests/test_plan.py"],
+                       P + "test_the_solved_sigma_fits_and_less_noise_does_not", "tests/apps/test_plan.py"],
     "symsel/apps/tuning.py": [P + "test_gaussian_sigma_for_is_never_below_the_exact_root",
-                         P + "test_tuning_bound_dominates_every_admitted_candidate", "tests/test_tuning.py"],
+                         P + "test_tuning_bound_dominates_every_admitted_candidate", "tests/apps/test_tuning.py"],
     "symsel/apps/ptr.py": [P + "test_ptr_profile_of_two_guarantees_is_the_intersection_of_their_polygons",
                       P + "test_ptr_tuning_is_never_below_the_exact_selection_of_the_worst_candidate",
-                      "tests/test_ptr.py"],
-    "symsel/profiles/export.py": ["tests/test_export_grid.py", "tests/test_export.py"],
+                      "tests/apps/test_ptr.py"],
+    "symsel/profiles/export.py": ["tests/profiles/test_export_grid.py", "tests/profiles/test_export.py"],
 }
 FALLBACK_TESTS = [FINITE, GAUSS]
 #: slow tests left out of every subset (the whole suite still runs them): seconds each, and what they check is
 #: also checked by a faster test of the same subset.
-SLOW = ["tests/test_hockey_stick.py::test_every_method_is_above_the_exact_value"]
+SLOW = ["tests/bounds/test_hockey_stick.py::test_every_method_is_above_the_exact_value"]
 
 #: an additive term counts as a safety term when its source mentions one of these, or is a tiny literal.
 SAFETY_NAME = re.compile(r"margin|MARGIN|slack|allowance|ALLOWANCE|NUDGE|nudge|ROUNDING|rounding|floor|tol\b|"

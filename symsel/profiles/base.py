@@ -188,7 +188,7 @@ class Profile(ABC):
         ``q'_min``, so the region is larger and the answer conservative. The loss shrinks like
         ``1/N²``; measured against the exact Gaussian boundary ``Φ(Φ⁻¹(q) − μ)`` with the default
         16001 points it is at most 5e-8 (μ = 1), 3e-7 (μ = 4), 3e-8 (μ = 10) absolute in ``q'``
-        (``tests/test_profiles_base.py``). :func:`symsel.profiles.region.fdp_upper_from_profile` certifies
+        (``tests/profiles/test_profiles_base.py``). :func:`symsel.profiles.region.fdp_upper_from_profile` certifies
         the loss for any profile.
         """
         return self._generic_envelope(q)

@@ -241,7 +241,7 @@ class DpsgdProfile(PldProfile):
     The generic region boundary (base class) uses 16001 uniform ``ε1`` on ``[0, ε(δ(∞))]`` (about 0.7 s
     of PLD evaluations, once per profile). Measured for this example against a 64001-point grid: the
     loss is 3.0e-8 absolute in ``q'`` (4.9e-7 with 4001 points, 6.6e-6 with 1001: it falls like 1/N²);
-    see ``tests/test_profiles_dpaccounting.py``.
+    see ``tests/profiles/test_profiles_dpaccounting.py``.
     """
 
     family = "dpsgd"

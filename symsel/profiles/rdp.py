@@ -15,7 +15,7 @@ symmetry identity of :mod:`symsel.profiles.base` applies.
 The default grid (:data:`DEFAULT_ORDERS`): 600 log-spaced orders on ``[1.01, 1e4]`` plus the integers
 2..64. Measured for ``zcdp`` against the continuous optimum over ``λ``: the grid loses at most 4e-5
 relative in ``ε`` for ``ρ ∈ [1e-3, 5]``, ``δ ∈ [1e-12, 1e-2]`` (1.2e-4 at ``ρ = 50``, where ``λ* ≈ 1.5``);
-see ``tests/test_profiles_rdp.py``.
+see ``tests/profiles/test_profiles_rdp.py``.
 """
 
 from __future__ import annotations

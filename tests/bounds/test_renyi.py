@@ -395,7 +395,8 @@ def test_subsampled_gaussian_epsilon_is_the_cks_conversion_of_dp_accountings_rdp
     Poisson-subsampled Gaussian step times T, converted by Canonne–Kamath–Steinke (Prop. 12):
     ε = min_λ ε(λ) + log(1 − 1/λ) − (log δ + log λ)/(λ − 1). On the profile's order grid (a choice of grid, not a
     computed value) it is equal to 1e-9 relative; on a superset with 1500 more orders the minimum can only be lower,
-    and symsel is never below that and within 1e-4 of it. (tests/test_profiles_rdp.py compares with dp-accounting's
+    and symsel is never below that and within 1e-4 of it. (tests/profiles/test_profiles_rdp.py compares with
+    dp-accounting's
     own get_epsilon, which uses other orders and another conversion, at 2 %.)"""
     import logging
 

@@ -38,7 +38,7 @@ def rows(path: Path) -> dict[tuple[str, ...], dict[str, str]]:
 
 def readme_block(heading: str) -> str:
     """The first ```python block after ``heading`` in the README."""
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     start = text.index("```python\n", text.index(heading)) + len("```python\n")
     return text[start:text.index("```\n", start)]
 

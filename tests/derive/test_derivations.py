@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DERIVATIONS = sorted((ROOT / "derivations").glob("[!_]*.py"))  # _index.py writes the README
 
 

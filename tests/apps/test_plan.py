@@ -43,7 +43,7 @@ def _dp_accounting_max_mean(sigma: float, budget: float, delta: float) -> float:
 
 def test_rdp_plan_affords_at_least_what_dp_accounting_affords():
     """symsel's Thm 6 takes delta_hat from the exact Gaussian profile, where dp-accounting converts it
-    from the RDP curve (tests/test_dp_accounting_agreement.py reproduces dp-accounting exactly with its
+    from the RDP curve (tests/bounds/test_dp_accounting_agreement.py reproduces dp-accounting exactly with its
     choices): the plan must afford at least dp-accounting's mean, and the dp-accounting mean itself
     must fit symsel's budget."""
     sigma, budget, delta = 4.0, 2.5, 1e-6
