@@ -16,9 +16,12 @@ Wang & Wang, Example 1 and Section 5; Papernot & Steinke, Appendix D).
   kernel weights, then simulated annealing over cuts, kernels and orders;
 * slice insertion (docs/lower-bounds.md): many thin slices, the low-ratio ones on top (most extreme highest),
   each high-ratio slice inserted where ``phi'(u) p - e^eps phi'(u') p'`` is largest
-  (:func:`slice_insertion_order`), iterated on the target ``eps``.
+  (:func:`slice_insertion_order`), iterated on the target ``eps``;
+* expanding intervals (docs/lower-bounds.md): the same thin slices, sorted by likelihood ratio, added one
+  at a time just below or just above the interval of ratios used so far, the best such order found by a
+  dynamic program over intervals (:func:`expanding_interval_order`), iterated on the target ``eps``.
 
-Both run on the float64 fast path; each winner is re-evaluated exactly with mpmath and the larger
+All run on the float64 fast path; each winner is re-evaluated exactly with mpmath and the largest
 exact value is reported, rounded down.
 
 Monotone orders are not always worst: for geometric ``K`` with mean 30, a Gaussian base with
@@ -32,7 +35,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -392,6 +395,80 @@ def slice_insertion_order(p: Sequence[float] | np.ndarray, q: Sequence[float] | 
     return tuple(null + order)
 
 
+#: Gauss-Legendre nodes of the increments ``phi(Y + a) - phi(Y) = a int_0^1 phi'(Y + t a) dt`` in
+#: :func:`expanding_interval_order` (the order only has to be good: its value is evaluated exactly afterwards).
+_INTERVAL_NODES = 8
+
+
+def expanding_interval_order(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, dist: Any,
+                             eps: float) -> tuple[int, ...]:
+    """The best *expanding-interval* score order (lowest score first) for ``H_{e^eps}(A || A')``
+    (docs/lower-bounds.md).
+
+    Sort the outcomes by their likelihood ratio ``P/P'``. An expanding-interval order starts at one
+    outcome and adds the outcomes one at a time, each time the neighbour just below or just above the
+    interval used so far in ratio order: the outputs below any point of the order form an interval of
+    ratios that grows outwards, and the last (highest-scored) outcomes are the most extreme ones. The
+    contribution of the next outcome, ``[phi(Y + a) - phi(Y) - e^eps (phi(X + b) - phi(X))]_+`` with
+    ``(X, Y)`` the ``(P', P)``-masses of the interval, depends only on the interval, so the best such
+    order is a dynamic program over the ``n (n + 1) / 2`` intervals (``O(n^2)`` time and memory).
+    Outcomes of mass 0 on both sides go to the bottom.
+
+    Any order is a valid score order: this only chooses a good one (for fixed ``K`` it finds the best
+    orders any search has found; it is not proved optimal). The increments are float64 Gauss-Legendre
+    integrals of ``phi'``.
+    """
+    pa = np.asarray(p, dtype=float)
+    qa = np.asarray(q, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lr = np.log(pa) - np.log(qa)
+    live = (pa > 0) | (qa > 0)
+    null = [int(i) for i in np.flatnonzero(~live)]
+    cells = np.flatnonzero(live)
+    cells = cells[np.argsort(lr[cells], kind="stable")]
+    n = cells.size
+    fp = np.concatenate(([0.0], np.cumsum(pa[cells])))
+    fq = np.concatenate(([0.0], np.cumsum(qa[cells])))
+    nodes, weights = np.polynomial.legendre.leggauss(_INTERVAL_NODES)
+    nodes, weights = (nodes + 1.0) / 2.0, weights / 2.0
+    e = math.exp(min(float(eps), _EPS_CAP))
+
+    def increment(base: np.ndarray, mass: np.ndarray) -> np.ndarray:
+        u = np.minimum(base[:, None] + nodes[None, :] * mass[:, None], 1.0)
+        return mass * (np.asarray(dist.dphi(u), dtype=float) @ weights)
+
+    def gain(lo: np.ndarray, hi: np.ndarray, cell: np.ndarray) -> np.ndarray:
+        a, b = fp[cell + 1] - fp[cell], fq[cell + 1] - fq[cell]
+        value = increment(fp[hi] - fp[lo], a) - e * increment(fq[hi] - fq[lo], b)
+        return np.where(np.isnan(value), 0.0, np.maximum(value, 0.0))
+
+    value = np.full((n + 1, n + 1), -np.inf)  # value[lo, hi]: the best remainder once [lo, hi) is used
+    down = np.zeros((n + 1, n + 1), dtype=bool)  # whether the best next step adds lo - 1 (else hi)
+    value[0, n] = 0.0
+    for length in range(n - 1, -1, -1):
+        lo = np.arange(0, n - length + 1)
+        hi = lo + length
+        up_value = np.full(lo.shape, -np.inf)
+        down_value = np.full(lo.shape, -np.inf)
+        m = hi < n
+        up_value[m] = gain(lo[m], hi[m], hi[m]) + value[lo[m], hi[m] + 1]
+        m = lo > 0
+        down_value[m] = gain(lo[m], hi[m], lo[m] - 1) + value[lo[m] - 1, hi[m]]
+        value[lo, hi] = np.maximum(up_value, down_value)
+        down[lo, hi] = down_value > up_value
+    start = int(np.argmax(np.diag(value)))
+    order: list[int] = []
+    lo = hi = start
+    while hi - lo < n:
+        if down[lo, hi]:
+            lo -= 1
+            order.append(int(cells[lo]))
+        else:
+            order.append(int(cells[hi]))
+            hi += 1
+    return tuple(null + order)
+
+
 def _float_epsilon(p: np.ndarray, q: np.ndarray, order: Sequence[int], dist: Any, delta: float,
                    two_sided: bool = True) -> float:
     """Float64 ``eps(delta)`` of the selection on ``(p, q)`` with score ``order`` (``-inf`` on failure)."""
@@ -405,15 +482,17 @@ def _float_epsilon(p: np.ndarray, q: np.ndarray, order: Sequence[int], dist: Any
 
 
 def _slice_search(p: np.ndarray, q: np.ndarray, dist: Any, delta: float, eps0: float, both_directions: bool,
-                  max_iter: int = 8) -> tuple[float, tuple[int, ...] | None, int]:
-    """Fixed-point iteration on the target ``eps`` of :func:`slice_insertion_order`: build the order
-    for ``eps``, evaluate it, use the value as the next target (docs/lower-bounds.md). Returns the best two-sided
-    float value, its order and the number of evaluations."""
+                  max_iter: int = 8, make_order: Callable[..., tuple[int, ...]] = slice_insertion_order,
+                  ) -> tuple[float, tuple[int, ...] | None, int]:
+    """Fixed-point iteration on the target ``eps`` of an order construction (:func:`slice_insertion_order`
+    or :func:`expanding_interval_order`): build the order for ``eps``, evaluate it, use the value as the next
+    target (docs/lower-bounds.md). Returns the best two-sided float value, its order and the number of
+    evaluations."""
     best, best_order, calls = -math.inf, None, 0
     for a, b in ((p, q), (q, p)) if both_directions else ((p, q),):
         eps = eps0
         for _ in range(max_iter):
-            order = slice_insertion_order(a, b, dist, eps)
+            order = make_order(a, b, dist, eps)
             calls += 1
             value = _float_epsilon(p, q, order, dist, delta)
             if value > best:
@@ -423,6 +502,11 @@ def _slice_search(p: np.ndarray, q: np.ndarray, dist: Any, delta: float, eps0: f
                 break
             eps = one_sided
     return best, best_order, calls
+
+
+#: the constructions on thin slices that :func:`lower_bound` tries, by name.
+_SLICE_CONSTRUCTIONS: tuple[tuple[str, Callable[..., tuple[int, ...]]], ...] = (
+    ("slice-insertion", slice_insertion_order), ("expanding-interval", expanding_interval_order))
 
 
 def slice_cuts(pair: LocationPair, slices: int, delta: float) -> np.ndarray:
@@ -450,15 +534,16 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
     """Certified lower bound on the worst-case ``eps(delta)`` of private selection with ``K ~ dist``
     over all base mechanisms dominated by ``base`` (docs/lower-bounds.md).
 
-    Two constructions are tried and the better one is reported:
+    Three constructions are tried and the best one is reported:
 
     * a search over few bins (continuous pairs) or kernels (finite pairs) and their score orders
       (structured seeds, Nelder-Mead, simulated annealing; ``budget`` float64 evaluations);
     * slice insertion: the pair cut into ``slices`` thin slices (continuous pairs: equally spaced
       in ``x``, :func:`slice_cuts`; finite pairs: each outcome into ``slices // n`` equal pieces),
-      ordered by :func:`slice_insertion_order`, iterated on its target ``eps``.
+      ordered by :func:`slice_insertion_order`, iterated on its target ``eps``;
+    * expanding intervals: the same slices ordered by :func:`expanding_interval_order`, iterated likewise.
 
-    Both winners are evaluated exactly (mpmath, :func:`symsel.evidence.exact.selection_epsilon`); the larger
+    The winners are evaluated exactly (mpmath, :func:`symsel.evidence.exact.selection_epsilon`); the largest
     exact value is reported, rounded down.
 
     Args:
@@ -470,7 +555,7 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
         seed: seed of the search's random moves.
         dps: digits of the final exact (mpmath) evaluation of the winner.
         max_bins: largest number of bins the search may use.
-        slices: number of slices of the slice-insertion construction (0 turns it off).
+        slices: number of slices of the slice-insertion and expanding-interval constructions (0 turns both off).
     """
     where = "lower_bound"
     _check_delta(delta, where)
@@ -494,11 +579,13 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
             pieces = slices // reduced.n
             w = _split_kernel(reduced.n, pieces)
             ps, qs = p @ w, q @ w
-            value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, 0.0), both_directions=True)
-            if order is not None and value > -math.inf:
-                sliced = _kernel_pair(reduced, w, order, dps + 30)
-                candidates.append((sliced, {"kernel": w, "construction": "slice-insertion", "calls": calls,
-                                            "mono": sliced.monotone_order(), "search_epsilon": value}))
+            for name, make_order in _SLICE_CONSTRUCTIONS:
+                value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, 0.0), both_directions=True,
+                                                    make_order=make_order)
+                if order is not None and value > -math.inf:
+                    sliced = _kernel_pair(reduced, w, order, dps + 30)
+                    candidates.append((sliced, {"kernel": w, "construction": name, "calls": calls,
+                                                "mono": sliced.monotone_order(), "search_epsilon": value}))
     else:
         cuts, order = _ContinuousSearch(pair, obj, rng, max_bins).run()
         candidates.append((discretize(pair, cuts, order, dps=dps + 30),
@@ -506,11 +593,13 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
         if slices >= 3 and math.isfinite(obj.best):
             c = slice_cuts(pair, slices, delta)
             ps, qs = pair.bin_masses_float(c)
-            value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, 0.0), both_directions=False)
-            if order is not None and value > -math.inf:
-                candidates.append((discretize(pair, c, order, dps=dps + 30),
-                                   {"cuts": c, "construction": "slice-insertion", "calls": calls, "mono": None,
-                                    "search_epsilon": value}))
+            for name, make_order in _SLICE_CONSTRUCTIONS:
+                value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, 0.0), both_directions=False,
+                                                    make_order=make_order)
+                if order is not None and value > -math.inf:
+                    candidates.append((discretize(pair, c, order, dps=dps + 30),
+                                       {"cuts": c, "construction": name, "calls": calls, "mono": None,
+                                        "search_epsilon": value}))
     best: tuple[Any, FinitePair, dict[str, Any]] | None = None
     for found, info in candidates:
         exact = selection_epsilon(found, dist, delta, dps)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -13,7 +14,7 @@ from symsel import distributions as dists
 from symsel.errors import ParameterError
 from symsel.evidence.continuous import selection_epsilon as continuous_epsilon
 from symsel.evidence.exact import epsilon_for_delta, profile_delta, selection_epsilon
-from symsel.evidence.lower import lower_bound, slice_insertion_order, zigzag_order
+from symsel.evidence.lower import expanding_interval_order, lower_bound, slice_insertion_order, zigzag_order
 from symsel.pairs.finite import FinitePair
 from symsel.pairs.location import GaussianPair, LaplacePair
 from symsel.profiles import ApproxDPProfile, GaussianProfile, LaplaceProfile, RandomizedResponseProfile, zcdp
@@ -291,3 +292,82 @@ def test_lower_bound_on_a_mixture_of_geometrics_stays_below_the_bound():
     law = symsel.parse_distribution("mixture(components=[(1/2, geometric(mean=2)), (1/2, geometric(mean=10))])")
     found = lower_bound(base, law, 1e-5, budget=30, slices=200)
     assert 0 < found.epsilon <= symsel.bound(law, base, "envelope").epsilon(1e-5)
+
+
+# --------------------------------------------------------------------- expanding intervals
+def _interval_orders(n: int):
+    """Every expanding-interval order of n ratio-sorted cells, by brute force: a start cell, then a word of
+    'up'/'down' steps (those that stay inside 0..n-1)."""
+    seen = set()
+    for start in range(n):
+        for steps in itertools.product((0, 1), repeat=n - 1):
+            lo, hi, order = start, start + 1, [start]
+            for down in steps:
+                if down and lo > 0:
+                    lo -= 1
+                    order.append(lo)
+                elif hi < n:
+                    order.append(hi)
+                    hi += 1
+                else:
+                    break
+            if len(order) == n:
+                seen.add(tuple(order))
+    return seen
+
+
+def _one_sided_delta(p, q, order, k, eps) -> mpmath.mpf:
+    """H_{e^eps}(A || A') of the best of k runs on (p, q) with this order, summed directly at 50 digits."""
+    with mpmath.workdps(50):
+        e, x, y, total = mpmath.exp(mpmath.mpf(eps)), mpmath.mpf(0), mpmath.mpf(0), mpmath.mpf(0)
+        for i in order:
+            a, b = mpmath.mpf(p[i]), mpmath.mpf(q[i])
+            total += max(mpmath.mpf(0), (y + a) ** k - y**k - e * ((x + b) ** k - x**k))
+            x, y = x + b, y + a
+        return total
+
+
+@pytest.mark.parametrize(("k", "eps"), [(3, 0.4), (10, 0.9), (5, 0.2)])
+def test_expanding_interval_order_is_the_best_such_order_by_brute_force(k, eps):
+    """The dynamic program returns the expanding-interval order of largest one-sided hockey-stick value:
+    checked against all 2^(n-1) n such orders of 8 cells (a shuffled input, so the ratio sort is exercised)."""
+    rng = np.random.default_rng(k)
+    p, q = rng.dirichlet(np.ones(8)), rng.dirichlet(np.ones(8))
+    law = dists.point(k=k)
+    found = expanding_interval_order(p, q, law, eps)
+    assert sorted(found) == list(range(8))
+    ratio_rank = np.argsort(np.argsort(np.log(p) - np.log(q)))
+    sorted_cells = np.argsort(np.log(p) - np.log(q))
+    assert tuple(int(ratio_rank[i]) for i in found) in _interval_orders(8)
+    best = max(_one_sided_delta(p, q, [int(sorted_cells[j]) for j in o], k, eps) for o in _interval_orders(8))
+    assert _one_sided_delta(p, q, found, k, eps) >= best * (1 - 1e-9)
+
+
+def test_expanding_intervals_lift_the_fixed_k_lower_bound():
+    """point(40) on Gaussian sigma = 4 at delta = 1e-6: the expanding-interval order certifies eps >= 5.14
+    (slice insertion and the few-bin search reach 4.8308). Checked here independently of symsel's exact
+    evaluation: the order's slices are rebuilt from mpmath's normal CDF and the selection's one-sided
+    hockey-stick is summed at 50 digits; it exceeds 1e-6 at eps = 5.14. The bracket stays a bracket: the
+    lower bound is below every upper bound (envelope 5.9401)."""
+    import symsel
+
+    law = dists.point(k=40)
+    result = lower_bound(GaussianProfile(4.0), law, 1e-6)
+    assert result.construction == "expanding-interval"
+    assert 5.14 <= result.epsilon < symsel.bound(law, GaussianProfile(4.0), "envelope").epsilon(1e-6)
+    cuts = result.cuts
+    with mpmath.workdps(50):
+        edges = [-mpmath.inf, *[mpmath.mpf(c) for c in cuts], mpmath.inf]
+        mu = mpmath.mpf(1) / 4
+        p = [mpmath.ncdf(b - mu) - mpmath.ncdf(a - mu) for a, b in itertools.pairwise(edges)]
+        q = [mpmath.ncdf(b) - mpmath.ncdf(a) for a, b in itertools.pairwise(edges)]
+    assert _one_sided_delta(p, q, result.order, 40, 5.14) > 1e-6
+
+
+@pytest.mark.parametrize("k", [3, 10])
+def test_fixed_k_brackets_hold_with_expanding_intervals(k):
+    """lower <= composition (exact, mu sqrt(k)-GDP) for fixed k on sigma = 4: a lower bound above the exact
+    k-fold composition would contradict post-processing."""
+    mu = 0.25 * math.sqrt(k)
+    result = lower_bound(GaussianProfile(4.0), dists.point(k=k), 1e-6)
+    assert gaussian_profile(mu, result.epsilon) >= 1e-6
