@@ -1,10 +1,11 @@
 """The one conservative root finder of symsel.
 
 Every inverse symsel reports — ``ε(δ)`` of a profile, the largest mean number of candidates within
-a budget, the ``γ`` of a truncated negative binomial with a given mean — is the crossing point of a
-monotone function with a level. A bound must err on the safe side, so the finder returns the end of
-its final bracket on the *feasible* side, where the condition has been evaluated and holds; the
-answer is never on the wrong side of the crossing by rounding or by early stopping.
+a budget, the ``γ`` of a truncated negative binomial with a given mean, the noise or the number of
+steps a budget allows — is the crossing point of a monotone function with a level. A bound must err on
+the safe side, so the finder returns the end of its final bracket on the *feasible* side, where the
+condition has been evaluated and holds; the answer is never on the wrong side of the crossing by
+rounding or by early stopping.
 """
 
 from __future__ import annotations
@@ -70,3 +71,13 @@ def bisect_last_feasible(g: Callable[[Any], Any], lo: Any, hi: Any, tol: Any, ma
         else:
             lo = mid
     return hi
+
+
+def largest_feasible_integer(feasible: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The largest integer ``n`` in ``[lo, hi)`` with ``feasible(n)``, for ``feasible`` monotone (true up to
+    the crossing, false after it), given ``feasible(lo)`` and not ``feasible(hi)``: bisection on the
+    integers, every answer checked (the number of steps a budget admits, say)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if feasible(mid) else (lo, mid)
+    return lo

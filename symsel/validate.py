@@ -47,13 +47,13 @@ def probability(value: Any, name: str, where: str) -> float:
     return real(value, name, where, lo=0.0, hi=1.0)
 
 
-def integer(value: Any, name: str, where: str, *, lo: int = 1) -> int:
-    """An integer ``>= lo`` (an integral float such as ``1000.0`` is accepted)."""
-    text = f"an integer >= {lo}"
+def integer(value: Any, name: str, where: str, *, lo: int = 1, hi: int | None = None) -> int:
+    """An integer ``>= lo`` (and ``<= hi`` if given; an integral float such as ``1000.0`` is accepted)."""
+    text = f"an integer >= {lo}" if hi is None else f"an integer {lo} <= {name} <= {hi}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(name, value, text, where)
     x = float(value)
-    if not math.isfinite(x) or x != int(x) or int(x) < lo:
+    if not math.isfinite(x) or x != int(x) or int(x) < lo or (hi is not None and int(x) > hi):
         raise ParameterError(name, value, text, where)
     return int(x)
 
@@ -65,9 +65,14 @@ def choice(value: Any, name: str, where: str, options: tuple[str, ...]) -> str:
     return value
 
 
+#: the working precisions symsel accepts (decimal digits): below 5 no certified rounding is meaningful, above
+#: 10000 a single evaluation takes minutes.
+DPS_RANGE = (5, 10000)
+
+
 def dps(value: Any, where: str) -> int:
-    """A number of decimal digits for mpmath."""
-    return integer(value, "dps", where, lo=1)
+    """A number of decimal digits for mpmath, in :data:`DPS_RANGE` (the one rule for every ``dps`` argument)."""
+    return integer(value, "dps", where, lo=DPS_RANGE[0], hi=DPS_RANGE[1])
 
 
 def _interval_text(lo: float, hi: float, lo_open: bool, hi_open: bool) -> str:

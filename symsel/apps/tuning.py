@@ -22,6 +22,7 @@ from typing import Any
 
 from symsel import validate
 from symsel.errors import ParameterError
+from symsel.numeric import largest_feasible_integer, last_feasible
 
 Threshold = tuple[float, float]
 #: the longest run :func:`max_steps` searches.
@@ -62,16 +63,8 @@ def max_steps(q: float, sigma: float, thresholds: Sequence[Threshold], limit: in
     while hi <= limit and ok(hi):
         lo, hi = hi, hi * 2
     if hi > limit:
-        return limit if ok(limit) else _bisect(ok, lo, limit)
-    return _bisect(ok, lo, hi)
-
-
-def _bisect(ok: Any, lo: int, hi: int) -> int:
-    """Largest integer in [lo, hi) with ok, given ok(lo) and not ok(hi)."""
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
+        return limit if ok(limit) else largest_feasible_integer(ok, lo, limit)
+    return largest_feasible_integer(ok, lo, hi)
 
 
 def tuning_bound(law: Any, thresholds: Sequence[Threshold], method: str = "best") -> Any:
@@ -96,9 +89,7 @@ def sigma_tuning(q: float, sigmas: Sequence[float], law: Any, thresholds: Sequen
 
 def gaussian_sigma_for(epsilon: float, delta: float) -> float:
     """The noise σ of the sensitivity-1 Gaussian mechanism that is exactly (ε, δ)-DP (root of its analytic profile,
-    Balle & Wang 2018), nudged up until the profile meets the budget."""
-    from scipy.optimize import brentq
-
+    Balle & Wang 2018), on the side where the profile is checked to meet the budget."""
     import symsel
 
     epsilon = validate.positive(epsilon, "epsilon_q", "tuning")
@@ -114,10 +105,7 @@ def gaussian_sigma_for(epsilon: float, delta: float) -> float:
             raise ParameterError("epsilon_q", epsilon, "a budget some Gaussian noise below 1e6 meets", "tuning")
     if excess(lo) <= 0:
         return lo
-    root = brentq(excess, lo, hi, xtol=1e-12)
-    while excess(root) > 0:  # the profile falls with σ: step up until the budget holds
-        root *= 1 + 1e-9
-    return root
+    return last_feasible(excess, lo, hi)  # the profile falls with σ: the feasible side is above the crossing
 
 
 def corollary_6_2_thresholds(law: Any, epsilon_q: float, delta: float) -> list[Threshold]:

@@ -50,6 +50,7 @@ import sympy
 from symsel.derive.family import family_pgf
 from symsel.derive.record import Check
 from symsel.distributions import z
+from symsel.numeric import bisect_last_feasible
 
 DPS = 50
 T = sympy.Symbol("t", positive=True)
@@ -190,10 +191,8 @@ class PolygonEnvelope:
                 return mpmath.inf
             lo = mpmath.mpf(0)
             hi = mpmath.log(self._number(self.ratio, values, dps)) + self._number(self.eps1, values, dps) + 1
-            for _ in range(3 * dps + 20):
-                mid = (lo + hi) / 2
-                lo, hi = (lo, mid) if self.delta_mp(mid, dps + 5, values) <= target else (mid, hi)
-            return +hi
+            return +bisect_last_feasible(lambda eps: self.delta_mp(eps, dps + 5, values) - target, lo, hi,
+                                         tol=0, max_steps=3 * dps + 20)
 
     def _number(self, expr: sympy.Expr, values: dict | None, dps: int) -> mpmath.mpf:
         return _mp_number(expr, values, dps)

@@ -13,6 +13,7 @@ from symsel.distributions.core import Distribution, Family
 from symsel.distributions.expressions import k, z
 from symsel.distributions.params import Number, _check, _plain, _symbols, exact_number
 from symsel.errors import ParameterError
+from symsel.numeric import bisect_last_feasible
 
 #: the most runs of a fixed-count law (E[K] up to 1e9 answers in seconds).
 POINT_MAX_K = 10**9
@@ -68,13 +69,8 @@ def _solve_gamma_for_mean(eta: sympy.Expr, mean: sympy.Expr, where: str) -> symp
             raise ParameterError(
                 "mean", _plain(mean), f"mean > {float(mean_at(hi)):.6g} (the limit as gamma -> 1)", where
             )
-        for _ in range(260):
-            mid = (lo + hi) / 2
-            if mean_at(mid) > target:
-                lo = mid
-            else:
-                hi = mid
-        return sympy.Float(mpmath.exp((lo + hi) / 2), dps)
+        hi = bisect_last_feasible(lambda log_gamma: mean_at(log_gamma) - target, lo, hi, tol=0, max_steps=260)
+        return sympy.Float(mpmath.exp(hi), dps)
 
 
 #: the largest shape of a truncated negative binomial law (``gamma^-eta`` is held exactly).

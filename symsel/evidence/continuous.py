@@ -33,8 +33,9 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from symsel import validate
 from symsel.errors import ParameterError
-from symsel.evidence.exact import _check_delta, _check_dps, _renyi_order
+from symsel.evidence.exact import _check_delta, _renyi_order
 from symsel.pairs.finite import FinitePair
 from symsel.pairs.location import LocationPair, check_location_pair
 
@@ -151,7 +152,7 @@ def selection_delta(pair: LocationPair, dist: Any, eps: Any, dps: int = DEFAULT_
     """
     where = "continuous.selection_delta"
     check_location_pair(pair, where)
-    dps = _check_dps(dps, where)
+    dps = validate.dps(dps, where)
     dirs = [0, 1] if direction is None else [direction]
     values = []
     for s in dirs:
@@ -178,7 +179,7 @@ def selection_epsilon(pair: LocationPair, dist: Any, delta: Any, dps: int = DEFA
     """
     where = "continuous.selection_epsilon"
     check_location_pair(pair, where)
-    dps = _check_dps(dps, where)
+    dps = validate.dps(dps, where)
     _check_delta(delta, where)
     if float(delta) == 0:
         return selection_renyi(pair, dist, math.inf, dps, direction=direction)
@@ -228,7 +229,7 @@ def selection_renyi(pair: LocationPair, dist: Any, order: Any, dps: int = DEFAUL
     """
     where = "continuous.selection_renyi"
     check_location_pair(pair, where)
-    dps = _check_dps(dps, where)
+    dps = validate.dps(dps, where)
     lam = _renyi_order(order, where)
     dirs = [0, 1] if direction is None else [direction]
     values = []

@@ -32,6 +32,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from symsel import validate
 from symsel.errors import ParameterError
 from symsel.pairs.finite import (
     DEFAULT_DPS,
@@ -95,7 +96,7 @@ def selection_law(pmf: Sequence[Any], order: Sequence[int] | None, dist: Any,
     """
     vals = check_masses(pmf, "pmf", "selection_law")
     perm = check_order(order, len(vals), "selection_law")
-    dps = _check_dps(dps, "selection_law")
+    dps = validate.dps(dps, "selection_law")
     # a mass m added to a cumulative sum near 1 needs log10(1/m) more digits to be resolved
     smallest = min((v for v in masses_mp(vals, 30) if v > 0), default=mpmath.mpf(1))
     work = dps + 15 + max(0, int(-mpmath.log10(smallest)))
@@ -159,12 +160,6 @@ def selection_law_float(pmf: Sequence[float] | np.ndarray, order: Sequence[int] 
 
 
 # --------------------------------------------------------------------- divergences (mpmath)
-def _check_dps(dps: Any, where: str) -> int:
-    if isinstance(dps, bool) or not isinstance(dps, int | np.integer) or not 5 <= dps <= 10000:
-        raise ParameterError("dps", dps, "an integer 5 <= dps <= 10000", where)
-    return int(dps)
-
-
 def _pair_of_laws(p: Sequence[Any], r: Sequence[Any], dps: int, where: str) -> tuple[list, list]:
     pv = check_masses(p, "p", where)
     rv = check_masses(r, "r", where)
@@ -184,7 +179,7 @@ def _check_delta(delta: Any, where: str) -> None:
 
 def hockey_stick(p: Sequence[Any], r: Sequence[Any], eps: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
     """``H_{e^eps}(P || R) = sum_y [P(y) - e^eps R(y)]_+`` at ``dps`` digits, any real ``eps``."""
-    dps = _check_dps(dps, "hockey_stick")
+    dps = validate.dps(dps, "hockey_stick")
     pv, rv = _pair_of_laws(p, r, dps + 10, "hockey_stick")
     with mpmath.workdps(dps + 10):
         e = mpmath.exp(to_mpf(eps, dps + 10, "eps", "hockey_stick"))
@@ -233,7 +228,7 @@ def epsilon_for_delta(p: Sequence[Any], r: Sequence[Any], delta: Any, dps: int =
     ``two_sided=False`` only ``H(P||R)`` is used.
     """
     where = "epsilon_for_delta"
-    dps = _check_dps(dps, where)
+    dps = validate.dps(dps, where)
     _check_delta(delta, where)
     pv, rv = _pair_of_laws(p, r, dps + 10, where)
     with mpmath.workdps(dps + 10):
@@ -261,7 +256,7 @@ def renyi(p: Sequence[Any], r: Sequence[Any], order: Any, dps: int = DEFAULT_DPS
     """Rényi divergence ``D_lambda(P||R) = log(sum P^lambda R^(1-lambda)) / (lambda - 1)``;
     ``order = inf`` gives ``log max_y P(y)/R(y)``."""
     where = "renyi"
-    dps = _check_dps(dps, where)
+    dps = validate.dps(dps, where)
     lam = _renyi_order(order, where)
     pv, rv = _pair_of_laws(p, r, dps + 10, where)
     with mpmath.workdps(dps + 10):

@@ -47,7 +47,6 @@ from symsel import validate
 from symsel.evidence.continuous import discretize
 from symsel.evidence.exact import (
     _check_delta,
-    _check_dps,
     epsilon_for_delta_float,
     selection_epsilon,
     selection_law_float,
@@ -559,7 +558,7 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
     """
     where = "lower_bound"
     _check_delta(delta, where)
-    dps = _check_dps(dps, where)
+    dps = validate.dps(dps, where)
     budget = validate.integer(budget, "budget", where, lo=1)
     max_bins = validate.integer(max_bins, "max_bins", where, lo=2)
     slices = validate.integer(slices, "slices", where, lo=0)
@@ -579,9 +578,11 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
             pieces = slices // reduced.n
             w = _split_kernel(reduced.n, pieces)
             ps, qs = p @ w, q @ w
+            seed_eps = -math.inf
             for name, make_order in _SLICE_CONSTRUCTIONS:
-                value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, 0.0), both_directions=True,
-                                                    make_order=make_order)
+                value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, seed_eps, 0.0),
+                                                    both_directions=True, make_order=make_order)
+                seed_eps = max(seed_eps, value)  # the next construction starts from the best target so far
                 if order is not None and value > -math.inf:
                     sliced = _kernel_pair(reduced, w, order, dps + 30)
                     candidates.append((sliced, {"kernel": w, "construction": name, "calls": calls,
@@ -593,9 +594,11 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
         if slices >= 3 and math.isfinite(obj.best):
             c = slice_cuts(pair, slices, delta)
             ps, qs = pair.bin_masses_float(c)
+            seed_eps = -math.inf
             for name, make_order in _SLICE_CONSTRUCTIONS:
-                value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, 0.0), both_directions=False,
-                                                    make_order=make_order)
+                value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, seed_eps, 0.0),
+                                                    both_directions=False, make_order=make_order)
+                seed_eps = max(seed_eps, value)  # the next construction starts from the best target so far
                 if order is not None and value > -math.inf:
                     candidates.append((discretize(pair, c, order, dps=dps + 30),
                                        {"cuts": c, "construction": name, "calls": calls, "mono": None,

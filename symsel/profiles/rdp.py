@@ -44,6 +44,8 @@ class RdpProfile(Profile):
         name: a label used in ``spec`` when no spec string is given.
         spec: the spec string that rebuilds the profile (set by the named families).
         pure_eps: ``D_∞`` when known (used for ``ε(δ = 0)``).
+        zcdp_rho: ``ρ`` when the curve is exactly ``ε(λ) = ρλ`` for every order (ρ-zCDP; set by the
+            ``zcdp`` and ``rdp_gaussian`` families), so that closed forms for zCDP bases apply.
     """
 
     family = "rdp"
@@ -55,6 +57,7 @@ class RdpProfile(Profile):
         name: str = "rdp",
         spec: str | None = None,
         pure_eps: float | None = None,
+        zcdp_rho: float | None = None,
     ):
         where = "rdp"
         if not callable(rdp_fn):
@@ -67,6 +70,7 @@ class RdpProfile(Profile):
         self.name = name
         self._spec = spec
         self._pure_eps = pure_eps
+        self.zcdp_rho = zcdp_rho
 
     @property
     def spec(self) -> str:
@@ -180,7 +184,8 @@ def _epsilon_pure(delta: float, eps0: float) -> float:
 def zcdp(rho: float) -> RdpProfile:
     """ρ-zCDP: ``ε(λ) = ρλ`` (Bun, Steinke, *Concentrated Differential Privacy*, TCC 2016)."""
     r = v.positive(rho, "rho", "zcdp")
-    return RdpProfile(lambda lam: r * np.asarray(lam, dtype=float), name="zcdp", spec=f"zcdp(rho={r!r})")
+    return RdpProfile(lambda lam: r * np.asarray(lam, dtype=float), name="zcdp", spec=f"zcdp(rho={r!r})",
+                      zcdp_rho=r)
 
 
 def rdp_gaussian(sigma: float, sensitivity: float = 1.0) -> RdpProfile:
@@ -192,6 +197,7 @@ def rdp_gaussian(sigma: float, sensitivity: float = 1.0) -> RdpProfile:
         lambda lam: rho * np.asarray(lam, dtype=float),
         name="rdp_gaussian",
         spec=f"rdp_gaussian(sigma={s!r}, sensitivity={d!r})",
+        zcdp_rho=rho,
     )
 
 

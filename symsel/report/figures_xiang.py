@@ -22,11 +22,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from scipy.optimize import brentq
 from scipy.stats import norm
 
 from symsel import validate
 from symsel.errors import ParameterError
+from symsel.numeric import last_feasible
 from symsel.report.figures import Draw, Rows, _style, decorate
 
 STEPS = 500
@@ -53,7 +53,7 @@ def sigma_for_base_budget(eps_base: float, rate: float = 0.01, steps: int = STEP
             raise ParameterError("eps_base", eps_base, "a budget DP-SGD meets with noise below 1000", WHERE)
     if excess(lo) <= 0:
         raise ParameterError("eps_base", eps_base, f"a budget DP-SGD with noise {lo} does not already meet", WHERE)
-    return brentq(excess, lo, hi, xtol=1e-6) + 1e-6
+    return last_feasible(excess, lo, hi, xtol=1e-6, rtol=0.0)  # checked: the run meets its budget
 
 
 def gdp_mu(sigma: float, rate: float, steps: int) -> float:

@@ -148,11 +148,11 @@ def _corollary4(dist: Distribution, base: Profile, grid: np.ndarray) -> Selectio
 
 def zcdp_rho(base: Profile) -> float:
     """``ρ`` of a base known to be exactly ``ρ``-zCDP for all orders: a Gaussian (``μ²/2``) or the
-    ``zcdp`` / ``rdp_gaussian`` families (``ε(λ) = ρλ``)."""
+    ``zcdp`` / ``rdp_gaussian`` families (``ε(λ) = ρλ``, marked by the profile's ``zcdp_rho``)."""
     if isinstance(base, GaussianProfile):
         return base.mu**2 / 2.0
-    if isinstance(base, RdpProfile) and base.spec.startswith(("zcdp(", "rdp_gaussian(")):
-        return float(base.rdp(2.0)) / 2.0
+    if isinstance(base, RdpProfile) and base.zcdp_rho is not None:
+        return float(base.zcdp_rho)
     raise NotApplicableError(
         f"renyi: Corollary 4 needs a rho-zCDP base (gaussian, gdp, zcdp, rdp_gaussian), not {base.spec}"
     )
