@@ -239,7 +239,7 @@ QUICK = {
          "Papernot-Steinke Fig. 5: expected quantile against the final epsilon"),
     ),
 }
-TABLE_METHODS = ("rdp", "paper", "fdp", "envelope", "composition", "best")
+TABLE_METHODS = ("rdp", "paper", "fdp", "envelope", "composition", "interval", "best")
 FIGURE_METHODS = ("paper", "fdp", "envelope", "rdp")
 CANDIDATE_BUDGET = 2.5
 
