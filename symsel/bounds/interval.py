@@ -16,7 +16,8 @@ Certified evaluation. The ``h``-axis is cut into cells of width :data:`H_WIDTH` 
 :data:`L_COARSE`. On a cell pair ``[h_a, h_b] × [l_a, l_b]`` the integrand is at most
 ``r(h_b) φ'(Q[l_a, h_b]) − e^ε φ'(Q'[l_b, h_a])`` (``φ'`` is non-decreasing): each ``h``-cell takes the largest
 such value over the ``l``-cells, after cutting the :data:`REFINED` best coarse ``l``-cells into :data:`L_FINE`
-pieces, times its ``Q'``-mass. Masses carry a relative allowance of ``1e-12`` outwards, the sum ``1e-9``.
+pieces, times its ``Q'``-mass. Masses carry a relative allowance of ``1e-12`` outwards, the float64 ``φ'``
+values the law's measured allowance (:mod:`symsel.bounds.precision`), the sum ``1e-9``.
 Every number is an upper bound on the statement; the discretization costs about 10 % of ``δ`` at ``δ = 1e-6``
 (0.01 in ``ε`` at ``point(10)``, σ = 4), and the bound is exact in the limit of small cells.
 """
@@ -28,6 +29,7 @@ import math
 import numpy as np
 from scipy.special import ndtr
 
+from symsel.bounds.precision import usable_float_error
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
 from symsel.numeric import last_feasible
@@ -68,9 +70,10 @@ class IntervalProfile(Profile):
 
     family = "selection"
 
-    def __init__(self, dist: Distribution, mu: float):
+    def __init__(self, dist: Distribution, mu: float, value_margin: float = 0.0):
         self.dist = dist
         self.mu = float(mu)
+        self.value_margin = float(value_margin)  # relative error allowed to the float64 φ' (bounds/precision.py)
         self.support_max = None if dist.support_max is None else int(dist.support_max)
         self._dphi_one = float(np.asarray(dist.dphi(np.array([1.0])), dtype=float)[0])
         self._cache: dict[float, float] = {}
@@ -146,7 +149,8 @@ class IntervalProfile(Profile):
         q = np.where(la < hb, np.minimum(np.maximum(q, 0.0) * (1 + MASS_ALLOWANCE), 1.0), 0.0)
         q_prime = np.where(ha <= 0, ndtr(ha) - cdf_p[upper], sf_p[upper] - ndtr(-ha))
         q_prime = np.where(lb < ha, np.maximum(q_prime, 0.0) * (1 - MASS_ALLOWANCE), 0.0)
-        value = r * self._dphi(q) - e * self._dphi(q_prime)
+        up, down = 1 + self.value_margin, 1 - self.value_margin
+        value = r * self._dphi(q) * up - e * self._dphi(q_prime) * down
         return np.where(la <= hb, value, -np.inf)
 
     def _upper(self, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray, lb: np.ndarray,
@@ -155,7 +159,8 @@ class IntervalProfile(Profile):
         integrand anywhere on the cell pair."""
         q = np.minimum(_mass(la, hb, self.mu) * (1 + MASS_ALLOWANCE), 1.0)
         q_prime = _mass(lb, ha, 0.0) * (1 - MASS_ALLOWANCE)
-        value = r * self._dphi(q) - e * self._dphi(q_prime)
+        up, down = 1 + self.value_margin, 1 - self.value_margin
+        value = r * self._dphi(q) * up - e * self._dphi(q_prime) * down
         return np.where(la <= hb, value, -np.inf)
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
@@ -199,4 +204,4 @@ def interval_profile(dist: Distribution, base: Profile) -> IntervalProfile:
             f"not {base.spec}")
     if dist.support_max is not None and int(dist.support_max) < 2:
         raise NotApplicableError(f"method 'interval': needs P[K >= 2] > 0, and {dist.spec} has K <= 1")
-    return IntervalProfile(dist, pair.mu)
+    return IntervalProfile(dist, pair.mu, usable_float_error(dist, "interval"))
