@@ -481,7 +481,7 @@ def _float_epsilon(p: np.ndarray, q: np.ndarray, order: Sequence[int], dist: Any
 
 
 def _slice_search(p: np.ndarray, q: np.ndarray, dist: Any, delta: float, eps0: float, both_directions: bool,
-                  max_iter: int = 8, make_order: Callable[..., tuple[int, ...]] = slice_insertion_order,
+                  max_iter: int = 40, make_order: Callable[..., tuple[int, ...]] = slice_insertion_order,
                   ) -> tuple[float, tuple[int, ...] | None, int]:
     """Fixed-point iteration on the target ``eps`` of an order construction (:func:`slice_insertion_order`
     or :func:`expanding_interval_order`): build the order for ``eps``, evaluate it, use the value as the next
