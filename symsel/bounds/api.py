@@ -184,12 +184,16 @@ def _interval(dist: Distribution, base: Profile) -> SelectionBound:
 
 
 def _interval_may_help(dist: Distribution, base: Profile) -> bool:
-    """Whether ``best`` takes ``interval``: on a base with the Gaussian pair, for laws with a bounded support of at
-    most :data:`BEST_COMPOSITION_MAX_SUPPORT` points (fixed and concentrated ``K``, where the envelope is loose; on
-    spread laws the envelope is within 0.1 % and much faster). Decided by the inputs alone."""
+    """Whether ``best`` takes ``interval``: on a base with the Gaussian pair, for concentrated laws, i.e. a bounded
+    support of at most :data:`BEST_COMPOSITION_MAX_SUPPORT` points and a variance at most the mean (fixed ``K``,
+    binomial laws: many outputs contribute and the envelope is loose). On spread laws (variance above the mean:
+    geometric, TNB, two-point, beta-binomial, uniform) the envelope is within 0.1 % and much faster. Decided by
+    the law alone, so the same inputs always take the same components."""
     from symsel.pairs.location import GaussianPair
 
     if dist.support_max is None or int(dist.support_max) - int(dist.support_min) + 1 > BEST_COMPOSITION_MAX_SUPPORT:
+        return False
+    if not dist.variance <= dist.mean:
         return False
     return isinstance(base.dominating_pair(), GaussianPair)
 
@@ -245,7 +249,7 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
             if method == "interval" and not _interval_may_help(dist, base):
                 skipped["skipped_interval"] = (
                     "taken by best only on Gaussian bases for laws with a bounded support of at most "
-                    f"{BEST_COMPOSITION_MAX_SUPPORT} points; ask for it by name")
+                    f"{BEST_COMPOSITION_MAX_SUPPORT} points and a variance at most the mean; ask for it by name")
                 continue
             parts.append(bound(dist, base, method))
         except NotApplicableError as exc:

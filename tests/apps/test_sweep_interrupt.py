@@ -138,6 +138,9 @@ def test_a_swallowed_signal_still_stops_the_sweep_at_the_next_row(
     does) while the second cell runs: the second row is written, and the sweep stops there."""
     out = tmp_path / "out.csv"
     cell_runner, calls = sweep.run_cell, []
+    # the sweep respects an ignored SIGINT (a local joblib worker's): this test needs the interpreter's default, which
+    # a test run earlier in the same pytest worker may have left ignored (seen once in a full run)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def swallowing_run_cell(cell: sweep.Cell) -> dict:
         calls.append(cell)
