@@ -511,6 +511,20 @@ _SLICE_CONSTRUCTIONS: tuple[tuple[str, Callable[..., tuple[int, ...]]], ...] = (
     ("slice-insertion", slice_insertion_order), ("expanding-interval", expanding_interval_order))
 
 
+def _slice_orders(ps: np.ndarray, qs: np.ndarray, dist: Any, delta: float, eps0: float, both_directions: bool,
+                  ) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
+    """The order each of :data:`_SLICE_CONSTRUCTIONS` finds on the slices ``(ps, qs)``, with its name, number of
+    evaluations and float value; each construction starts from the best target found so far."""
+    found, seed = [], max(eps0, 0.0)
+    for name, make_order in _SLICE_CONSTRUCTIONS:
+        value, order, calls = _slice_search(ps, qs, dist, delta, seed, both_directions=both_directions,
+                                            make_order=make_order)
+        seed = max(seed, value)
+        if order is not None and value > -math.inf:
+            found.append((order, {"construction": name, "calls": calls, "search_epsilon": value}))
+    return found
+
+
 def slice_cuts(pair: LocationPair, slices: int, delta: float) -> np.ndarray:
     """Cut points of ``slices`` bins of a location pair, equally spaced in ``x`` (hence in the
     privacy loss, for the Gaussian pair) between the ``tail``-quantiles of ``P'`` (lower) and ``P``
@@ -580,16 +594,9 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
         if slices >= 2 * reduced.n and math.isfinite(obj.best):
             pieces = slices // reduced.n
             w = _split_kernel(reduced.n, pieces)
-            ps, qs = p @ w, q @ w
-            seed_eps = -math.inf
-            for name, make_order in _SLICE_CONSTRUCTIONS:
-                value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, seed_eps, 0.0),
-                                                    both_directions=True, make_order=make_order)
-                seed_eps = max(seed_eps, value)  # the next construction starts from the best target so far
-                if order is not None and value > -math.inf:
-                    sliced = _kernel_pair(reduced, w, order, dps + 30)
-                    candidates.append((sliced, {"kernel": w, "construction": name, "calls": calls,
-                                                "mono": sliced.monotone_order(), "search_epsilon": value}))
+            for order, info in _slice_orders(p @ w, q @ w, dist, delta, obj.best, both_directions=True):
+                sliced = _kernel_pair(reduced, w, order, dps + 30)
+                candidates.append((sliced, {**info, "kernel": w, "mono": sliced.monotone_order()}))
     else:
         cuts, order = _ContinuousSearch(pair, obj, rng, max_bins).run()
         candidates.append((discretize(pair, cuts, order, dps=dps + 30),
@@ -597,15 +604,8 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
         if slices >= 3 and math.isfinite(obj.best):
             c = slice_cuts(pair, slices, delta)
             ps, qs = pair.bin_masses_float(c)
-            seed_eps = -math.inf
-            for name, make_order in _SLICE_CONSTRUCTIONS:
-                value, order, calls = _slice_search(ps, qs, dist, delta, max(obj.best, seed_eps, 0.0),
-                                                    both_directions=False, make_order=make_order)
-                seed_eps = max(seed_eps, value)  # the next construction starts from the best target so far
-                if order is not None and value > -math.inf:
-                    candidates.append((discretize(pair, c, order, dps=dps + 30),
-                                       {"cuts": c, "construction": name, "calls": calls, "mono": None,
-                                        "search_epsilon": value}))
+            for order, info in _slice_orders(ps, qs, dist, delta, obj.best, both_directions=False):
+                candidates.append((discretize(pair, c, order, dps=dps + 30), {**info, "cuts": c, "mono": None}))
     best: tuple[Any, FinitePair, dict[str, Any]] | None = None
     for found, info in candidates:
         exact = selection_epsilon(found, dist, delta, dps)
