@@ -176,8 +176,9 @@ def _interval(dist: Distribution, base: Profile) -> SelectionBound:
     from symsel.bounds import interval
 
     selection = interval.interval_profile(dist, base)
-    certificate = {"h_width": interval.H_WIDTH, "l_width": interval.L_COARSE / interval.L_FINE,
-                   "l_window": interval.WINDOW * interval.L_COARSE, "h_top": selection.mu + interval.TOP,
+    finest = interval.L_COARSE / math.prod(split for split, _ in interval.REFINEMENTS)
+    certificate = {"h_width": interval.H_STEP / selection.mu, "l_width": finest, "l_coarse": interval.L_COARSE,
+                   "h_top": selection.mu + interval.TOP,
                    "mass_allowance": interval.MASS_ALLOWANCE, "sum_allowance": interval.SUM_ALLOWANCE}
     theorem = "worst case over expanding-interval orders on a Gaussian base (symsel interval bound, docs/interval.md)"
     return SelectionBound("interval", theorem, selection, dist, base, certificate, {"mu": selection.mu})

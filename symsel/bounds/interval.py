@@ -37,18 +37,20 @@ from symsel.pairs.location import GaussianPair
 from symsel.profiles import Profile
 from symsel.profiles.base import delta_by_symmetry
 
-#: width of the cells of the contributing output ``h``.
-H_WIDTH = 1e-3
-#: width of the coarse cells of the interval's lower end ``l``, and the pieces each refined cell is cut into.
+#: width of the cells of the contributing output ``h``, as ``μ · width`` (``r(h)`` changes by a factor
+#: ``e^{H_STEP}`` across a cell).
+H_STEP = 2.5e-3
+#: width of the coarse cells of the interval's lower end ``l``, which every ``h``-cell evaluates over the whole axis.
 L_COARSE = 0.05
-L_FINE = 64
-#: how many coarse ``l``-cells, around the one with the largest bound, each ``h``-cell refines, and how many times
-#: (each time around the largest coarse bound left; one window already meets the lower bounds of point laws).
-WINDOW = 24
-WINDOWS = 1
-#: the ``h``-axis ends at ``μ + TOP`` (``Q``-mass above: about ``1e-44``), the ``l``-axis starts at ``−L_BOTTOM``
-#: (everything below is one cell).
+#: the refinements of the ``l``-axis, finest last: each cuts the ``WINDOW`` cells of the level above around the one
+#: with the largest bound into ``SPLIT`` pieces (the finest cells are ``L_COARSE / 64 ≈ 7.8e-4`` wide).
+REFINEMENTS: tuple[tuple[int, int], ...] = ((8, 24), (8, 16))
+#: the ``h``-axis ends at ``μ + TOP`` (``Q``-mass above: about ``1e-44``) unless the ``Q``-mass above ``μ + TOP_FIRST``,
+#: charged ``φ'(1)``, is below :data:`TOP_SHARE` of the rest; the ``l``-axis starts at ``−L_BOTTOM`` (everything
+#: below is one cell).
 TOP = 14.0
+TOP_FIRST = 8.0
+TOP_SHARE = 1e-4
 L_BOTTOM = 12.0
 #: outward allowances for rounding (masses, and the final sum).
 MASS_ALLOWANCE = 1e-12
@@ -63,6 +65,49 @@ def _mass(a: np.ndarray, b: np.ndarray, shift: float) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         out = np.where(b <= 0, ndtr(b) - ndtr(a), ndtr(-a) - ndtr(-b))
     return np.where(b > a, np.maximum(out, 0.0), 0.0)
+
+
+def _grid_mass(a: np.ndarray, b: np.ndarray, index: np.ndarray, side: tuple[np.ndarray, np.ndarray],
+               shift: float) -> np.ndarray:
+    """``N(shift, 1)[a, b]`` (``a = edges[index]`` with its CDF and survival values precomputed in ``side``), from
+    the side of the median that avoids cancellation; may be negative where ``b < a``."""
+    cdf, sf = side
+    return np.where(b - shift <= 0, ndtr(b - shift) - cdf[index], sf[index] - ndtr(shift - b))
+
+
+def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray,
+                       lb: np.ndarray, e: float, q_side: tuple, p_side: tuple) -> np.ndarray:
+    """An upper bound on ``r(h) φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h ∈ [h_a, h_b]``, ``l ∈ [l_a, l_b]``,
+    ``l_b ≤ h_a``, exact to second order in the cell (docs/interval.md, "Certified evaluation").
+
+    On the cell ``A = Q[l, h] ∈ [A_lo, A_hi]`` and ``B = Q'[l, h] ≥ B_lo``. ``φ'`` is convex (a power series with
+    non-negative coefficients), so ``φ'(A)`` lies below its chord over ``[A_lo, A_hi]`` and ``φ'(B)`` above its
+    tangent at ``B_lo``, whose slope is at least the secant slope just left of ``B_lo``. With ``r(h) ≤ r(h_b)``
+    the integrand is at most ``c + λ₁ A − λ₂ B`` with ``λ₁, λ₂ ≥ 0``. That is separable:
+    ``λ₁ A − λ₂ B = g(h) − g(l)`` with ``g = λ₁ F_Q − λ₂ F_{Q'}``, whose derivative ``q'(x)(λ₁ r(x) − λ₂)`` changes
+    sign once, from − to +. So its supremum over the cell is at ``h ∈ {h_a, h_b}`` and at ``l`` the point of
+    ``[l_a, l_b]`` nearest to ``r(l) = λ₂ / λ₁``."""
+    mu = profile.mu
+    q_lo, q_hi, dphi_q_hi = q_side
+    p_lo, p_hi, dphi_p_lo = p_side
+    grow = 1 + profile.value_margin
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dphi_q_lo = profile._dphi(q_lo) * grow
+        chord = np.where(q_hi > q_lo, (dphi_q_hi - dphi_q_lo) / (q_hi - q_lo), 0.0)
+        chord = np.maximum(np.nan_to_num(chord, nan=0.0, posinf=0.0), 0.0) * (1 + 1e-12)
+        left = np.maximum(p_lo - np.maximum(p_hi - p_lo, 1e-300), 0.0)
+        run = p_lo - left
+        secant = np.where(run > 0, (dphi_p_lo - profile._dphi(left) * grow) / (run * (1 + 1e-12)), 0.0)
+        secant = np.maximum(np.nan_to_num(secant, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
+        lam1, lam2 = r * chord, e * secant
+        l_star = (np.log(lam2) - np.log(lam1) + mu * mu / 2.0) / mu
+    l_star = np.clip(np.nan_to_num(l_star, nan=np.inf), la, lb)
+    best = np.full(np.broadcast_shapes(l_star.shape, ha.shape), -np.inf)
+    for h in (ha, hb):
+        a = np.clip(_mass(l_star, h, mu) * (1 + MASS_ALLOWANCE), q_lo, q_hi)
+        b = np.maximum(_mass(l_star, h, 0.0) * (1 - MASS_ALLOWANCE), p_lo)
+        best = np.maximum(best, r * (dphi_q_lo + chord * (a - q_lo)) - e * (dphi_p_lo + secant * (b - p_lo)))
+    return best
 
 
 class IntervalProfile(Profile):
@@ -102,56 +147,73 @@ class IntervalProfile(Profile):
 
     def _evaluate(self, eps: float) -> float:
         mu, e = self.mu, math.exp(min(eps, 700.0))
-        top = mu + TOP
-        tail = float(_mass(np.array(top), np.array(np.inf), mu)) * self._dphi_one
         start = max(self._cutoff(eps), mu / 2.0)
-        if start >= top:
-            return tail * (1 + SUM_ALLOWANCE)
-        h = np.append(np.arange(start, top, H_WIDTH), top)
+        total, edge = 0.0, start
+        for top in (mu + TOP_FIRST, mu + TOP):
+            tail = float(_mass(np.array(top), np.array(np.inf), mu)) * self._dphi_one
+            if top > edge:
+                total += self._rows(edge, top, e)
+                edge = top
+            if tail <= TOP_SHARE * total:
+                break
+        return total * (1 + SUM_ALLOWANCE) + tail
+
+    def _rows(self, start: float, stop: float, e: float) -> float:
+        """``∫_{start}^{stop} sup_l [...]_+ dQ'(h)`` from above, on ``h``-cells of width ``H_STEP / μ``."""
+        mu = self.mu
+        h = np.append(np.arange(start, stop, H_STEP / mu), stop)
         h_a, h_b = h[:-1], h[1:]
         cell_q_prime = _mass(h_a, h_b, 0.0)
         ratio = np.exp(mu * h_b - mu * mu / 2.0)
-        # the l-axis: fine edges, every L_FINE-th one a coarse edge; below the first edge one unbounded cell
-        fine_width = L_COARSE / L_FINE
-        coarse_cells = math.ceil((top + L_BOTTOM) / L_COARSE)
-        edges = -L_BOTTOM + fine_width * np.arange(coarse_cells * L_FINE + 1)
+        # the l-axis: the finest edges, every `per_coarse`-th one a coarse edge; below the first one unbounded cell
+        per_coarse = math.prod(split for split, _ in REFINEMENTS)
+        coarse_cells = math.ceil((stop + L_BOTTOM) / L_COARSE)
+        edges = -L_BOTTOM + (L_COARSE / per_coarse) * np.arange(coarse_cells * per_coarse + 1)
         sides = {name: (ndtr(edges - s), ndtr(s - edges)) for name, s in (("q", mu), ("q_prime", 0.0))}
         total = 0.0
         for s in range(0, h_a.size, CHUNK):
             ha, hb, r = h_a[s:s + CHUNK, None], h_b[s:s + CHUNK, None], ratio[s:s + CHUNK, None]
             bottom = self._upper(ha, hb, r, np.full((1, 1), -np.inf), edges[None, :1], e)[:, 0]
-            lower_ends = edges[:-1:L_FINE]
-            coarse = self._upper_on_grid(ha, hb, r, np.arange(0, edges.size - 1, L_FINE),
-                                         np.arange(L_FINE, edges.size, L_FINE), edges, sides, e)
-            outside = coarse.copy()
-            fine_max = np.full(ha.shape[0], -np.inf)
-            for _ in range(WINDOWS):  # refine around the largest coarse value not refined yet, WINDOWS times
-                centre = np.argmax(outside, axis=1)
-                first = np.clip(centre - WINDOW // 2, 0, max(lower_ends.size - WINDOW, 0))
-                window = first[:, None] + np.arange(min(WINDOW, lower_ends.size))[None, :]  # coarse cells refined
-                fine_first = (window[:, :1] * L_FINE) + np.arange(window.shape[1] * L_FINE)[None, :]
-                fine = self._upper_on_grid(ha, hb, r, fine_first, fine_first + 1, edges, sides, e)
-                fine_max = np.maximum(fine_max, fine.max(axis=1))
-                np.put_along_axis(outside, window, -np.inf, axis=1)
-            row = np.maximum.reduce([bottom, outside.max(axis=1), fine_max, np.zeros(ha.shape[0])])
+            used = min(coarse_cells, int(np.searchsorted(edges[::per_coarse], hb.max(), side="right")))
+            lower = np.broadcast_to(np.arange(used) * per_coarse, (ha.shape[0], used))  # each cell's first edge
+            width = per_coarse
+            values = self._upper_on_grid(ha, hb, r, lower, lower + width, edges, sides, e)
+            row = np.maximum(bottom, 0.0)
+            for split, window in REFINEMENTS:  # refine around the largest bound; what is left outside counts as is
+                size = min(window, values.shape[1])
+                first = np.clip(np.argmax(values, axis=1) - window // 2, 0, values.shape[1] - size)
+                chosen = first[:, None] + np.arange(size)[None, :]
+                np.put_along_axis(values, chosen, -np.inf, axis=1)
+                row = np.maximum(row, values.max(axis=1))
+                width //= split
+                lower = (np.take_along_axis(lower, chosen, axis=1)[:, :, None]
+                         + width * np.arange(split)[None, None, :]).reshape(ha.shape[0], -1)
+                values = self._upper_on_grid(ha, hb, r, lower, lower + width, edges, sides, e)
+            row = np.maximum(row, values.max(axis=1))
             total += float(np.sum(cell_q_prime[s:s + CHUNK] * row))
-        return total * (1 + SUM_ALLOWANCE) + tail
+        return total
 
     def _upper_on_grid(self, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, lower: np.ndarray, upper: np.ndarray,
                        edges: np.ndarray, sides: dict, e: float) -> np.ndarray:
-        """:meth:`_upper` for the ``l``-cells ``[edges[lower], edges[upper]]`` (index arrays broadcasting against
-        the rows of ``h``-cells), from the CDF and survival values of the edges computed once."""
-        cdf_q, sf_q = sides["q"]
-        cdf_p, sf_p = sides["q_prime"]
+        """An upper bound on the integrand over each ``l``-cell ``[edges[lower], edges[upper]]`` (index arrays
+        broadcasting against the rows of ``h``-cells): the smaller of the corner bound of :meth:`_upper` and,
+        where the cells do not overlap, the linearized bound of :func:`_linear_cell_bound`; CDF and survival
+        values of the edges are computed once."""
         la, lb = edges[lower], edges[upper]
-        below = hb - self.mu <= 0
-        q = np.where(below, ndtr(hb - self.mu) - cdf_q[lower], sf_q[lower] - ndtr(self.mu - hb))
-        q = np.where(la < hb, np.minimum(np.maximum(q, 0.0) * (1 + MASS_ALLOWANCE), 1.0), 0.0)
-        q_prime = np.where(ha <= 0, ndtr(ha) - cdf_p[upper], sf_p[upper] - ndtr(-ha))
-        q_prime = np.where(lb < ha, np.maximum(q_prime, 0.0) * (1 - MASS_ALLOWANCE), 0.0)
-        up, down = 1 + self.value_margin, 1 - self.value_margin
-        value = r * self._dphi(q) * up - e * self._dphi(q_prime) * down
-        return np.where(la <= hb, value, -np.inf)
+        mu = self.mu
+        up, down = 1 + MASS_ALLOWANCE, 1 - MASS_ALLOWANCE
+        q_hi = np.where(la < hb, np.minimum(_grid_mass(la, hb, lower, sides["q"], mu) * up, 1.0), 0.0)
+        q_lo = np.where(lb < ha, np.minimum(_grid_mass(lb, ha, upper, sides["q"], mu) * down, 1.0), 0.0)
+        p_lo = np.where(lb < ha, _grid_mass(lb, ha, upper, sides["q_prime"], 0.0) * down, 0.0)
+        p_hi = np.where(la < hb, np.minimum(_grid_mass(la, hb, lower, sides["q_prime"], 0.0) * up, 1.0), 0.0)
+        grow, shrink = 1 + self.value_margin, 1 - self.value_margin
+        dphi_q_hi, dphi_p_lo = self._dphi(q_hi) * grow, self._dphi(p_lo) * shrink
+        corner = r * dphi_q_hi - e * dphi_p_lo
+        apart = lb <= ha  # the l-cell lies below the h-cell: the linearization applies
+        if np.any(apart):
+            linear = _linear_cell_bound(self, ha, hb, r, la, lb, e, (q_lo, q_hi, dphi_q_hi), (p_lo, p_hi, dphi_p_lo))
+            corner = np.where(apart, np.minimum(corner, linear), corner)
+        return np.where(la <= hb, corner, -np.inf)
 
     def _upper(self, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray, lb: np.ndarray,
                e: float) -> np.ndarray:
