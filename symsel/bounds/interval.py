@@ -40,6 +40,10 @@ from symsel.profiles.base import delta_by_symmetry
 #: width of the cells of the contributing output ``h``, as ``μ · width`` (``r(h)`` changes by a factor
 #: ``e^{H_STEP}`` across a cell).
 H_STEP = 2.5e-3
+#: the first pass over ``h`` uses cells ``H_COARSE`` times wider; the smallest of them, carrying together at most
+#: ``COARSE_SHARE`` of its sum, keep their (valid, looser) coarse bound.
+H_COARSE = 8
+COARSE_SHARE = 1e-3
 #: width of the coarse cells of the interval's lower end ``l``, which every ``h``-cell evaluates over the whole axis.
 L_COARSE = 0.05
 #: the refinements of the ``l``-axis, finest last: each cuts the ``WINDOW`` cells of the level above around the one
@@ -67,12 +71,16 @@ def _mass(a: np.ndarray, b: np.ndarray, shift: float) -> np.ndarray:
     return np.where(b > a, np.maximum(out, 0.0), 0.0)
 
 
-def _grid_mass(a: np.ndarray, b: np.ndarray, index: np.ndarray, side: tuple[np.ndarray, np.ndarray],
-               shift: float) -> np.ndarray:
-    """``N(shift, 1)[a, b]`` (``a = edges[index]`` with its CDF and survival values precomputed in ``side``), from
-    the side of the median that avoids cancellation; may be negative where ``b < a``."""
-    cdf, sf = side
-    return np.where(b - shift <= 0, ndtr(b - shift) - cdf[index], sf[index] - ndtr(shift - b))
+def _mass_above(b: np.ndarray, below: tuple[np.ndarray, np.ndarray], shift: float) -> np.ndarray:
+    """``N(shift, 1)[a, b]`` from the CDF and survival values ``below`` of ``N(shift, 1)`` at ``a`` (computed once
+    for many ``b``), from the side of the median that avoids cancellation; may be negative where ``b < a``."""
+    cdf, sf = below
+    return np.where(b - shift <= 0, ndtr(b - shift) - cdf, sf - ndtr(shift - b))
+
+
+def _sides(x: np.ndarray, shift: float) -> tuple[np.ndarray, np.ndarray]:
+    """CDF and survival function of ``N(shift, 1)`` at ``x``."""
+    return ndtr(x - shift), ndtr(shift - x)
 
 
 def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray,
@@ -103,9 +111,10 @@ def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray,
         l_star = (np.log(lam2) - np.log(lam1) + mu * mu / 2.0) / mu
     l_star = np.clip(np.nan_to_num(l_star, nan=np.inf), la, lb)
     best = np.full(np.broadcast_shapes(l_star.shape, ha.shape), -np.inf)
+    at_q, at_q_prime = _sides(l_star, mu), _sides(l_star, 0.0)
     for h in (ha, hb):
-        a = np.clip(_mass(l_star, h, mu) * (1 + MASS_ALLOWANCE), q_lo, q_hi)
-        b = np.maximum(_mass(l_star, h, 0.0) * (1 - MASS_ALLOWANCE), p_lo)
+        a = np.clip(_mass_above(h, at_q, mu) * (1 + MASS_ALLOWANCE), q_lo, q_hi)
+        b = np.maximum(_mass_above(h, at_q_prime, 0.0) * (1 - MASS_ALLOWANCE), p_lo)
         best = np.maximum(best, r * (dphi_q_lo + chord * (a - q_lo)) - e * (dphi_p_lo + secant * (b - p_lo)))
     return best
 
@@ -159,18 +168,36 @@ class IntervalProfile(Profile):
         return total * (1 + SUM_ALLOWANCE) + tail
 
     def _rows(self, start: float, stop: float, e: float) -> float:
-        """``∫_{start}^{stop} sup_l [...]_+ dQ'(h)`` from above, on ``h``-cells of width ``H_STEP / μ``."""
+        """``∫_{start}^{stop} sup_l [...]_+ dQ'(h)`` from above. First on ``h``-cells :data:`H_COARSE` times the
+        final width ``H_STEP / μ``; then every coarse cell is recomputed on the final width except the smallest
+        ones, which together carry at most :data:`COARSE_SHARE` of the coarse sum (they keep their coarse bound,
+        which is an upper bound too)."""
         mu = self.mu
-        h = np.append(np.arange(start, stop, H_STEP / mu), stop)
+        h = np.append(np.arange(start, stop, H_COARSE * H_STEP / mu), stop)
         h_a, h_b = h[:-1], h[1:]
-        cell_q_prime = _mass(h_a, h_b, 0.0)
+        coarse = _mass(h_a, h_b, 0.0) * self._row_bounds(h_a, h_b, e)
+        by_size = np.argsort(coarse, kind="stable")
+        kept = np.cumsum(coarse[by_size]) <= COARSE_SHARE * float(np.sum(coarse))
+        total = float(np.sum(coarse[by_size[kept]]))
+        refine = np.sort(by_size[~kept])
+        if refine.size:
+            steps = np.arange(H_COARSE + 1) / H_COARSE
+            fine = h_a[refine, None] + (h_b[refine] - h_a[refine])[:, None] * steps[None, :]
+            fine[:, -1] = h_b[refine]
+            f_a, f_b = fine[:, :-1].ravel(), fine[:, 1:].ravel()
+            total += float(np.sum(_mass(f_a, f_b, 0.0) * self._row_bounds(f_a, f_b, e)))
+        return total
+
+    def _row_bounds(self, h_a: np.ndarray, h_b: np.ndarray, e: float) -> np.ndarray:
+        """For each ``h``-cell ``[h_a, h_b]`` (sorted), an upper bound on ``sup_l [...]_+`` over the cell."""
+        mu = self.mu
         ratio = np.exp(mu * h_b - mu * mu / 2.0)
         # the l-axis: the finest edges, every `per_coarse`-th one a coarse edge; below the first one unbounded cell
         per_coarse = math.prod(split for split, _ in REFINEMENTS)
-        coarse_cells = math.ceil((stop + L_BOTTOM) / L_COARSE)
+        coarse_cells = math.ceil((float(h_b.max()) + L_BOTTOM) / L_COARSE)
         edges = -L_BOTTOM + (L_COARSE / per_coarse) * np.arange(coarse_cells * per_coarse + 1)
-        sides = {name: (ndtr(edges - s), ndtr(s - edges)) for name, s in (("q", mu), ("q_prime", 0.0))}
-        total = 0.0
+        sides = {"q": _sides(edges, mu), "q_prime": _sides(edges, 0.0)}
+        rows = np.empty(h_a.size)
         for s in range(0, h_a.size, CHUNK):
             ha, hb, r = h_a[s:s + CHUNK, None], h_b[s:s + CHUNK, None], ratio[s:s + CHUNK, None]
             bottom = self._upper(ha, hb, r, np.full((1, 1), -np.inf), edges[None, :1], e)[:, 0]
@@ -189,9 +216,8 @@ class IntervalProfile(Profile):
                 lower = (np.take_along_axis(lower, chosen, axis=1)[:, :, None]
                          + width * np.arange(split)[None, None, :]).reshape(ha.shape[0], -1)
                 values = self._upper_on_grid(ha, hb, r, lower, lower + width, edges, sides, e)
-            row = np.maximum(row, values.max(axis=1))
-            total += float(np.sum(cell_q_prime[s:s + CHUNK] * row))
-        return total
+            rows[s:s + CHUNK] = np.maximum(row, values.max(axis=1))
+        return rows
 
     def _upper_on_grid(self, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, lower: np.ndarray, upper: np.ndarray,
                        edges: np.ndarray, sides: dict, e: float) -> np.ndarray:
@@ -202,10 +228,12 @@ class IntervalProfile(Profile):
         la, lb = edges[lower], edges[upper]
         mu = self.mu
         up, down = 1 + MASS_ALLOWANCE, 1 - MASS_ALLOWANCE
-        q_hi = np.where(la < hb, np.minimum(_grid_mass(la, hb, lower, sides["q"], mu) * up, 1.0), 0.0)
-        q_lo = np.where(lb < ha, np.minimum(_grid_mass(lb, ha, upper, sides["q"], mu) * down, 1.0), 0.0)
-        p_lo = np.where(lb < ha, _grid_mass(lb, ha, upper, sides["q_prime"], 0.0) * down, 0.0)
-        p_hi = np.where(la < hb, np.minimum(_grid_mass(la, hb, lower, sides["q_prime"], 0.0) * up, 1.0), 0.0)
+        at_la = {name: (cdf[lower], sf[lower]) for name, (cdf, sf) in sides.items()}
+        at_lb = {name: (cdf[upper], sf[upper]) for name, (cdf, sf) in sides.items()}
+        q_hi = np.where(la < hb, np.minimum(_mass_above(hb, at_la["q"], mu) * up, 1.0), 0.0)
+        q_lo = np.where(lb < ha, np.minimum(_mass_above(ha, at_lb["q"], mu) * down, 1.0), 0.0)
+        p_lo = np.where(lb < ha, _mass_above(ha, at_lb["q_prime"], 0.0) * down, 0.0)
+        p_hi = np.where(la < hb, np.minimum(_mass_above(hb, at_la["q_prime"], 0.0) * up, 1.0), 0.0)
         grow, shrink = 1 + self.value_margin, 1 - self.value_margin
         dphi_q_hi, dphi_p_lo = self._dphi(q_hi) * grow, self._dphi(p_lo) * shrink
         corner = r * dphi_q_hi - e * dphi_p_lo
