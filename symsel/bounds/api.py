@@ -17,6 +17,7 @@ from functools import lru_cache
 from types import MappingProxyType
 
 import numpy as np
+import sympy
 
 from symsel import validate
 from symsel.bounds.precision import usable_float_error
@@ -37,6 +38,10 @@ BEST_COMPONENTS = ("envelope", "composition", "interval", "fdp", "paper", "rdp")
 BEST_COMPOSITION_MAX_PLD = 8
 #: ``best`` takes ``composition`` only for laws with a bounded support of at most this many points.
 BEST_COMPOSITION_MAX_SUPPORT = 512
+#: ``best`` takes ``interval`` for a concentrated law with a larger (or unbounded) support when its ``φ'`` is a
+#: short expression (at most this many SymPy operations: Poisson, binomial, fixed ``K`` of any size), whose
+#: float64 evaluation is cheap at the ~10⁷ points the cells need per ``ε``.
+BEST_INTERVAL_MAX_OPS = 64
 
 Scalar = float | int | bool | str | None
 
@@ -185,16 +190,20 @@ def _interval(dist: Distribution, base: Profile) -> SelectionBound:
 
 
 def _interval_may_help(dist: Distribution, base: Profile) -> bool:
-    """Whether ``best`` takes ``interval``: on a base with the Gaussian pair, for concentrated laws, i.e. a bounded
-    support of at most :data:`BEST_COMPOSITION_MAX_SUPPORT` points and a variance at most the mean (fixed ``K``,
-    binomial laws: many outputs contribute and the envelope is loose). On spread laws (variance above the mean:
-    geometric, TNB, two-point, beta-binomial, uniform) the envelope is within 0.1 % and much faster. Decided by
-    the law alone, so the same inputs always take the same components."""
+    """Whether ``best`` takes ``interval``: on a base with the Gaussian pair, for concentrated laws (variance at
+    most the mean: fixed ``K``, binomial and Poisson laws, where many outputs contribute and the envelope is
+    loose) whose ``φ'`` is cheap to evaluate: a bounded support of at most :data:`BEST_COMPOSITION_MAX_SUPPORT`
+    points, or a ``φ'`` of at most :data:`BEST_INTERVAL_MAX_OPS` SymPy operations (``poisson(mean=1e6)``,
+    ``binomial(n=1e6, p=1/2)``). On spread laws (variance above the mean: geometric, TNB, two-point,
+    beta-binomial, uniform) the envelope is within 0.1 % and much faster. Decided by the law alone, so the same
+    inputs always take the same components."""
     from symsel.pairs.location import GaussianPair
 
-    if dist.support_max is None or int(dist.support_max) - int(dist.support_min) + 1 > BEST_COMPOSITION_MAX_SUPPORT:
-        return False
     if not dist.variance <= dist.mean:
+        return False
+    small = dist.support_max is not None and (
+        int(dist.support_max) - int(dist.support_min) + 1 <= BEST_COMPOSITION_MAX_SUPPORT)
+    if not small and sympy.count_ops(dist.dpgf) > BEST_INTERVAL_MAX_OPS:
         return False
     return isinstance(base.dominating_pair(), GaussianPair)
 
@@ -249,8 +258,9 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
                 continue
             if method == "interval" and not _interval_may_help(dist, base):
                 skipped["skipped_interval"] = (
-                    "taken by best only on Gaussian bases for laws with a bounded support of at most "
-                    f"{BEST_COMPOSITION_MAX_SUPPORT} points and a variance at most the mean; ask for it by name")
+                    "taken by best only on Gaussian bases for laws with a variance at most the mean and either a "
+                    f"bounded support of at most {BEST_COMPOSITION_MAX_SUPPORT} points or a phi' of at most "
+                    f"{BEST_INTERVAL_MAX_OPS} operations; ask for it by name")
                 continue
             parts.append(bound(dist, base, method))
         except NotApplicableError as exc:
