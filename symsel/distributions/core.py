@@ -29,6 +29,7 @@ import sympy
 
 from symsel.distributions.expressions import (
     _HORNER_MIN_TERMS,
+    DEFAULT_DPS,
     _at_one,
     _broadcast,
     _diff,
@@ -42,7 +43,6 @@ from symsel.distributions.expressions import (
 from symsel.distributions.params import _as_count, _plain
 from symsel.errors import ParameterError, SymselError
 
-DEFAULT_DPS = 30
 _SAMPLER_TAIL = 1e-15
 
 FAMILY_PARAMETERS: dict[str, tuple[str, ...]] = {
