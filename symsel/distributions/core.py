@@ -13,12 +13,13 @@ recognized family and the moments. The rest is mixed in, one idea per module:
 
 * :mod:`~symsel.distributions.evaluation` -- ``phi`` and ``phi'`` as numbers (float64 vectorized, mpmath at a
   requested precision);
-* :mod:`~symsel.distributions.masses` -- ``P[K = 0]``, pmf and CDF (exact, mpmath, float64).
+* :mod:`~symsel.distributions.masses` -- ``P[K = 0]``, pmf and CDF (exact, mpmath, float64);
+* :mod:`~symsel.distributions.utility` -- expected quantile, success probability, Chernoff tail bound;
+* :mod:`~symsel.distributions.sampling` -- draws of ``K``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -29,19 +30,22 @@ import numpy as np
 import sympy
 
 from symsel.distributions.evaluation import EvaluationMixin
-from symsel.distributions.expressions import (
-    DEFAULT_DPS,
-    _at_one,
-    _diff,
-    _evaluate,
-    _simplify,
-    z,
-)
+from symsel.distributions.expressions import DEFAULT_DPS, _at_one, _diff, _evaluate, _simplify
 from symsel.distributions.masses import MassesMixin
 from symsel.distributions.params import _plain
+from symsel.distributions.sampling import SamplingMixin
+from symsel.distributions.utility import FINITE_SUM_MAX_TERMS, UtilityMixin
 from symsel.errors import ParameterError
 
-_SAMPLER_TAIL = 1e-15
+__all__ = [
+    "DEFAULT_DPS",
+    "FAMILY_PARAMETERS",
+    "FINITE_SUM_MAX_TERMS",
+    "MAX_MEAN",
+    "Distribution",
+    "Family",
+    "require_finite_mean",
+]
 
 FAMILY_PARAMETERS: dict[str, tuple[str, ...]] = {
     "point": ("k",),
@@ -87,10 +91,6 @@ class Family:
         return {n: float(v) for n, v in self.params.items()}
 
 
-#: the largest degree of a polynomial PGF whose utility is summed exactly rather than integrated.
-FINITE_SUM_MAX_TERMS = 5000
-
-
 #: the largest E[K] accepted: bounds multiply by m in float64 (1e300 leaves room for m delta_Q, m e^eps).
 MAX_MEAN = 1e300
 
@@ -104,7 +104,7 @@ def require_finite_mean(mean: Any, where: str) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class Distribution(EvaluationMixin, MassesMixin):
+class Distribution(EvaluationMixin, MassesMixin, UtilityMixin, SamplingMixin):
     """The law of the number of runs ``K``, held as its PGF ``phi(z) = E[z^K]``.
 
     Attributes:
@@ -208,7 +208,7 @@ class Distribution(EvaluationMixin, MassesMixin):
     def __repr__(self) -> str:
         return f"Distribution({self.spec})"
 
-    # ----------------------------------------------------------------- exact numbers
+    # ----------------------------------------------------------------- moments
     def _number(self, expr: sympy.Expr) -> sympy.Expr:
         return expr.subs(self.values)
 
@@ -239,106 +239,3 @@ class Distribution(EvaluationMixin, MassesMixin):
             with mpmath.workdps(dps):
                 return +value
         return _evaluate(self._number(self.mean_symbolic), dps, "mean", self.spec)
-
-    # ----------------------------------------------------------------- utility (P&S Sec. 3.6)
-    def expected_quantile(self, dps: int = DEFAULT_DPS) -> float:
-        """``E[K/(K+1)] = 1 - int_0^1 phi(x) dx``: expected quantile of the best of ``K`` runs
-        of a continuous score (Papernot & Steinke, eq. (8))."""
-        return float(self.expected_quantile_mp(dps))
-
-    def expected_quantile_mp(self, dps: int = DEFAULT_DPS) -> mpmath.mpf:
-        """:meth:`expected_quantile` at ``dps`` digits: the exact sum ``sum_k P[K=k] k/(k+1)`` for a polynomial
-        PGF, else tanh-sinh quadrature of ``phi``."""
-        if self.support_max is not None and self.support_max <= FINITE_SUM_MAX_TERMS and self.pgf.is_polynomial(z):
-            coeffs = sympy.Poly(self.pgf.subs(self.values), z).all_coeffs()[::-1]
-            total = sympy.Add(*[c * sympy.Rational(i, i + 1) for i, c in enumerate(coeffs)])
-            with mpmath.workdps(dps):
-                return mpmath.mpf(sympy.N(total, dps + 10))
-        with mpmath.workdps(dps + 10):
-            m = max(float(self.mean), 1.0)
-            # phi varies on the scale 1/m near x = 1: give the quadrature those breakpoints.
-            points = sorted({0.0, *(1 - 10.0**-j for j in range(1, 1 + int(math.log10(m)) + 2)), 1.0})
-            args = self._args_mp()
-            integral = mpmath.quad(lambda x: self._phi_mpf(x, *args), points)
-            with mpmath.workdps(dps):
-                return +(1 - integral)
-
-    def success_probability(self, candidates: float) -> float:
-        """``1 - phi(1 - 1/c)``: probability that the best run is the single good candidate among
-        ``c`` equally likely ones is found at least once (Papernot & Steinke, Appendix A.2.1)."""
-        c = float(candidates)
-        if not c >= 1:
-            raise ParameterError("candidates", candidates, "c >= 1", self.name)
-        return float(1 - self.phi_mp(1 - mpmath.mpf(1) / mpmath.mpf(c)))
-
-    def tail_bound(self, kk: float) -> float:
-        """Chernoff bound ``P[K >= k] <= inf_{t >= 0} phi(e^t) e^{-t k}`` (any ``t`` is valid;
-        the infimum is approximated from above by a bounded scalar search)."""
-        from scipy.optimize import minimize_scalar
-
-        kk = float(kk)
-        if not kk >= 0:
-            raise ParameterError("k", kk, "k >= 0", self.name)
-
-        def log_bound(t: float) -> float:
-            return math.log(self._safe_phi(math.exp(t))) - t * kk
-
-        t_max = self._radius_log()
-        res = minimize_scalar(log_bound, bounds=(0.0, t_max), method="bounded", options={"xatol": 1e-10})
-        best = min(0.0, log_bound(float(res.x)) if math.isfinite(res.fun) else 0.0)
-        return math.exp(best)
-
-    def _radius_log(self) -> float:
-        """Largest ``t`` (capped at 50) with ``phi(e^t)`` finite: log of the radius of convergence."""
-        lo, hi = 0.0, 50.0
-        if math.isfinite(self._safe_phi(math.exp(hi))):
-            return hi
-        for _ in range(80):
-            mid = 0.5 * (lo + hi)
-            if math.isfinite(self._safe_phi(math.exp(mid))):
-                lo = mid
-            else:
-                hi = mid
-        return lo
-
-    def _safe_phi(self, x: float) -> float:
-        """``phi(x)`` as a float, ``inf`` where it is undefined or not positive (beyond the radius)."""
-        try:
-            value = self.phi_mp(x, 20)
-        except (ZeroDivisionError, ValueError, OverflowError):
-            return math.inf
-        if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value) or value <= 0:
-            return math.inf
-        return float(value)
-
-    # ----------------------------------------------------------------- sampling
-    def rvs(self, size: int | tuple[int, ...] = 1, rng: np.random.Generator | int | None = None) -> np.ndarray:
-        """Draw ``size`` samples of ``K`` with a numpy ``Generator`` (or a seed)."""
-        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        count = int(np.prod(size))
-        draws = self.sampler(gen, count) if self.sampler is not None else self._inverse_sample(gen, count)
-        return np.asarray(draws, dtype=np.int64).reshape(size)
-
-    def _inverse_sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        table = self._inverse_cdf_table
-        draws = self.support_min + np.searchsorted(table, rng.random(n), side="right")
-        return np.minimum(draws, self.support_min + len(table) - 1)
-
-    @cached_property
-    def _inverse_cdf_table(self) -> np.ndarray:
-        """Cumulative probabilities from ``support_min`` until the tail is below 1e-15."""
-        probs: list[float] = []
-        total = mpmath.mpf(0)
-        i = self.support_min
-        limit = self.support_max if self.support_max is not None else 10**7
-        with mpmath.workdps(DEFAULT_DPS):
-            while i <= limit:
-                p = self.pmf_mp(i)
-                total += p
-                probs.append(float(total))
-                if 1 - total < _SAMPLER_TAIL:
-                    break
-                i += 1
-        table = np.array(probs)
-        table[-1] = 1.0
-        return table
