@@ -3,8 +3,11 @@
 The package is split by idea; every name is re-exported here, so ``from symsel.distributions import ...`` is the
 import path to use:
 
-* :mod:`~symsel.distributions.core` -- the :class:`Distribution` (a PGF ``phi(z) = E[z^K]`` and everything derived
-  from it: mean, variance, pmf, CDF, utility, tail bound, sampler) and the :class:`Family` record;
+* :mod:`~symsel.distributions.core` -- the :class:`Distribution` (a PGF ``phi(z) = E[z^K]``, its parameters and
+  moments) and the :class:`Family` record; what else is derived from the PGF is mixed into :class:`Distribution`
+  from :mod:`~symsel.distributions.evaluation` (``phi``, ``phi'`` as numbers), :mod:`~symsel.distributions.masses`
+  (pmf, CDF), :mod:`~symsel.distributions.utility` (expected quantile, success probability, tail bound) and
+  :mod:`~symsel.distributions.sampling` (draws of ``K``);
 * :mod:`~symsel.distributions.families` -- the named families (point, truncated negative binomial and its
   logarithmic/geometric cases, Poisson, binomial, negative binomial, beta-binomial, two-point);
 * :mod:`~symsel.distributions.combinators` -- truncation, mixtures, compounds;

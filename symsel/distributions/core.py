@@ -8,16 +8,18 @@ Papernot & Steinke (ICLR 2022) Section 3.6 / eq. (8) and Appendix A.2.1, a Chern
 sampler -- is derived from ``phi``. A new law of ``K`` is one PGF; nothing else needs to change
 for the bounds of :mod:`symsel.bounds` to apply to it.
 
-Numeric evaluation is offered in two flavours, both derived once from the symbolic form:
+The class body holds the law itself: the PGF and its symbolic derivative, the parameters, the spec string, the
+recognized family and the moments. The rest is mixed in, one idea per module:
 
-* float64, vectorized over numpy arrays (``phi``, ``dphi``);
-* mpmath at an explicitly requested number of decimal digits (``phi_mp``, ``dphi_mp``). The
-  precision is set with ``mpmath.workdps`` around each call and never leaks out.
+* :mod:`~symsel.distributions.evaluation` -- ``phi`` and ``phi'`` as numbers (float64 vectorized, mpmath at a
+  requested precision);
+* :mod:`~symsel.distributions.masses` -- ``P[K = 0]``, pmf and CDF (exact, mpmath, float64);
+* :mod:`~symsel.distributions.utility` -- expected quantile, success probability, Chernoff tail bound;
+* :mod:`~symsel.distributions.sampling` -- draws of ``K``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -27,23 +29,23 @@ import mpmath
 import numpy as np
 import sympy
 
-from symsel.distributions.expressions import (
-    _HORNER_MIN_TERMS,
-    _at_one,
-    _broadcast,
-    _diff,
-    _evaluate,
-    _horner,
-    _monomials,
-    _simplify,
-    k,
-    z,
-)
-from symsel.distributions.params import _as_count, _plain
-from symsel.errors import ParameterError, SymselError
+from symsel.distributions.evaluation import EvaluationMixin
+from symsel.distributions.expressions import DEFAULT_DPS, _at_one, _diff, _evaluate, _simplify
+from symsel.distributions.masses import MassesMixin
+from symsel.distributions.params import _plain
+from symsel.distributions.sampling import SamplingMixin
+from symsel.distributions.utility import FINITE_SUM_MAX_TERMS, UtilityMixin
+from symsel.errors import ParameterError
 
-DEFAULT_DPS = 30
-_SAMPLER_TAIL = 1e-15
+__all__ = [
+    "DEFAULT_DPS",
+    "FAMILY_PARAMETERS",
+    "FINITE_SUM_MAX_TERMS",
+    "MAX_MEAN",
+    "Distribution",
+    "Family",
+    "require_finite_mean",
+]
 
 FAMILY_PARAMETERS: dict[str, tuple[str, ...]] = {
     "point": ("k",),
@@ -89,10 +91,6 @@ class Family:
         return {n: float(v) for n, v in self.params.items()}
 
 
-#: the largest degree of a polynomial PGF whose utility is summed exactly rather than integrated.
-FINITE_SUM_MAX_TERMS = 5000
-
-
 #: the largest E[K] accepted: bounds multiply by m in float64 (1e300 leaves room for m delta_Q, m e^eps).
 MAX_MEAN = 1e300
 
@@ -106,7 +104,7 @@ def require_finite_mean(mean: Any, where: str) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class Distribution:
+class Distribution(EvaluationMixin, MassesMixin, UtilityMixin, SamplingMixin):
     """The law of the number of runs ``K``, held as its PGF ``phi(z) = E[z^K]``.
 
     Attributes:
@@ -210,7 +208,7 @@ class Distribution:
     def __repr__(self) -> str:
         return f"Distribution({self.spec})"
 
-    # ----------------------------------------------------------------- exact numbers
+    # ----------------------------------------------------------------- moments
     def _number(self, expr: sympy.Expr) -> sympy.Expr:
         return expr.subs(self.values)
 
@@ -241,312 +239,3 @@ class Distribution:
             with mpmath.workdps(dps):
                 return +value
         return _evaluate(self._number(self.mean_symbolic), dps, "mean", self.spec)
-
-    @cached_property
-    def _guard_digits(self) -> int:
-        """Extra digits for the stable form at ``z = 1``: a parameter ``v`` in (0, 1) enters it as ``1 - v`` (the
-        truncated negative binomial's ``1 - (1 - gamma) z`` is ``gamma`` at ``z = 1``), which keeps only the
-        working precision minus ``-log10 v`` digits of ``v``; without them ``gamma = 1e-38`` gave a mean 3e-4
-        off and ``gamma = 1e-45`` a division by zero."""
-        extra = 10
-        for value in self.values.values():
-            if value.is_number and 0 < abs(value) < 1:
-                lost = -mpmath.log10(mpmath.mpf(sympy.N(abs(value), 15)))
-                extra = max(extra, 10 + math.ceil(lost))
-        return extra
-
-    def _stable_derivative_at_one(self, order: int) -> mpmath.mpf:
-        """``phi^(order)(1)`` from the cancellation-free form, at the current precision."""
-        cache = self.__dict__.setdefault("_stable_derivatives", {})
-        if order not in cache:
-            cache[order] = sympy.lambdify([z, *self.values], sympy.diff(self.stable_form, z, order), "mpmath")
-        return cache[order](mpmath.mpf(1), *self._args_mp())
-
-    @cached_property
-    def p0(self) -> float:
-        """``P[K = 0] = phi(0)``."""
-        return float(self.p0_mp(DEFAULT_DPS))
-
-    def p0_mp(self, dps: int = DEFAULT_DPS) -> mpmath.mpf:
-        """``P[K = 0] = phi(0)`` at ``dps`` digits: SymPy's certified value of the exact ``phi(0)`` where it has
-        one (a mixture's summed PGF, ``-10/19 + 1/(2(1 - z/2)) + 1/(38(1 - 19z/20))``, cancels to 0 at ``z = 0``
-        and the float form gave ``-4e-32``), else the mpmath value, never below 0 (it is a probability)."""
-        if self.stable_form is None:
-            try:
-                return _evaluate(self._number(self.pgf.subs(z, 0)), dps, "P[K = 0]", self.spec)
-            except SymselError:
-                pass
-        with mpmath.workdps(dps):
-            return max(mpmath.mpf(0), self.phi_mp(0, dps))
-
-    # ----------------------------------------------------------------- numeric evaluators
-    def _lambdify(self, derivative: bool, module: str) -> Callable:
-        """Compile ``phi`` (or ``phi'``) once. With a ``stable_form`` the parameters stay
-        arguments, so ``expm1``/``log1p`` are evaluated at run time instead of being folded by
-        SymPy into a cancelling ``exp(x) - 1``; otherwise the values are substituted."""
-        if self.stable_form is None:
-            expr = self.dpgf if derivative else self.pgf
-            if expr.is_Add and len(expr.args) > _HORNER_MIN_TERMS:
-                coeffs = _monomials(expr)
-                if coeffs is not None:
-                    return _horner(coeffs, module)
-            return sympy.lambdify([z], expr, module)
-        expr = sympy.diff(self.stable_form, z) if derivative else self.stable_form
-        return sympy.lambdify([z, *self.values], expr, module)
-
-    @cached_property
-    def _phi_np(self) -> Callable:
-        return self._lambdify(False, "numpy")
-
-    @cached_property
-    def _dphi_np(self) -> Callable:
-        return self._lambdify(True, "numpy")
-
-    @cached_property
-    def _phi_mpf(self) -> Callable:
-        return self._lambdify(False, "mpmath")
-
-    @cached_property
-    def _dphi_mpf(self) -> Callable:
-        return self._lambdify(True, "mpmath")
-
-    def _args_float(self) -> tuple[float, ...]:
-        return () if self.stable_form is None else tuple(float(v) for v in self.values.values())
-
-    def _args_mp(self) -> tuple[mpmath.mpf, ...]:
-        """Parameter values at the current mpmath precision (call inside ``workdps``)."""
-        if self.stable_form is None:
-            return ()
-        return tuple(mpmath.mpf(sympy.N(v, mpmath.mp.dps + 10)) for v in self.values.values())
-
-    def phi(self, x: Any) -> np.ndarray:
-        """``phi(x)`` in float64, vectorized over ``x``."""
-        return _broadcast(lambda a: self._phi_np(a, *self._args_float()), x)
-
-    def dphi(self, x: Any) -> np.ndarray:
-        """``phi'(x)`` in float64, vectorized over ``x``."""
-        return _broadcast(lambda a: self._dphi_np(a, *self._args_float()), x)
-
-    def log_dphi(self, x: Any) -> np.ndarray:
-        """``log phi'(x)`` in float64, vectorized; where float64 underflows (``phi' < 1e-280``) the
-        value is recomputed with mpmath, so it is ``-inf`` only where ``phi'(x) = 0`` exactly."""
-        arr = np.atleast_1d(np.asarray(x, dtype=float))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if self.log_dpgf_form is not None:
-                values = [float(v) for v in self.values.values()]
-                out = np.asarray(self._log_dphi_np(arr, *values), dtype=float) + np.zeros_like(arr)
-                redo = ~np.isfinite(out)  # the log form itself does not underflow
-            else:
-                out = np.log(self.dphi(arr))
-                redo = ~np.isfinite(out) | (out < -645)
-        for i in np.nonzero(redo)[0]:
-            value = self.dphi_mp(arr[i], DEFAULT_DPS)
-            out[i] = float(mpmath.log(value)) if value > 0 else -math.inf
-        return out if np.ndim(x) else out[0]
-
-    @cached_property
-    def _log_dphi_np(self) -> Callable:
-        return sympy.lambdify([z, *self.values], self.log_dpgf_form, "numpy")
-
-    def phi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
-        """``phi(x)`` in mpmath at ``dps`` decimal digits (``x`` is converted at that precision)."""
-        with mpmath.workdps(dps):
-            return +self._phi_mpf(mpmath.mpf(x), *self._args_mp())
-
-    def dphi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
-        """``phi'(x)`` in mpmath at ``dps`` decimal digits."""
-        with mpmath.workdps(dps):
-            return +self._dphi_mpf(mpmath.mpf(x), *self._args_mp())
-
-    # ----------------------------------------------------------------- pmf and CDF
-    @cached_property
-    def _pmf_closed(self) -> Callable | None:
-        """The closed-form pmf compiled with ``k`` and the parameters as arguments: substituting the values first
-        lets SymPy fold them into exact numbers (binomial(10**6, 1/2) gives 2**-1000000, millions of digits)."""
-        if self.pmf_symbolic is None:
-            return None
-        fresh = {symbol: sympy.Dummy(f"param{i}") for i, symbol in enumerate(self.values)}  # `gamma` is mpmath's too
-        return sympy.lambdify([k, *fresh.values()], self.pmf_symbolic.subs(fresh), "mpmath")
-
-    def _parameters_mp(self, dps: int) -> tuple[mpmath.mpf, ...]:
-        """The parameter values at ``dps`` digits (cached per precision)."""
-        cache = self.__dict__.setdefault("_parameters_mp_cache", {})
-        if dps not in cache:
-            with mpmath.workdps(dps):
-                cache[dps] = tuple(mpmath.mpf(sympy.N(v, dps)) for v in self.values.values())
-        return cache[dps]
-
-    def pmf_exact(self, kk: int) -> sympy.Expr:
-        """``P[K = kk]`` as an exact SymPy number (closed form, else a series coefficient)."""
-        kk = _as_count(kk, "k", self.name)
-        if kk < self.support_min or (self.support_max is not None and kk > self.support_max):
-            return sympy.Integer(0)
-        if self.pmf_symbolic is not None:
-            return sympy.simplify(self.pmf_symbolic.subs(self.values).subs(k, kk))
-        return sympy.simplify(self._series_coefficients(kk + 1)[kk])
-
-    def _series_coefficients(self, n_terms: int) -> list[sympy.Expr]:
-        """The first (at least) ``n_terms`` Taylor coefficients of the PGF at 0, exact and unsimplified. The
-        cache grows at least twofold, so reading the pmf term by term expands the series O(log n) times."""
-        cached = getattr(self, "_series_cache", None)
-        if cached is not None and len(cached) >= n_terms:
-            return cached
-        if cached is not None:
-            n_terms = max(n_terms, 2 * len(cached))
-        expansion = _ring_series(self.pgf, n_terms)
-        if expansion is None:
-            expansion = sympy.series(self.pgf, z, 0, n_terms).removeO()
-        coeffs = [expansion.coeff(z, i) for i in range(n_terms)]
-        object.__setattr__(self, "_series_cache", coeffs)
-        return coeffs
-
-    def pmf_mp(self, kk: int, dps: int = DEFAULT_DPS) -> mpmath.mpf:
-        """``P[K = kk]`` at ``dps`` digits."""
-        kk = _as_count(kk, "k", self.name)
-        if kk < self.support_min or (self.support_max is not None and kk > self.support_max):
-            return mpmath.mpf(0)
-        with mpmath.workdps(dps):
-            if self._pmf_closed is not None:  # k as an mpf: 10**(-k) with a Python int k would be a float64
-                return +self._pmf_closed(mpmath.mpf(kk), *self._parameters_mp(dps + 10))
-            return mpmath.mpf(sympy.N(self._series_coefficients(kk + 1)[kk], dps + 5))
-
-    def pmf(self, kk: Any) -> np.ndarray | float:
-        """``P[K = kk]`` in float64, elementwise over integer arrays."""
-        arr = np.asarray(kk)
-        out = np.array([float(self.pmf_mp(int(v))) for v in arr.ravel()]).reshape(arr.shape)
-        return float(out) if out.ndim == 0 else out
-
-    def cdf(self, kk: Any) -> np.ndarray | float:
-        """``P[K <= kk]`` in float64, elementwise (summed at 30 digits)."""
-        arr = np.asarray(kk)
-        out = np.array([float(self.cdf_mp(int(v))) for v in arr.ravel()]).reshape(arr.shape)
-        return float(out) if out.ndim == 0 else out
-
-    def cdf_mp(self, kk: int, dps: int = DEFAULT_DPS) -> mpmath.mpf:
-        """``P[K <= kk]`` at ``dps`` digits."""
-        if kk < 0:
-            return mpmath.mpf(0)
-        with mpmath.workdps(dps):
-            return mpmath.fsum(self.pmf_mp(i, dps) for i in range(self.support_min, int(kk) + 1))
-
-    # ----------------------------------------------------------------- utility (P&S Sec. 3.6)
-    def expected_quantile(self, dps: int = DEFAULT_DPS) -> float:
-        """``E[K/(K+1)] = 1 - int_0^1 phi(x) dx``: expected quantile of the best of ``K`` runs
-        of a continuous score (Papernot & Steinke, eq. (8))."""
-        return float(self.expected_quantile_mp(dps))
-
-    def expected_quantile_mp(self, dps: int = DEFAULT_DPS) -> mpmath.mpf:
-        """:meth:`expected_quantile` at ``dps`` digits: the exact sum ``sum_k P[K=k] k/(k+1)`` for a polynomial
-        PGF, else tanh-sinh quadrature of ``phi``."""
-        if self.support_max is not None and self.support_max <= FINITE_SUM_MAX_TERMS and self.pgf.is_polynomial(z):
-            coeffs = sympy.Poly(self.pgf.subs(self.values), z).all_coeffs()[::-1]
-            total = sympy.Add(*[c * sympy.Rational(i, i + 1) for i, c in enumerate(coeffs)])
-            with mpmath.workdps(dps):
-                return mpmath.mpf(sympy.N(total, dps + 10))
-        with mpmath.workdps(dps + 10):
-            m = max(float(self.mean), 1.0)
-            # phi varies on the scale 1/m near x = 1: give the quadrature those breakpoints.
-            points = sorted({0.0, *(1 - 10.0**-j for j in range(1, 1 + int(math.log10(m)) + 2)), 1.0})
-            args = self._args_mp()
-            integral = mpmath.quad(lambda x: self._phi_mpf(x, *args), points)
-            with mpmath.workdps(dps):
-                return +(1 - integral)
-
-    def success_probability(self, candidates: float) -> float:
-        """``1 - phi(1 - 1/c)``: probability that the best run is the single good candidate among
-        ``c`` equally likely ones is found at least once (Papernot & Steinke, Appendix A.2.1)."""
-        c = float(candidates)
-        if not c >= 1:
-            raise ParameterError("candidates", candidates, "c >= 1", self.name)
-        return float(1 - self.phi_mp(1 - mpmath.mpf(1) / mpmath.mpf(c)))
-
-    def tail_bound(self, kk: float) -> float:
-        """Chernoff bound ``P[K >= k] <= inf_{t >= 0} phi(e^t) e^{-t k}`` (any ``t`` is valid;
-        the infimum is approximated from above by a bounded scalar search)."""
-        from scipy.optimize import minimize_scalar
-
-        kk = float(kk)
-        if not kk >= 0:
-            raise ParameterError("k", kk, "k >= 0", self.name)
-
-        def log_bound(t: float) -> float:
-            return math.log(self._safe_phi(math.exp(t))) - t * kk
-
-        t_max = self._radius_log()
-        res = minimize_scalar(log_bound, bounds=(0.0, t_max), method="bounded", options={"xatol": 1e-10})
-        best = min(0.0, log_bound(float(res.x)) if math.isfinite(res.fun) else 0.0)
-        return math.exp(best)
-
-    def _radius_log(self) -> float:
-        """Largest ``t`` (capped at 50) with ``phi(e^t)`` finite: log of the radius of convergence."""
-        lo, hi = 0.0, 50.0
-        if math.isfinite(self._safe_phi(math.exp(hi))):
-            return hi
-        for _ in range(80):
-            mid = 0.5 * (lo + hi)
-            if math.isfinite(self._safe_phi(math.exp(mid))):
-                lo = mid
-            else:
-                hi = mid
-        return lo
-
-    def _safe_phi(self, x: float) -> float:
-        """``phi(x)`` as a float, ``inf`` where it is undefined or not positive (beyond the radius)."""
-        try:
-            value = self.phi_mp(x, 20)
-        except (ZeroDivisionError, ValueError, OverflowError):
-            return math.inf
-        if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value) or value <= 0:
-            return math.inf
-        return float(value)
-
-    # ----------------------------------------------------------------- sampling
-    def rvs(self, size: int | tuple[int, ...] = 1, rng: np.random.Generator | int | None = None) -> np.ndarray:
-        """Draw ``size`` samples of ``K`` with a numpy ``Generator`` (or a seed)."""
-        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        count = int(np.prod(size))
-        draws = self.sampler(gen, count) if self.sampler is not None else self._inverse_sample(gen, count)
-        return np.asarray(draws, dtype=np.int64).reshape(size)
-
-    def _inverse_sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        table = self._inverse_cdf_table
-        draws = self.support_min + np.searchsorted(table, rng.random(n), side="right")
-        return np.minimum(draws, self.support_min + len(table) - 1)
-
-    @cached_property
-    def _inverse_cdf_table(self) -> np.ndarray:
-        """Cumulative probabilities from ``support_min`` until the tail is below 1e-15."""
-        probs: list[float] = []
-        total = mpmath.mpf(0)
-        i = self.support_min
-        limit = self.support_max if self.support_max is not None else 10**7
-        with mpmath.workdps(DEFAULT_DPS):
-            while i <= limit:
-                p = self.pmf_mp(i)
-                total += p
-                probs.append(float(total))
-                if 1 - total < _SAMPLER_TAIL:
-                    break
-                i += 1
-        table = np.array(probs)
-        table[-1] = 1.0
-        return table
-
-
-def _ring_series(pgf: sympy.Expr, n_terms: int) -> sympy.Expr | None:
-    """The Taylor polynomial of ``pgf`` at 0 to ``z^(n_terms-1)`` by SymPy's ring series (milliseconds where
-    ``sympy.series`` takes minutes, e.g. ``exp(exp(z) - E)``), or None when it does not apply. Accepted only if
-    it matches the PGF at z = 1/100 to 25 digits (the tail of a PGF's series there is below 1e-30)."""
-    from sympy.polys.ring_series import rs_series
-
-    try:
-        poly = rs_series(pgf, z, n_terms)
-        expansion = sympy.expand(poly.as_expr() if hasattr(poly, "as_expr") else poly)
-        if (not isinstance(expansion, sympy.Expr) or expansion.free_symbols - {z} or not expansion.is_polynomial(z)
-                or sympy.degree(expansion, z) >= n_terms):
-            return None
-        point = sympy.Rational(1, 100)
-        gap = sympy.N(pgf.subs(z, point) - expansion.subs(z, point), 60)
-        return expansion if gap.is_number and abs(complex(gap)) < 1e-25 else None
-    except Exception:  # ring series rejects many expressions; sympy.series is the fallback
-        return None

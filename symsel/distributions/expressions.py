@@ -17,6 +17,9 @@ from symsel.errors import SymselError
 z = sympy.Symbol("z")
 k = sympy.Symbol("k", integer=True, nonnegative=True)
 
+#: decimal digits of the mpmath evaluations of a law when none are asked for.
+DEFAULT_DPS = 30
+
 #: polynomials with more terms than this are not read as their coefficients (:func:`_monomials` gives ``None``).
 _RECOGNIZE_MAX_TERMS = 5001
 

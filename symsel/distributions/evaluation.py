@@ -1,0 +1,136 @@
+"""Numeric evaluation of a law's PGF ``phi`` and of ``phi'``, compiled once from the symbolic form.
+
+Two flavours, both derived from :attr:`Distribution.pgf` (or, for laws that give one, the cancellation-free
+``stable_form`` written with ``expm1``/``log1p``, whose parameters then stay arguments of the compiled function):
+
+* float64, vectorized over numpy arrays (``phi``, ``dphi``, ``log_dphi``);
+* mpmath at an explicitly requested number of decimal digits (``phi_mp``, ``dphi_mp``). The precision is set
+  with ``mpmath.workdps`` around each call and never leaks out.
+
+The compiled callables are cached on the instance (``functools.cached_property``); :class:`EvaluationMixin` is
+mixed into :class:`~symsel.distributions.core.Distribution` and reads its fields ``pgf``/``dpgf``, ``values``,
+``stable_form`` and ``log_dpgf_form``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any
+
+import mpmath
+import numpy as np
+import sympy
+
+from symsel.distributions.expressions import (
+    _HORNER_MIN_TERMS,
+    DEFAULT_DPS,
+    _broadcast,
+    _horner,
+    _monomials,
+    z,
+)
+
+
+class EvaluationMixin:
+    """``phi`` and ``phi'`` of a :class:`~symsel.distributions.core.Distribution` as numbers (float64 and mpmath),
+    and the stable form's derivatives at ``z = 1`` that its moments use."""
+
+    def _lambdify(self, derivative: bool, module: str) -> Callable:
+        """Compile ``phi`` (or ``phi'``) once. With a ``stable_form`` the parameters stay
+        arguments, so ``expm1``/``log1p`` are evaluated at run time instead of being folded by
+        SymPy into a cancelling ``exp(x) - 1``; otherwise the values are substituted."""
+        if self.stable_form is None:
+            expr = self.dpgf if derivative else self.pgf
+            if expr.is_Add and len(expr.args) > _HORNER_MIN_TERMS:
+                coeffs = _monomials(expr)
+                if coeffs is not None:
+                    return _horner(coeffs, module)
+            return sympy.lambdify([z], expr, module)
+        expr = sympy.diff(self.stable_form, z) if derivative else self.stable_form
+        return sympy.lambdify([z, *self.values], expr, module)
+
+    @cached_property
+    def _phi_np(self) -> Callable:
+        return self._lambdify(False, "numpy")
+
+    @cached_property
+    def _dphi_np(self) -> Callable:
+        return self._lambdify(True, "numpy")
+
+    @cached_property
+    def _phi_mpf(self) -> Callable:
+        return self._lambdify(False, "mpmath")
+
+    @cached_property
+    def _dphi_mpf(self) -> Callable:
+        return self._lambdify(True, "mpmath")
+
+    def _args_float(self) -> tuple[float, ...]:
+        return () if self.stable_form is None else tuple(float(v) for v in self.values.values())
+
+    def _args_mp(self) -> tuple[mpmath.mpf, ...]:
+        """Parameter values at the current mpmath precision (call inside ``workdps``)."""
+        if self.stable_form is None:
+            return ()
+        return tuple(mpmath.mpf(sympy.N(v, mpmath.mp.dps + 10)) for v in self.values.values())
+
+    def phi(self, x: Any) -> np.ndarray:
+        """``phi(x)`` in float64, vectorized over ``x``."""
+        return _broadcast(lambda a: self._phi_np(a, *self._args_float()), x)
+
+    def dphi(self, x: Any) -> np.ndarray:
+        """``phi'(x)`` in float64, vectorized over ``x``."""
+        return _broadcast(lambda a: self._dphi_np(a, *self._args_float()), x)
+
+    def log_dphi(self, x: Any) -> np.ndarray:
+        """``log phi'(x)`` in float64, vectorized; where float64 underflows (``phi' < 1e-280``) the
+        value is recomputed with mpmath, so it is ``-inf`` only where ``phi'(x) = 0`` exactly."""
+        arr = np.atleast_1d(np.asarray(x, dtype=float))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.log_dpgf_form is not None:
+                values = [float(v) for v in self.values.values()]
+                out = np.asarray(self._log_dphi_np(arr, *values), dtype=float) + np.zeros_like(arr)
+                redo = ~np.isfinite(out)  # the log form itself does not underflow
+            else:
+                out = np.log(self.dphi(arr))
+                redo = ~np.isfinite(out) | (out < -645)
+        for i in np.nonzero(redo)[0]:
+            value = self.dphi_mp(arr[i], DEFAULT_DPS)
+            out[i] = float(mpmath.log(value)) if value > 0 else -math.inf
+        return out if np.ndim(x) else out[0]
+
+    @cached_property
+    def _log_dphi_np(self) -> Callable:
+        return sympy.lambdify([z, *self.values], self.log_dpgf_form, "numpy")
+
+    def phi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
+        """``phi(x)`` in mpmath at ``dps`` decimal digits (``x`` is converted at that precision)."""
+        with mpmath.workdps(dps):
+            return +self._phi_mpf(mpmath.mpf(x), *self._args_mp())
+
+    def dphi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
+        """``phi'(x)`` in mpmath at ``dps`` decimal digits."""
+        with mpmath.workdps(dps):
+            return +self._dphi_mpf(mpmath.mpf(x), *self._args_mp())
+
+    @cached_property
+    def _guard_digits(self) -> int:
+        """Extra digits for the stable form at ``z = 1``: a parameter ``v`` in (0, 1) enters it as ``1 - v`` (the
+        truncated negative binomial's ``1 - (1 - gamma) z`` is ``gamma`` at ``z = 1``), which keeps only the
+        working precision minus ``-log10 v`` digits of ``v``; without them ``gamma = 1e-38`` gave a mean 3e-4
+        off and ``gamma = 1e-45`` a division by zero."""
+        extra = 10
+        for value in self.values.values():
+            if value.is_number and 0 < abs(value) < 1:
+                lost = -mpmath.log10(mpmath.mpf(sympy.N(abs(value), 15)))
+                extra = max(extra, 10 + math.ceil(lost))
+        return extra
+
+    def _stable_derivative_at_one(self, order: int) -> mpmath.mpf:
+        """``phi^(order)(1)`` from the cancellation-free form, at the current precision."""
+        cache = self.__dict__.setdefault("_stable_derivatives", {})
+        if order not in cache:
+            cache[order] = sympy.lambdify([z, *self.values], sympy.diff(self.stable_form, z, order), "mpmath")
+        return cache[order](mpmath.mpf(1), *self._args_mp())
