@@ -78,6 +78,20 @@ def _mass_above(b: np.ndarray, below: tuple[np.ndarray, np.ndarray], shift: floa
     return np.where(b - shift <= 0, ndtr(b - shift) - cdf, sf - ndtr(shift - b))
 
 
+def _upper_difference(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    """``positive − negative``, ``+inf`` where both overflowed to ``inf`` (the sign is then unknown: the
+    conservative answer)."""
+    difference = positive - negative
+    return np.where(np.isnan(difference), np.inf, difference)
+
+
+def _charge(mass: np.ndarray, row: np.ndarray) -> np.ndarray:
+    """``mass × row`` for ``h``-cells, ``+inf`` where a float64 mass of 0 meets an infinite row bound."""
+    with np.errstate(invalid="ignore"):
+        product = mass * row
+    return np.where(np.isnan(product), np.inf, product)
+
+
 def _sides(x: np.ndarray, shift: float) -> tuple[np.ndarray, np.ndarray]:
     """CDF and survival function of ``N(shift, 1)`` at ``x``."""
     return ndtr(x - shift), ndtr(shift - x)
@@ -102,21 +116,24 @@ def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray,
     with np.errstate(divide="ignore", invalid="ignore"):
         dphi_q_lo = profile._dphi(q_lo) * grow
         chord = np.where(q_hi > q_lo, (dphi_q_hi - dphi_q_lo) / (q_hi - q_lo), 0.0)
-        chord = np.maximum(np.nan_to_num(chord, nan=0.0, posinf=0.0), 0.0) * (1 + 1e-12)
+        steep = ~np.isfinite(chord)  # a chord too steep for float64: this bound gives up (the corner bound stays)
+        chord = np.where(steep, 0.0, np.maximum(chord, 0.0)) * (1 + 1e-12)
         left = np.maximum(p_lo - np.maximum(p_hi - p_lo, 1e-300), 0.0)
         run = p_lo - left
         secant = np.where(run > 0, (dphi_p_lo - profile._dphi(left) * grow) / (run * (1 + 1e-12)), 0.0)
         secant = np.maximum(np.nan_to_num(secant, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
-        lam1, lam2 = r * chord, e * secant
-        l_star = (np.log(lam2) - np.log(lam1) + mu * mu / 2.0) / mu
+        # the critical l: r(l) = λ₂ / λ₁ = e^ε secant / (r(h_b) chord), in logs (the products may overflow)
+        l_star = ((np.log(e) + np.log(secant)) - (np.log(r) + np.log(chord)) + mu * mu / 2.0) / mu
     l_star = np.clip(np.nan_to_num(l_star, nan=np.inf), la, lb)
     best = np.full(np.broadcast_shapes(l_star.shape, ha.shape), -np.inf)
     at_q, at_q_prime = _sides(l_star, mu), _sides(l_star, 0.0)
     for h in (ha, hb):
         a = np.clip(_mass_above(h, at_q, mu) * (1 + MASS_ALLOWANCE), q_lo, q_hi)
         b = np.maximum(_mass_above(h, at_q_prime, 0.0) * (1 - MASS_ALLOWANCE), p_lo)
-        best = np.maximum(best, r * (dphi_q_lo + chord * (a - q_lo)) - e * (dphi_p_lo + secant * (b - p_lo)))
-    return best
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = _upper_difference(r * (dphi_q_lo + chord * (a - q_lo)), e * (dphi_p_lo + secant * (b - p_lo)))
+        best = np.maximum(best, value)
+    return np.where(steep, np.inf, best)
 
 
 class IntervalProfile(Profile):
@@ -175,7 +192,7 @@ class IntervalProfile(Profile):
         mu = self.mu
         h = np.append(np.arange(start, stop, H_COARSE * H_STEP / mu), stop)
         h_a, h_b = h[:-1], h[1:]
-        coarse = _mass(h_a, h_b, 0.0) * self._row_bounds(h_a, h_b, e)
+        coarse = _charge(_mass(h_a, h_b, 0.0), self._row_bounds(h_a, h_b, e))
         by_size = np.argsort(coarse, kind="stable")
         kept = np.cumsum(coarse[by_size]) <= COARSE_SHARE * float(np.sum(coarse))
         total = float(np.sum(coarse[by_size[kept]]))
@@ -185,13 +202,14 @@ class IntervalProfile(Profile):
             fine = h_a[refine, None] + (h_b[refine] - h_a[refine])[:, None] * steps[None, :]
             fine[:, -1] = h_b[refine]
             f_a, f_b = fine[:, :-1].ravel(), fine[:, 1:].ravel()
-            total += float(np.sum(_mass(f_a, f_b, 0.0) * self._row_bounds(f_a, f_b, e)))
+            total += float(np.sum(_charge(_mass(f_a, f_b, 0.0), self._row_bounds(f_a, f_b, e))))
         return total
 
     def _row_bounds(self, h_a: np.ndarray, h_b: np.ndarray, e: float) -> np.ndarray:
         """For each ``h``-cell ``[h_a, h_b]`` (sorted), an upper bound on ``sup_l [...]_+`` over the cell."""
         mu = self.mu
-        ratio = np.exp(mu * h_b - mu * mu / 2.0)
+        with np.errstate(over="ignore"):  # r = inf (μ > 26) makes every cell +inf: δ = 1, conservative
+            ratio = np.exp(mu * h_b - mu * mu / 2.0)
         # the l-axis: the finest edges, every `per_coarse`-th one a coarse edge; below the first one unbounded cell
         per_coarse = math.prod(split for split, _ in REFINEMENTS)
         coarse_cells = math.ceil((float(h_b.max()) + L_BOTTOM) / L_COARSE)
@@ -236,7 +254,8 @@ class IntervalProfile(Profile):
         p_hi = np.where(la < hb, np.minimum(_mass_above(hb, at_la["q_prime"], 0.0) * up, 1.0), 0.0)
         grow, shrink = 1 + self.value_margin, 1 - self.value_margin
         dphi_q_hi, dphi_p_lo = self._dphi(q_hi) * grow, self._dphi(p_lo) * shrink
-        corner = r * dphi_q_hi - e * dphi_p_lo
+        with np.errstate(over="ignore", invalid="ignore"):
+            corner = _upper_difference(r * dphi_q_hi, e * dphi_p_lo)
         apart = lb <= ha  # the l-cell lies below the h-cell: the linearization applies
         if np.any(apart):
             linear = _linear_cell_bound(self, ha, hb, r, la, lb, e, (q_lo, q_hi, dphi_q_hi), (p_lo, p_hi, dphi_p_lo))
@@ -250,7 +269,8 @@ class IntervalProfile(Profile):
         q = np.minimum(_mass(la, hb, self.mu) * (1 + MASS_ALLOWANCE), 1.0)
         q_prime = _mass(lb, ha, 0.0) * (1 - MASS_ALLOWANCE)
         up, down = 1 + self.value_margin, 1 - self.value_margin
-        value = r * self._dphi(q) * up - e * self._dphi(q_prime) * down
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = _upper_difference(r * self._dphi(q) * up, e * self._dphi(q_prime) * down)
         return np.where(la <= hb, value, -np.inf)
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:

@@ -193,7 +193,7 @@ def profile_delta(p: Sequence[Any], r: Sequence[Any], eps: Any, dps: int = DEFAU
     return max(hockey_stick(p, r, eps, dps), hockey_stick(r, p, eps, dps))
 
 
-def _epsilon_one_side(p: Sequence[Any], r: Sequence[Any], delta: Any, log: Callable, exp: Callable,
+def _epsilon_one_side(p: Sequence[Any], r: Sequence[Any], delta: Any, log: Callable,
                       inf: Any) -> Any:
     """Smallest ``eps >= 0`` with ``H_{e^eps}(P||R) <= delta`` (exact, piecewise closed form).
 
@@ -209,7 +209,7 @@ def _epsilon_one_side(p: Sequence[Any], r: Sequence[Any], delta: Any, log: Calla
     i = 0
     while i < len(pts):
         level = pts[i][0]
-        if p_s - exp(level) * r_s > delta:
+        if p_s > delta and (r_s == 0 or level < log((p_s - delta) / r_s)):  # p_s − e^level r_s > δ, no overflow
             break
         while i < len(pts) and pts[i][0] == level:
             p_s += pts[i][1]
@@ -233,9 +233,9 @@ def epsilon_for_delta(p: Sequence[Any], r: Sequence[Any], delta: Any, dps: int =
     pv, rv = _pair_of_laws(p, r, dps + 10, where)
     with mpmath.workdps(dps + 10):
         d = to_mpf(delta, dps + 10, "delta", where)
-        eps = _epsilon_one_side(pv, rv, d, mpmath.log, mpmath.exp, mpmath.inf)
+        eps = _epsilon_one_side(pv, rv, d, mpmath.log, mpmath.inf)
         if two_sided:
-            eps = max(eps, _epsilon_one_side(rv, pv, d, mpmath.log, mpmath.exp, mpmath.inf))
+            eps = max(eps, _epsilon_one_side(rv, pv, d, mpmath.log, mpmath.inf))
     with mpmath.workdps(dps):
         return +eps
 
@@ -301,9 +301,9 @@ def epsilon_for_delta_float(p: Any, r: Any, delta: float, two_sided: bool = True
     pa, ra = _pair_float(p, r, "epsilon_for_delta_float")
     pl, rl = pa.tolist(), ra.tolist()
     d = float(delta)
-    eps = _epsilon_one_side(pl, rl, d, _safe_log, math.exp, math.inf)
+    eps = _epsilon_one_side(pl, rl, d, _safe_log, math.inf)
     if two_sided:
-        eps = max(eps, _epsilon_one_side(rl, pl, d, _safe_log, math.exp, math.inf))
+        eps = max(eps, _epsilon_one_side(rl, pl, d, _safe_log, math.inf))
     return float(eps)
 
 
