@@ -55,13 +55,16 @@ def test_binomial_one_million_pmf_is_exact_and_answers():
         assert abs(dist.pmf_mp(5 * 10**5, 50) / exact - 1) < mpmath.mpf("1e-40")
 
 
-@pytest.mark.parametrize("spec", ["poisson(mean=1000000)", "binomial(n=1000000, p=1/2)"])
-def test_huge_concentrated_laws_are_within_one_percent_of_the_certified_lower_bound(spec):
+@pytest.mark.parametrize(("spec", "pinned_lower"), [("poisson(mean=1000000)", None),
+                                                     ("binomial(n=1000000, p=1/2)", 23.821791)])
+def test_huge_concentrated_laws_are_within_one_percent_of_the_certified_lower_bound(spec, pinned_lower):
     """σ = 4, δ = 1e-6 (issue 18's huge laws): best takes the interval bound (docs/interval.md) and lands within
-    1 % of the certified lower bound, an exact worst-case selection computed here (envelope: 48.39 and 44.37)."""
+    1 % of the certified lower bound, an exact worst-case selection (envelope: 48.39 and 44.37). The Poisson one
+    is computed here (3 s); the binomial one takes a minute, so its value (symsel.lower_bound, budget 20,
+    rounded down) is pinned and recomputed by benchmarks/bench_composition.py."""
     dist, base = parse_distribution(spec), GaussianProfile(4.0)
     result = bound(dist, base)
     value = result.epsilon(1e-6)
-    lower = symsel.lower_bound(base, dist, 1e-6, budget=20).epsilon
+    lower = pinned_lower or symsel.lower_bound(base, dist, 1e-6, budget=20).epsilon
     assert lower <= value <= lower * 1.01
     assert result.certificate["wins_at_delta_1e-06"] == "interval"
