@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODULES = (
     "symsel/bounds/api.py", "symsel/bounds/composition.py", "symsel/bounds/envelope.py",
     "symsel/bounds/hockey_stick.py", "symsel/bounds/mixture.py", "symsel/bounds/precision.py",
-    "symsel/bounds/ratio.py", "symsel/bounds/rnm.py", "symsel/bounds/summary.py",
+    "symsel/bounds/ratio.py", "symsel/bounds/rnm.py", "symsel/bounds/summary.py", "symsel/bounds/interval.py",
     "symsel/apps/plan.py", "symsel/apps/tuning.py", "symsel/apps/ptr.py", "symsel/profiles/export.py",
 )
 #: the fast test subset run against each module's mutants (fastest killers first; a file that does not exist in the
@@ -68,6 +68,7 @@ TESTS = {
     "symsel/bounds/ratio.py": [FIXED_K, FINITE, "tests/bounds/test_ratio.py", "tests/bounds/test_hockey_stick.py"],
     "symsel/bounds/rnm.py": ["tests/bounds/test_rnm.py"],
     "symsel/bounds/summary.py": ["tests/bounds/test_api.py", "tests/bounds/test_bounds_edges.py"],
+    "symsel/bounds/interval.py": ["tests/bounds/test_interval.py"],
     "symsel/apps/plan.py": [P + "test_the_planned_mean_fits_the_budget_and_a_larger_one_does_not",
                        P + "test_the_solved_sigma_fits_and_less_noise_does_not", "tests/apps/test_plan.py"],
     "symsel/apps/tuning.py": [P + "test_gaussian_sigma_for_is_never_below_the_exact_root",

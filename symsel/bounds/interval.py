@@ -48,8 +48,8 @@ COARSE_SHARE = 1e-3
 #: width of the coarse cells of the interval's lower end ``l``, which every ``h``-cell evaluates over the whole axis.
 L_COARSE = 0.05
 #: the refinements of the ``l``-axis, finest last: each cuts the ``WINDOW`` cells of the level above around the one
-#: with the largest bound into ``SPLIT`` pieces (the finest cells are ``L_COARSE / 64 ≈ 7.8e-4`` wide).
-REFINEMENTS: tuple[tuple[int, int], ...] = ((8, 24), (8, 16))
+#: with the largest bound into ``SPLIT`` pieces (the finest cells are ``L_COARSE / 512 ≈ 9.8e-5`` wide).
+REFINEMENTS: tuple[tuple[int, int], ...] = ((8, 24), (8, 16), (8, 8))
 #: the ``h``-axis ends at ``μ + TOP`` (``Q``-mass above: about ``1e-44``) unless the ``Q``-mass above ``μ + TOP_FIRST``,
 #: charged ``φ'(1)``, is below :data:`TOP_SHARE` of the rest; the ``l``-axis starts at ``−L_BOTTOM`` (everything
 #: below is one cell).
