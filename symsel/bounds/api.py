@@ -40,8 +40,12 @@ BEST_COMPOSITION_MAX_PLD = 8
 BEST_COMPOSITION_MAX_SUPPORT = 512
 #: ``best`` takes ``interval`` for a concentrated law with a larger (or unbounded) support when its ``φ'`` is a
 #: short expression (at most this many SymPy operations: Poisson, binomial, fixed ``K`` of any size), whose
-#: float64 evaluation is cheap at the ~10⁷ points the cells need per ``ε``.
+#: float64 evaluation is cheap at the ~10⁷ points the cells need per ``ε``, and its mean is at least
+#: :data:`BEST_INTERVAL_MIN_MEAN`: below it the envelope wins on such laws (Poisson(10), σ = 4, δ = 1e-6: envelope
+#: 1.9705, interval 1.9711; Poisson(30): 3.5138 against 3.4735), and ``interval`` costs ~0.1 s per ``ε``, which a PLD
+#: export pays a few hundred times.
 BEST_INTERVAL_MAX_OPS = 64
+BEST_INTERVAL_MIN_MEAN = 20.0
 
 Scalar = float | int | bool | str | None
 
@@ -193,9 +197,10 @@ def _interval_may_help(dist: Distribution, base: Profile) -> bool:
     """Whether ``best`` takes ``interval``: on a base with the Gaussian pair, for concentrated laws (variance at
     most the mean: fixed ``K``, binomial and Poisson laws, where many outputs contribute and the envelope is
     loose) whose ``φ'`` is cheap to evaluate: a bounded support of at most :data:`BEST_COMPOSITION_MAX_SUPPORT`
-    points, or a ``φ'`` of at most :data:`BEST_INTERVAL_MAX_OPS` SymPy operations (``poisson(mean=1e6)``,
-    ``binomial(n=1e6, p=1/2)``). On spread laws (variance above the mean: geometric, TNB, two-point,
-    beta-binomial, uniform) the envelope is within 0.1 % and much faster. Decided by the law alone, so the same
+    points, or a mean of at least :data:`BEST_INTERVAL_MIN_MEAN` and a ``φ'`` of at most
+    :data:`BEST_INTERVAL_MAX_OPS` SymPy operations (``poisson(mean=1e6)``, ``binomial(n=1e6, p=1/2)``). On
+    spread laws (variance above the mean: geometric, TNB, two-point, beta-binomial, uniform) the envelope is within
+    0.1 % and much faster. Decided by the law alone, so the same
     inputs always take the same components."""
     from symsel.pairs.location import GaussianPair
 
@@ -203,7 +208,7 @@ def _interval_may_help(dist: Distribution, base: Profile) -> bool:
         return False
     small = dist.support_max is not None and (
         int(dist.support_max) - int(dist.support_min) + 1 <= BEST_COMPOSITION_MAX_SUPPORT)
-    if not small and sympy.count_ops(dist.dpgf) > BEST_INTERVAL_MAX_OPS:
+    if not small and (dist.mean < BEST_INTERVAL_MIN_MEAN or sympy.count_ops(dist.dpgf) > BEST_INTERVAL_MAX_OPS):
         return False
     return isinstance(base.dominating_pair(), GaussianPair)
 
@@ -259,8 +264,9 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
             if method == "interval" and not _interval_may_help(dist, base):
                 skipped["skipped_interval"] = (
                     "taken by best only on Gaussian bases for laws with a variance at most the mean and either a "
-                    f"bounded support of at most {BEST_COMPOSITION_MAX_SUPPORT} points or a phi' of at most "
-                    f"{BEST_INTERVAL_MAX_OPS} operations; ask for it by name")
+                    f"bounded support of at most {BEST_COMPOSITION_MAX_SUPPORT} points or a mean of at least "
+                    f"{BEST_INTERVAL_MIN_MEAN:g} and a phi' of at most {BEST_INTERVAL_MAX_OPS} operations; ask for "
+                    "it by name")
                 continue
             parts.append(bound(dist, base, method))
         except NotApplicableError as exc:
