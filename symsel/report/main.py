@@ -259,12 +259,12 @@ CANDIDATE_BUDGET = 2.5
 #: the seconds each step takes on one core of the 2-core machine (measured; benchmarks/RESULTS.md, "Timings"): only
 #: the order in which the jobs start (longest first), never a result. A step of several jobs shares its time out.
 STEP_SECONDS = {
-    "distributions": 0.5, "bounds": 53, "lower bounds": 22, "examples": 10, "candidates_vs_budget": 80,
-    "epsilon_vs_mean": 60, "profiles": 1, "laws_at_equal_mean": 3, "rnm_epsilon_vs_m": 1,
-    "geometric_epsilon_vs_delta": 10, "binomial_vs_poisson": 10, "binomial_cdfs": 1, "dpsgd_epsilon_vs_mean": 7,
-    "utility_vs_epsilon": 4, "success_vs_epsilon": 3, "geometric_epsilon_vs_mean": 10, "sigma_tuning_vs_mean": 20,
-    "ps_rdp_vs_order_logarithmic": 3, "ps_rdp_vs_order_laws": 3, "ps_mean_vs_epsilon": 3,
-    "ps_conditional_sampling": 1, "xiang_two_point_table": 50, "xiang_tnb_vs_base_budget": 10,
+    "distributions": 0.5, "bounds": 51, "lower bounds": 22, "examples": 7, "candidates_vs_budget": 76,
+    "epsilon_vs_mean": 34, "profiles": 0.5, "laws_at_equal_mean": 1, "rnm_epsilon_vs_m": 0.3,
+    "geometric_epsilon_vs_delta": 7.5, "binomial_vs_poisson": 8, "binomial_cdfs": 0.5, "dpsgd_epsilon_vs_mean": 2,
+    "utility_vs_epsilon": 2.3, "success_vs_epsilon": 2, "geometric_epsilon_vs_mean": 8, "sigma_tuning_vs_mean": 10,
+    "ps_rdp_vs_order_logarithmic": 2.6, "ps_rdp_vs_order_laws": 2.8, "ps_mean_vs_epsilon": 2,
+    "ps_conditional_sampling": 0.4, "xiang_two_point_table": 50, "xiang_tnb_vs_base_budget": 3.5,
 }
 #: steps that run in one job, in this order: the later ones reuse what the first computed in the same process
 #: (the Xiang figures share the DP-SGD noise levels solved for the base budgets, about 30 s).

@@ -3,8 +3,9 @@
 A :class:`Job` is one call of a module-level function (so that it can be sent to another process) together with
 the report steps it completes and its estimated cost. :func:`run_jobs` returns the results in the order of the
 jobs, whatever order they finish in, so that everything assembled from them is the same as in a serial run. The
-pool starts its processes with ``forkserver`` (``spawn`` where there is none): never by forking a parent that may
-hold threads. Where no process can be started, or the pool breaks, the jobs left run in this process.
+pool starts fresh processes (``spawn``: never a fork of a parent that may hold threads), each with one thread per
+numerical library (:data:`THREAD_VARIABLES`), as joblib's workers have. Where no process can be started, or the
+pool breaks, the jobs left run in this process.
 """
 
 from __future__ import annotations
@@ -12,15 +13,23 @@ from __future__ import annotations
 import multiprocessing
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from symsel.errors import SymselError
+
+#: the thread pools of the numerical libraries (OpenMP, OpenBLAS, MKL, Accelerate, numexpr): one thread each in a
+#: worker, unless the environment already says otherwise. The pool uses every core already; with OpenBLAS's
+#: default of one thread per core, a Fig. 7 cell took ten times the CPU on two cores (threads waiting on each other
+#: over small dot products).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                    "NUMEXPR_NUM_THREADS")
 
 
 @dataclass(frozen=True)
@@ -71,16 +80,16 @@ def _run_in_pool(jobs: Sequence[Job], order: list[int], workers: int, results: d
                  finished: Callable[[Job], None]) -> None:
     """The pool's part of :func:`run_jobs`: fills ``results``; returns early, leaving jobs undone, when no process
     can be started or the pool breaks."""
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     try:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=_start_worker, initargs=(np.geterr(), list(warnings.filters)))
     except (OSError, ValueError, NotImplementedError, ImportError):
         return
     pending: dict[Future, int] = {}
     try:
-        for i in order:  # the pool hands them out in this order
-            pending[pool.submit(_call, jobs[i].function, jobs[i].args)] = i
+        with _one_thread_each():  # the workers start as the first jobs are submitted, with this environment
+            for i in order:  # the pool hands them out in this order
+                pending[pool.submit(_call, jobs[i].function, jobs[i].args)] = i
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=pending.__getitem__):
@@ -96,6 +105,19 @@ def _run_in_pool(jobs: Sequence[Job], order: list[int], workers: int, results: d
         if pending:  # an error or an interruption: the jobs still running are not waited for
             _stop_workers(pool)
         pool.shutdown(wait=not pending, cancel_futures=True)
+
+
+@contextmanager
+def _one_thread_each() -> Iterator[None]:
+    """:data:`THREAD_VARIABLES` set to 1 in this process's environment (those not set already), for the processes
+    started meanwhile; restored after."""
+    added = [name for name in THREAD_VARIABLES if name not in os.environ]
+    os.environ.update(dict.fromkeys(added, "1"))
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:

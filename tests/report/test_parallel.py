@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures
 import math
 import operator
+import os
 
 import pytest
 
@@ -53,3 +54,13 @@ def test_the_jobs_left_run_here_when_the_pool_breaks(monkeypatch) -> None:
     seen: list[Job] = []
     assert run_jobs(JOBS, seen.append, workers=2) == [3, math.factorial(20), 42]
     assert len(seen) == len(JOBS)
+
+
+def test_workers_run_one_thread_per_numerical_library(monkeypatch) -> None:
+    """The pool's workers start with OpenBLAS and the others on one thread (the pool uses every core already);
+    this process's environment is left as it was, and a value set by the user is kept."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    jobs = [Job(("a",), 1.0, os.getenv, ("OPENBLAS_NUM_THREADS",)), Job(("b",), 1.0, os.getenv, ("OMP_NUM_THREADS",))]
+    assert run_jobs(jobs, lambda job: None, workers=2) == ["1", "3"]
+    assert "OPENBLAS_NUM_THREADS" not in os.environ and os.environ["OMP_NUM_THREADS"] == "3"
