@@ -271,6 +271,17 @@ STEP_SECONDS = {
 TOGETHER = (("xiang_two_point_table", "xiang_tnb_vs_base_budget"),)
 
 
+#: the steps before the figures: the tables.
+TABLE_STEPS = ("distributions", "bounds", "lower bounds", "examples")
+
+
+def report_steps(quick: bool = False) -> list[str]:
+    """The steps of the report (each one progress line): the tables, then the figures in the summary's order."""
+    extra = (QUICK if quick else FULL)["extra"]
+    return [*TABLE_STEPS, "candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal_mean",
+            *(name for name, _, _ in extra)]
+
+
 def write_report(out: str | Path = "symsel-report", quick: bool = False,
                  progress: bool | None = None) -> dict[str, Any]:
     """Run the report and write its folder: ``summary.md``, one PNG/PDF/CSV per figure, the tables as CSV.
@@ -290,9 +301,8 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
     except OSError as exc:
         raise ParameterError("out", str(out), f"a folder symsel can create or write to ({exc.strerror})",
                              "report") from None
-    figure_steps = ["candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal_mean",
-                    *(name for name, _, _ in settings["extra"])]
-    steps = ["distributions", "bounds", "lower bounds", "examples", *figure_steps]
+    steps = report_steps(quick)
+    figure_steps = steps[len(TABLE_STEPS):]
     laws, examples = tuple(settings["table_laws"]), tuple(settings["examples"])
     jobs = [Job(("distributions",), STEP_SECONDS["distributions"], distributions_table)]
     jobs += [Job(("bounds",), STEP_SECONDS["bounds"] / len(laws), _bounds_row, (spec,)) for spec in laws]
@@ -300,7 +310,7 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
     jobs += [Job(("examples",), STEP_SECONDS["examples"] / len(examples), _example_row, (name,))
              for name in examples]
     for group in _figure_groups(figure_steps):
-        jobs.append(Job(group, sum(STEP_SECONDS.get(step, 1.0) for step in group), _figures,
+        jobs.append(Job(group, sum(STEP_SECONDS[step] for step in group), _figures,
                         (group, quick, str(folder))))
     # a bar when stderr is a terminal, else one line per finished step (a log or CI sees the report move);
     # --no-progress: quiet
