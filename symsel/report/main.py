@@ -256,18 +256,19 @@ FIGURE_METHODS = ("paper", "fdp", "envelope", "rdp")
 CANDIDATE_BUDGET = 2.5
 
 
-#: the seconds each step takes on one core of the 2-core machine (measured; benchmarks/RESULTS.md, "Timings"): only
-#: the order in which the jobs start (longest first), never a result. A step of several jobs shares its time out.
+#: the CPU seconds each step takes on one core of the 2-core machine (measured with one thread per numerical library;
+#: benchmarks/RESULTS.md, "Timings"): they set only the order in which the jobs start (longest first), never a
+#: result. A step of several jobs shares its time out.
 STEP_SECONDS = {
-    "distributions": 0.5, "bounds": 51, "lower bounds": 22, "examples": 7, "candidates_vs_budget": 76,
-    "epsilon_vs_mean": 34, "profiles": 0.5, "laws_at_equal_mean": 1, "rnm_epsilon_vs_m": 0.3,
-    "geometric_epsilon_vs_delta": 7.5, "binomial_vs_poisson": 8, "binomial_cdfs": 0.5, "dpsgd_epsilon_vs_mean": 2,
-    "utility_vs_epsilon": 2.3, "success_vs_epsilon": 2, "geometric_epsilon_vs_mean": 8, "sigma_tuning_vs_mean": 10,
-    "ps_rdp_vs_order_logarithmic": 2.6, "ps_rdp_vs_order_laws": 2.8, "ps_mean_vs_epsilon": 2,
-    "ps_conditional_sampling": 0.4, "xiang_two_point_table": 50, "xiang_tnb_vs_base_budget": 3.5,
+    "distributions": 0.5, "bounds": 51, "lower bounds": 15, "examples": 7, "candidates_vs_budget": 77,
+    "epsilon_vs_mean": 25, "profiles": 0.3, "laws_at_equal_mean": 1.3, "rnm_epsilon_vs_m": 0.3,
+    "geometric_epsilon_vs_delta": 5.6, "binomial_vs_poisson": 5.2, "binomial_cdfs": 0.3, "dpsgd_epsilon_vs_mean": 1.8,
+    "utility_vs_epsilon": 2.1, "success_vs_epsilon": 1.7, "geometric_epsilon_vs_mean": 6.1, "sigma_tuning_vs_mean": 9.5,
+    "ps_rdp_vs_order_logarithmic": 2.5, "ps_rdp_vs_order_laws": 2.8, "ps_mean_vs_epsilon": 2,
+    "ps_conditional_sampling": 0.3, "xiang_two_point_table": 48, "xiang_tnb_vs_base_budget": 3.2,
 }
 #: steps that run in one job, in this order: the later ones reuse what the first computed in the same process
-#: (the Xiang figures share the DP-SGD noise levels solved for the base budgets, about 30 s).
+#: (the Xiang figures share the DP-SGD noise levels solved for the base budgets, about 40 s).
 TOGETHER = (("xiang_two_point_table", "xiang_tnb_vs_base_budget"),)
 
 
