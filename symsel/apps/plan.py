@@ -15,6 +15,7 @@ itself is certified, not only approximate), within ``MEAN_RTOL`` of the largest 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 from symsel.bounds import bound
@@ -32,6 +33,7 @@ MAX_MEAN = 1e10
 MAX_BUDGET_EPSILON = 100.0
 
 
+@lru_cache(maxsize=64)  # the same law object each time: bound()'s cache then serves the search's last mean again
 def _law(template: str, mean: float) -> Distribution:
     return parse_distribution(template.replace("{mean}", repr(mean)))
 

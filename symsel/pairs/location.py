@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import mpmath
@@ -97,25 +98,10 @@ class LocationPair:
         return tuple(self._bin_masses0_float((edges - self.loc(s)) / self.scale) for s in (0, 1))  # type: ignore[return-value]
 
     def bin_masses_mp(self, cuts: Sequence[float], dps: int) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
-        """Masses of the bins under both sides, correct to ``dps`` significant digits."""
-        out = []
-        for side in (0, 1):
-            masses = []
-            for a, b in zip([-math.inf, *cuts], [*cuts, math.inf], strict=True):
-                work = dps + 15
-                while True:
-                    with mpmath.workdps(work):
-                        za = mpmath.mpf(-mpmath.inf) if a == -math.inf else self._z(a, side)
-                        zb = mpmath.inf if b == math.inf else self._z(b, side)
-                        m = self._bin_mass0_mp(za, zb)
-                        lost = 0 if m == 0 else max(0, int(mpmath.ceil(-mpmath.log10(abs(m)))) - 2)
-                    if lost + dps + 10 <= work or work > 20 * dps + 400:
-                        break
-                    work = dps + lost + 20
-                with mpmath.workdps(dps):
-                    masses.append(+m)
-            out.append(masses)
-        return out[0], out[1]
+        """Masses of the bins under both sides, correct to ``dps`` significant digits (computed once per pair,
+        cuts and digits in a process: a lower bound cuts its pair into the same slices for every law at one δ)."""
+        p, q = _bin_masses_mp(self, tuple(cuts), dps)
+        return list(p), list(q)
 
     def grid(self) -> np.ndarray:
         """Scan points: quantiles of both sides on a logit grid (from about 1e-35 to
@@ -125,6 +111,29 @@ class LocationPair:
         pts = np.concatenate([self.isf_float(u, 0), self.isf_float(u, 1), [self.shift, 0.0]])
         pts = np.unique(pts[np.isfinite(pts)])
         return pts
+
+
+@lru_cache(maxsize=8)
+def _bin_masses_mp(pair: LocationPair, cuts: tuple[float, ...], dps: int) -> tuple[tuple[mpmath.mpf, ...], ...]:
+    """:meth:`LocationPair.bin_masses_mp` (a pure function of an immutable pair, the cuts and the digits)."""
+    out = []
+    for side in (0, 1):
+        masses = []
+        for a, b in zip([-math.inf, *cuts], [*cuts, math.inf], strict=True):
+            work = dps + 15
+            while True:
+                with mpmath.workdps(work):
+                    za = mpmath.mpf(-mpmath.inf) if a == -math.inf else pair._z(a, side)
+                    zb = mpmath.inf if b == math.inf else pair._z(b, side)
+                    m = pair._bin_mass0_mp(za, zb)
+                    lost = 0 if m == 0 else max(0, int(mpmath.ceil(-mpmath.log10(abs(m)))) - 2)
+                if lost + dps + 10 <= work or work > 20 * dps + 400:
+                    break
+                work = dps + lost + 20
+            with mpmath.workdps(dps):
+                masses.append(+m)
+        out.append(tuple(masses))
+    return out[0], out[1]
 
 
 @dataclass(frozen=True)

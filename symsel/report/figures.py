@@ -33,6 +33,9 @@ Draw = Callable[[Any], None]
 FIG7 = {"q": 16384 / 50000, "sigma": 21.1, "steps": 250, "delta": 1e-5}
 GAUSSIAN = "gaussian(sigma=4)"
 DELTA = 1e-6
+#: processes of the builders that spread their cells over joblib (its ``n_jobs``): -1, every core, when a builder
+#: runs alone; :func:`symsel.report.main.write_report`'s workers set 1, the report already running one step per core.
+JOBS = -1
 METHOD_STYLE = {"paper": ("tab:orange", "--"), "fdp": ("tab:green", "-."), "envelope": ("tab:blue", "-"),
                 "best": ("tab:blue", "-"), "rdp": ("tab:red", ":"), "lower": ("black", "-"),
                 "dp-accounting RDP": ("tab:purple", ":"), "base (one run)": ("gray", "-")}
@@ -116,7 +119,7 @@ def candidates_vs_budget(budgets: Sequence[float], laws: Sequence[tuple[str, str
 
     tasks = [(label, template, shape, eps, method) for label, template, shape in laws for eps in budgets
              for method in (*methods, "dp-accounting RDP")]
-    rows: Rows = joblib.Parallel(n_jobs=-1)(joblib.delayed(_fig7_cell)(*task) for task in tasks)
+    rows: Rows = joblib.Parallel(n_jobs=JOBS)(joblib.delayed(_fig7_cell)(*task) for task in tasks)
 
     from symsel.apps.plan import MAX_MEAN
 
@@ -191,7 +194,7 @@ def epsilon_vs_mean(means: Sequence[float], methods: Sequence[str], folder: Path
     cells = [Cell(f"{law}(mean={m!r})", GAUSSIAN, "delta", DELTA, method)
              for law in laws for m in means for method in methods]
     table = folder / "epsilon_vs_mean-cells.csv"
-    run_sweep(cells, table, jobs=-1, keep_other_cells=True)  # the file is shared by the full and quick reports
+    run_sweep(cells, table, jobs=JOBS, keep_other_cells=True)  # the file is shared by the full and quick reports
     with table.open(newline="") as handle:
         done = {(r["dist"], r["method"]): r for r in csv.DictReader(handle)}
     rows: Rows = []

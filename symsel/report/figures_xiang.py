@@ -69,7 +69,9 @@ def _cells(cells: Sequence[tuple[str, float]], rate: float, methods: Sequence[st
 
     sigmas = {e: sigma_for_base_budget(e, rate) for e in sorted({e for _, e in cells})}
     jobs = (joblib.delayed(_cell)(law, e, sigmas[e], rate, tuple(methods), audit_trials) for law, e in cells)
-    return list(joblib.Parallel(n_jobs=-1)(jobs))
+    from symsel.report import figures
+
+    return list(joblib.Parallel(n_jobs=figures.JOBS)(jobs))
 
 
 def _cell(law: str, eps_base: float, sigma: float, rate: float, methods: Sequence[str],

@@ -22,6 +22,7 @@ from typing import Any
 
 from symsel.bounds import METHODS
 from symsel.errors import ParameterError, SymselError
+from symsel.report.figures import Rows
 from symsel.spec import parse_distribution
 
 DEFAULT_MEAN = 10
@@ -75,10 +76,13 @@ def bounds_table(specs: tuple[str, ...] = DEFAULT_DISTRIBUTIONS, base_spec: str 
                  delta: float = DEFAULT_DELTA) -> list[dict[str, Any]]:
     """epsilon(delta) of the selection for each law of K and each method (``None`` where a method
     does not apply)."""
-    from symsel.bounds import bound_summary
+    from symsel.bounds import bound
     from symsel.bounds.api import _interval_may_help
+    from symsel.errors import NotApplicableError
     from symsel.spec import parse_profile
+    from symsel.validate import probability
 
+    delta = probability(delta, "delta", "bound")
     base = parse_profile(base_spec)
     rows = []
     for spec in specs:
@@ -88,7 +92,11 @@ def bounds_table(specs: tuple[str, ...] = DEFAULT_DISTRIBUTIONS, base_spec: str 
             if method == "interval" and not _interval_may_help(dist, base):
                 row[method] = None  # seconds per law, for nothing: on spread laws the envelope is tighter
                 continue
-            row[method] = bound_summary(dist, base, method, delta=delta)["epsilon"]
+            try:  # the epsilon alone: bound_summary's record would also fill best's certificate (every
+                # component's epsilon at three more deltas, interval's included: most of this step's time)
+                row[method] = float(bound(dist, base, method).epsilon(delta))
+            except NotApplicableError:
+                row[method] = None
         rows.append(row)
     return rows
 
@@ -248,13 +256,44 @@ FIGURE_METHODS = ("paper", "fdp", "envelope", "rdp")
 CANDIDATE_BUDGET = 2.5
 
 
+#: the CPU seconds each step takes on one core of the 2-core machine (measured with one thread per numerical library;
+#: benchmarks/RESULTS.md, "Timings"): they set only the order in which the jobs start (longest first), never a
+#: result. A step of several jobs shares its time out.
+STEP_SECONDS = {
+    "distributions": 0.5, "bounds": 51, "lower bounds": 15, "examples": 7, "candidates_vs_budget": 77,
+    "epsilon_vs_mean": 25, "profiles": 0.3, "laws_at_equal_mean": 1.3, "rnm_epsilon_vs_m": 0.3,
+    "geometric_epsilon_vs_delta": 5.6, "binomial_vs_poisson": 5.2, "binomial_cdfs": 0.3, "dpsgd_epsilon_vs_mean": 1.8,
+    "utility_vs_epsilon": 2.1, "success_vs_epsilon": 1.7, "geometric_epsilon_vs_mean": 6.1, "sigma_tuning_vs_mean": 9.5,
+    "ps_rdp_vs_order_logarithmic": 2.5, "ps_rdp_vs_order_laws": 2.8, "ps_mean_vs_epsilon": 2,
+    "ps_conditional_sampling": 0.3, "xiang_two_point_table": 48, "xiang_tnb_vs_base_budget": 3.2,
+}
+#: steps that run in one job, in this order: the later ones reuse what the first computed in the same process
+#: (the Xiang figures share the DP-SGD noise levels solved for the base budgets, about 40 s).
+TOGETHER = (("xiang_two_point_table", "xiang_tnb_vs_base_budget"),)
+
+
+#: the steps before the figures: the tables.
+TABLE_STEPS = ("distributions", "bounds", "lower bounds", "examples")
+
+
+def report_steps(quick: bool = False) -> list[str]:
+    """The steps of the report (each one progress line): the tables, then the figures in the summary's order."""
+    extra = (QUICK if quick else FULL)["extra"]
+    return [*TABLE_STEPS, "candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal_mean",
+            *(name for name, _, _ in extra)]
+
+
 def write_report(out: str | Path = "symsel-report", quick: bool = False,
                  progress: bool | None = None) -> dict[str, Any]:
     """Run the report and write its folder: ``summary.md``, one PNG/PDF/CSV per figure, the tables as CSV.
-    Returns the tables and the paths written (JSON-ready)."""
+    Returns the tables and the paths written (JSON-ready).
+
+    The steps run as independent jobs on every core (:mod:`symsel.report.parallel`), the longest first; every
+    result is assembled in the order of the steps, so the folder and the tables do not depend on the scheduling."""
     from tqdm import tqdm
 
     from symsel.report import figures
+    from symsel.report.parallel import Job, run_jobs
 
     settings = QUICK if quick else FULL
     folder = Path(out)
@@ -263,55 +302,111 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
     except OSError as exc:
         raise ParameterError("out", str(out), f"a folder symsel can create or write to ({exc.strerror})",
                              "report") from None
-    steps = ["distributions", "bounds", "lower bounds", "examples", "candidates_vs_budget", "epsilon_vs_mean",
-             "profiles", "laws_at_equal_mean", *(name for name, _, _ in settings["extra"])]
-    # a bar when stderr is a terminal, else one line per step (a log or CI sees the report move); --no-progress: quiet
+    steps = report_steps(quick)
+    figure_steps = steps[len(TABLE_STEPS):]
+    laws, examples = tuple(settings["table_laws"]), tuple(settings["examples"])
+    jobs = [Job(("distributions",), STEP_SECONDS["distributions"], distributions_table)]
+    jobs += [Job(("bounds",), STEP_SECONDS["bounds"] / len(laws), _bounds_row, (spec,)) for spec in laws]
+    jobs += [Job(("lower bounds",), STEP_SECONDS["lower bounds"] / len(laws), _lower_row, (spec,)) for spec in laws]
+    jobs += [Job(("examples",), STEP_SECONDS["examples"] / len(examples), _example_row, (name,))
+             for name in examples]
+    for group in _figure_groups(figure_steps):
+        jobs.append(Job(group, sum(STEP_SECONDS[step] for step in group), _figures,
+                        (group, quick, str(folder))))
+    # a bar when stderr is a terminal, else one line per finished step (a log or CI sees the report move);
+    # --no-progress: quiet
     terminal = sys.stderr.isatty()
-    bar = tqdm(steps, desc="symsel report", unit="step", disable=not terminal if progress is None else not progress)
+    bar = tqdm(total=len(steps), desc="symsel report", unit="step",
+               disable=not terminal if progress is None else not progress)
     lines = progress is not False and bar.disable
-    written: list[str] = []
-    report: dict[str, Any] = {"quick": quick, "out": str(folder), "candidates": DEFAULT_CANDIDATES}
+    left = {step: sum(step in job.steps for job in jobs) for step in steps}
     start = time.perf_counter()
-    with bar:
-        for index, step in enumerate(bar, 1):
+
+    def finished(job: Job) -> None:
+        for step in job.steps:
+            left[step] -= 1
+            if left[step]:
+                continue
+            bar.update(1)
             bar.set_postfix_str(step)
             if lines:  # progress only: the elapsed time shown never enters a result
-                print(f"symsel report: [{index}/{len(steps)}] {step} ({time.perf_counter() - start:.0f} s)",
+                done = len(steps) - sum(map(bool, left.values()))
+                print(f"symsel report: [{done}/{len(steps)}] {step} done ({time.perf_counter() - start:.0f} s)",
                       file=sys.stderr, flush=True)
-            if step == "distributions":
-                report["distributions"] = distributions_table()
-            elif step == "bounds":
-                rows = bounds_table(tuple(settings["table_laws"]))
-                report["bounds"] = {"base": DEFAULT_BASE, "delta": DEFAULT_DELTA, "rows": rows}
-            elif step == "lower bounds":
-                for row in report["bounds"]["rows"]:
-                    row["lower"] = _certified_lower(row["spec"])
-            elif step == "examples":
-                report["examples"] = examples_table(tuple(settings["examples"]))
-            elif step == "candidates_vs_budget":
-                budgets = tuple(sorted({*settings["budgets"], CANDIDATE_BUDGET}))
-                rows, draw = figures.candidates_vs_budget(budgets, settings["fig7_laws"])
-                report["affordable"] = [r for r in rows if r["epsilon"] == CANDIDATE_BUDGET]
-                written += map(str, figures.save_figure(step, rows, draw, folder))
-            elif step == "epsilon_vs_mean":
-                rows, draw = figures.epsilon_vs_mean(settings["means"], FIGURE_METHODS, folder)
-                written += map(str, figures.save_figure(step, rows, draw, folder))
-            elif step == "profiles":
-                rows, draw = figures.profiles(FIGURE_METHODS)
-                written += map(str, figures.save_figure(step, rows, draw, folder))
-            elif step == "laws_at_equal_mean":
-                rows, draw = figures.laws_at_equal_mean(settings["equal_means"])
-                written += map(str, figures.save_figure(step, rows, draw, folder))
-            else:
-                kwargs = next(k for name, k, _ in settings["extra"] if name == step)
-                rows, draw = extra_builders()[step](**kwargs)
-                written += map(str, figures.save_figure(step, rows, draw, folder))
+
+    with bar:
+        results = run_jobs(jobs, finished)
+    by_step: dict[str, list[Any]] = {step: [] for step in steps}
+    drawn: dict[str, tuple[Rows, list[str]]] = {}
+    for job, result in zip(jobs, results, strict=True):
+        if job.function is _figures:
+            drawn.update(zip(job.steps, result, strict=True))
+        else:
+            by_step[job.steps[0]].append(result)
+    report: dict[str, Any] = {"quick": quick, "out": str(folder), "candidates": DEFAULT_CANDIDATES,
+                              "distributions": by_step["distributions"][0]}
+    rows = [row for part in by_step["bounds"] for row in part]
+    for row, lower in zip(rows, by_step["lower bounds"], strict=True):
+        row["lower"] = lower
+    report["bounds"] = {"base": DEFAULT_BASE, "delta": DEFAULT_DELTA, "rows": rows}
+    report["examples"] = [row for part in by_step["examples"] for row in part]
+    report["affordable"] = [r for r in drawn["candidates_vs_budget"][0] if r["epsilon"] == CANDIDATE_BUDGET]
+    written = [path for step in figure_steps for path in drawn[step][1]]
     figures.write_csv(report["bounds"]["rows"], folder / "bounds.csv")
     figures.write_csv(report["distributions"], folder / "distributions.csv")
     summary = folder / "summary.md"
     summary.write_text(format_summary(report))
     report["files"] = [*written, str(folder / "bounds.csv"), str(folder / "distributions.csv"), str(summary)]
     return report
+
+
+def _figure_groups(steps: list[str]) -> list[tuple[str, ...]]:
+    """The figure steps as jobs: one step each, but those of a :data:`TOGETHER` group in one job."""
+    groups: list[tuple[str, ...]] = []
+    for step in steps:
+        together = next((group for group in TOGETHER if step in group), (step,))
+        mine = tuple(name for name in together if name in steps)
+        if mine not in groups:
+            groups.append(mine)
+    return groups
+
+
+def _bounds_row(spec: str) -> list[dict[str, Any]]:
+    """The table's row of one law (a job)."""
+    return bounds_table((spec,))
+
+
+def _lower_row(spec: str) -> float | None:
+    """The certified lower bound of one law of the table (a job)."""
+    return _certified_lower(parse_distribution(spec).spec)
+
+
+def _example_row(name: str) -> list[dict[str, Any]]:
+    """One worst case of the papers (a job)."""
+    return examples_table((name,))
+
+
+def _figures(steps: tuple[str, ...], quick: bool, folder: str) -> list[tuple[Rows, list[str]]]:
+    """Build and write the figures ``steps`` (a job): each one's rows and the paths written."""
+    from symsel.report import figures
+
+    settings, path = QUICK if quick else FULL, Path(folder)
+    out = []
+    for step in steps:
+        if step == "candidates_vs_budget":
+            budgets = tuple(sorted({*settings["budgets"], CANDIDATE_BUDGET}))
+            rows, draw = figures.candidates_vs_budget(budgets, settings["fig7_laws"])
+        elif step == "epsilon_vs_mean":
+            rows, draw = figures.epsilon_vs_mean(settings["means"], FIGURE_METHODS, path)
+        elif step == "profiles":
+            rows, draw = figures.profiles(FIGURE_METHODS)
+        elif step == "laws_at_equal_mean":
+            rows, draw = figures.laws_at_equal_mean(settings["equal_means"])
+        else:
+            kwargs = next(k for name, k, _ in settings["extra"] if name == step)
+            rows, draw = extra_builders()[step](**kwargs)
+        out.append((rows, [str(p) for p in figures.save_figure(step, rows, draw, path)]))
+    return out
 
 
 def extra_builders() -> dict[str, Any]:

@@ -4,6 +4,7 @@ numbers consistent with the engine and with dp-accounting, and every upper bound
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
 from pathlib import Path
 
@@ -19,11 +20,20 @@ FIGURES = ("candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory) -> tuple[dict, Path]:
-    out = tmp_path_factory.mktemp("report") / "symsel-report"
-    result = CliRunner().invoke(main, ["report", "--quick", "--out", str(out), "--no-progress", "--json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout), out
+def report(request, tmp_path_factory) -> tuple[dict, Path]:
+    """The quick report, run once per test run: the xdist workers share it (the first to ask runs it, the others wait
+    for its JSON), where each used to run its own (the report already spreads over every core)."""
+    root = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):  # an xdist worker: its base is one folder of this run's
+        root = root.parent
+    out, payload = root / "symsel-report-quick", root / "symsel-report-quick.json"
+    with (root / "symsel-report-quick.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not payload.is_file():
+            result = CliRunner().invoke(main, ["report", "--quick", "--out", str(out), "--no-progress", "--json"])
+            assert result.exit_code == 0, result.output
+            payload.write_text(result.stdout)
+    return json.loads(payload.read_text()), out
 
 
 def test_the_folder_holds_every_figure_and_the_summary(report) -> None:
@@ -68,6 +78,14 @@ def test_candidates_beat_dp_accounting_as_in_koskela_figure_7(report) -> None:
     assert rows[("geometric", "best")] >= 50 * rows[("geometric", "dp-accounting RDP")]
     assert rows[("geometric", "rdp")] == pytest.approx(rows[("geometric", "dp-accounting RDP")], rel=0.01)
     assert rows[("poisson", "best")] > rows[("poisson", "dp-accounting RDP")]
+
+
+def test_every_step_has_a_cost_to_be_scheduled_by() -> None:
+    """Jobs start longest first by :data:`STEP_SECONDS`: a new step needs its measured time there."""
+    from symsel.report.main import STEP_SECONDS, report_steps
+
+    assert sorted(STEP_SECONDS) == sorted(report_steps())
+    assert set(report_steps(quick=True)) <= set(STEP_SECONDS)
 
 
 def test_every_full_report_figure_has_a_builder_taking_its_settings() -> None:
