@@ -8,13 +8,21 @@ and keeps Hypothesis's example database; run it on demand, repeatedly, to hunt f
     SYMSEL_HYPOTHESIS=explore python3 run.py test tests/test_properties.py
 
 A counterexample it finds becomes a pinned test (see test_properties.py), not a reason to change the profile.
+
+Each test process (each xdist worker) runs the numerical libraries on one thread, as the report's workers do
+(symsel/report/parallel.py): two workers on two cores with two BLAS threads each spent 5-10x the CPU on DP-SGD steps.
+Set before numpy is imported; a variable already set by the caller wins.
 """
 
 from __future__ import annotations
 
 import os
 
-from hypothesis import settings
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                  "NUMEXPR_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("explore", derandomize=False)
