@@ -10,13 +10,13 @@ by :func:`symsel.report.figures.save_figure`.
   σ = 4 base, Thm 5.1 (``rdp``), Thm 5.2 (``paper``), ``envelope``, Cor 5.5's closed form and lower bounds.
 * ``dpsgd_epsilon_vs_mean`` — Koskela et al. Figure 6: private selection over a Poisson-subsampled Gaussian
   DP-SGD base (q = 256/60000, σ = 1.1, T = 60/q steps, the Papernot–Steinke MNIST example), ε(δ = 1e-5)
-  against E[K] for geometric K (Thm 5.1 vs Thm 5.2) and Poisson K (Thm 5.6 vs Cor 5.8); symsel's ``rdp``
-  method stands for the RDP theorems, ``paper`` for the hockey-stick ones and ``envelope`` is shown beside.
-* ``geometric_epsilon_vs_delta`` — Koskela et al. Figure 2: ε(δ) for geometric K, m = 30, 300, 3000, by
-  Thm 5.1 (RDP, ``rdp``), Thm 5.2 (``paper``) and ``envelope``, Gaussian base σ = 4.
-* ``binomial_vs_poisson`` — Koskela et al. Figure 4 (top): ε(δ) for K ~ Bin(n, m/n), m = 10, several n
-  (Thm 5.7, ``paper``; ``envelope`` beside) and for K ~ Poisson(m) (Cor 5.8 and the RDP Thm 5.6), Gaussian
-  base σ = 4.
+  against E[K] for geometric K (Thm 5.1 vs Thm 5.2) and Poisson K (Thm 5.6 vs Cor 5.8), the RDP curves by the
+  papers' route (:data:`DPSGD_CURVES`), symsel's variants beside them;
+* ``cifar_epsilon_vs_mean`` — Koskela et al. Figure 7: the same for geometric K on the CIFAR-10 base of De et al.;
+* ``geometric_delta_vs_epsilon`` — Koskela et al. Figure 2: the privacy profile δ(ε) for geometric K, m = 30, 300,
+  3000, by Thm 5.1 (RDP, ``rdp``) and Thm 5.2 (``paper``), with the base's profile; ``envelope`` beside.
+* ``binomial_vs_poisson`` — Koskela et al. Figure 4 (top): δ(ε) for K ~ Bin(n, m/n), m = 10, n = 15, 20, 1000
+  (Thm 5.7, ``paper``) against K ~ Poisson(m) by the RDP bound of Thm 5.6 (δ̂ by conversion); ``envelope`` beside.
 * ``binomial_cdfs`` — Koskela et al. Figure 4 (bottom): the CDFs of Bin(n, m/n) and Poisson(m).
 * ``utility_vs_epsilon`` — Papernot–Steinke Figures 5 and 6: the expected quantile of the best of K runs
   (eq. 8) or the probability of finding the one good candidate among 100 (App. A.2.1) against the final
@@ -30,7 +30,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from symsel.report.figures import Draw, Rows, _style, decorate
+from symsel.report.figures import FIG7, Draw, Rows, _style, decorate
 
 FIG6 = {"q": 256 / 60000, "sigma": 1.1, "steps": math.ceil(60 / (256 / 60000)), "delta": 1e-5}
 RNM_LABELS = {"profile": "HS bound, Thm 3.2", "rdp": "RDP bound, Thm 3.1", "gaussian_tail": "Cor 3.4 (tail)"}
@@ -97,7 +97,7 @@ def geometric_epsilon_vs_mean(means: Sequence[float], sigma: float = 4.0, delta:
         row["lower"] = float(lower_bound(base, dist, delta, budget=20).epsilon) if m in lower_at else None
         rows.append(row)
     labels = {"rdp": "RDP bound, Thm 5.1", "paper": "HS bound, Thm 5.2", "envelope": "envelope (symsel)",
-              "cor_5_5": "Cor 5.5 (GDP closed form)", "lower": "certified lower bound"}
+              "cor_5_5": "Cor 5.5 (GDP closed form)", "lower": "certified lower bound (symsel)"}
 
     def draw(ax: Any) -> None:
         for key in (*methods, "cor_5_5", "lower"):
@@ -105,6 +105,8 @@ def geometric_epsilon_vs_mean(means: Sequence[float], sigma: float = 4.0, delta:
             if pts:
                 style = _style(ax, key if key != "cor_5_5" else "dp-accounting RDP")
                 style.update(label=labels.get(key, key), marker="o" if key != "lower" else "x")
+                if key == "lower":  # a few certified points, not a curve
+                    style.update(linestyle="none", markersize=8)
                 ax.plot(*zip(*pts, strict=True), **style)
         decorate(ax, r"$m = E[K]$", rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$",
                  rf"Geometric K, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 3)", xscale="log")
@@ -112,47 +114,72 @@ def geometric_epsilon_vs_mean(means: Sequence[float], sigma: float = 4.0, delta:
     return rows, draw
 
 
-# --------------------------------------------------------------------------- Koskela et al. Figure 6 (DP-SGD)
+# --------------------------------------------------------------------------- Koskela et al. Figures 6 and 7 (DP-SGD)
+
+#: one curve of an ε-against-E[K] figure on a DP-SGD base: (column, the paper's legend or symsel's label, method,
+#: base view). The base view ``"rdp"`` is the base known only through its RDP curve: every (ε̂, δ̂) an RDP theorem
+#: needs (Thm 5.6 / P&S Thm 6 for Poisson K) then comes from the RDP→DP conversion, as in Opacus and dp-accounting,
+#: the route of the papers' RDP curves; ``"tight"`` is the base's tight profile (dp-accounting's PLD).
+DPSGD_CURVES = {
+    "geometric": (("rdp", "RDP bound (Geom.), Thm 5.1", "rdp", "rdp"),
+                  ("paper", "HS bound (Geom.), Thm 5.2", "paper", "tight"),
+                  ("best", "symsel best (Geom.)", "best", "tight")),
+    "poisson": (("rdp", "RDP bound (Poisson), Thm 5.6", "rdp", "rdp"),
+                ("paper", "HS bound (Poisson), Cor 5.8", "paper", "tight"),
+                ("rdp_tight_delta", "symsel rdp (Poisson), Thm 5.6 with the tight base's δ̂", "rdp", "tight"),
+                ("best", "symsel best (Poisson)", "best", "tight")),
+}
+DPSGD_STYLE = {"rdp": ("-", "o"), "paper": ("--", "s"), "rdp_tight_delta": (":", None), "best": ("-.", None)}
 
 
-def dpsgd_epsilon_vs_mean(means: Sequence[float], methods: Sequence[str] = ("paper", "envelope", "rdp"),
-                          laws: Sequence[str] = ("geometric", "poisson"), q: float = FIG6["q"],
-                          sigma: float = FIG6["sigma"], steps: int = FIG6["steps"],
-                          delta: float = FIG6["delta"]) -> tuple[Rows, Draw]:
-    """ε(δ) of the selection against E[K] on a DP-SGD base (Koskela et al. Figure 6 defaults). A method that
-    does not apply to a law (or an invalid cell) is recorded as ``None`` with its one-line error."""
+def dpsgd_epsilon_vs_mean(means: Sequence[float], laws: Sequence[str] = ("geometric", "poisson"),
+                          q: float = FIG6["q"], sigma: float = FIG6["sigma"], steps: int = FIG6["steps"],
+                          delta: float = FIG6["delta"], figure: str = "Fig. 6",
+                          xscale: str | None = None) -> tuple[Rows, Draw]:
+    """ε(δ) of the selection against m = E[K] on a DP-SGD base (Poisson-subsampled Gaussian, add/remove), with the
+    curves of Koskela et al. Figures 6 and 7: the RDP bounds (Thm 5.1 for geometric K, Thm 5.6 for Poisson K) by the
+    papers' route (:data:`DPSGD_CURVES`), the hockey-stick bounds (Thm 5.2, Cor 5.8, method ``paper``), and beside
+    them, labelled, symsel's Thm 5.6 with δ̂ read off the tight profile and ``best``. A method that does not apply
+    (or an invalid cell) is recorded as ``None`` with its one-line error."""
     import symsel
 
-    base = symsel.parse_profile(f"dpsgd(q={q!r}, sigma={sigma!r}, steps={int(steps)})")
+    views = {"tight": symsel.parse_profile(f"dpsgd(q={q!r}, sigma={sigma!r}, steps={int(steps)})"),
+             "rdp": symsel.parse_profile(f"rdp_subsampled_gaussian(q={q!r}, sigma={sigma!r}, steps={int(steps)})")}
     rows: Rows = []
     for law in laws:
         for m in means:
+            dist = symsel.parse_distribution(f"{law}(mean={m!r})")
             row: dict[str, Any] = {"law": law, "mean": m}
-            for method in methods:
+            for column, _, method, view in DPSGD_CURVES[law]:
                 try:
-                    row[method] = float(symsel.bound(symsel.parse_distribution(f"{law}(mean={m!r})"), base,
-                                                     method).epsilon(delta))
+                    row[column] = float(symsel.bound(dist, views[view], method).epsilon(delta))
                 except ValueError as exc:  # NotApplicableError / ParameterError: record, do not stop the figure
-                    row[method], row[f"{method}_error"] = None, str(exc).splitlines()[0]
+                    row[column], row[f"{column}_error"] = None, str(exc).splitlines()[0]
             rows.append(row)
 
     def draw(ax: Any) -> None:
+        colours = {"geometric": "tab:blue", "poisson": "tab:red"}
         for law in laws:
-            for method in methods:
-                pts = [(r["mean"], r[method]) for r in rows if r["law"] == law and r.get(method) is not None
-                       and math.isfinite(r[method])]
+            for column, label, _, _ in DPSGD_CURVES[law]:
+                pts = [(r["mean"], r[column]) for r in rows if r["law"] == law and r.get(column) is not None
+                       and math.isfinite(r[column])]
                 if pts:
-                    style = _style(ax, method)
-                    style.update(label=f"{law}, {method}", marker="o" if law == "geometric" else "s")
-                    ax.plot(*zip(*pts, strict=True), **style)
-        ax.set_xlabel(r"$m = E[K]$")
-        ax.set_ylabel(rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$")
-        ax.set_title(rf"DP-SGD base q = {q:.3g}, $\sigma$ = {sigma:g}, T = {int(steps)} (Koskela et al. Fig. 6)",
-                     fontsize=9)
-        ax.legend(fontsize=7, ncol=2)
-        ax.grid(True, alpha=0.3)
+                    line, marker = DPSGD_STYLE[column]
+                    ax.plot(*zip(*pts, strict=True), color=colours.get(law), linestyle=line, marker=marker,
+                            markersize=2.5, linewidth=1.6 if column in ("rdp", "paper") else 1.0, label=label)
+        decorate(ax, r"$m = E[K]$", rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$",
+                 rf"DP-SGD q = {q:.3g}, $\sigma$ = {sigma:g}, T = {int(steps)} (Koskela et al. {figure})",
+                 xscale=xscale, legend_size=7, title_size=9)
 
     return rows, draw
+
+
+def cifar_epsilon_vs_mean(means: Sequence[float], delta: float = FIG7["delta"]) -> tuple[Rows, Draw]:
+    """Koskela et al. Figure 7: the same curves for geometric K on the CIFAR-10 DP-SGD base of De et al. (2022)
+    (q = 16384/50000, σ = 21.1, T = 250), m on a log axis; the paper reads off it that Thm 5.2 allows about three
+    times as many models as the RDP bound (Thm 5.1). δ = 1e-5 is not stated in the paper (De et al. use it)."""
+    return dpsgd_epsilon_vs_mean(means, laws=("geometric",), q=FIG7["q"], sigma=FIG7["sigma"], steps=FIG7["steps"],
+                                 delta=delta, figure="Fig. 7", xscale="log")
 
 
 def _latex_number(x: float) -> str:
@@ -160,7 +187,7 @@ def _latex_number(x: float) -> str:
     return rf"10^{{{round(exponent)}}}" if abs(exponent - round(exponent)) < 1e-12 else f"{x:g}"
 
 
-# --------------------------------------------------------------------------- Koskela et al. Figure 4
+# --------------------------------------------------------------------------- Koskela et al. Figures 2 and 4
 
 
 def _fig4_laws(ns: Sequence[int], mean: float) -> dict[str, str]:
@@ -168,69 +195,101 @@ def _fig4_laws(ns: Sequence[int], mean: float) -> dict[str, str]:
     return {**laws, f"Poisson({mean:g})": f"poisson(mean={mean!r})"}
 
 
-def binomial_vs_poisson(ns: Sequence[int], deltas: Sequence[float], mean: float = 10.0,
-                        methods: Sequence[str] = ("paper", "envelope"), sigma: float = 4.0,
+#: a curve of a δ(ε) figure: (column, legend suffix, method, base view as in :data:`DPSGD_CURVES`, symsel's own?)
+ProfileCurve = tuple[str, str, str, str, bool]
+
+
+def binomial_vs_poisson(ns: Sequence[int], epsilons: Sequence[float], mean: float = 10.0, sigma: float = 4.0,
                         lower_at: Sequence[float] = ()) -> tuple[Rows, Draw]:
-    """ε(δ) of the selection for binomial K of mean ``mean`` (Thm 5.7) and Poisson K (Cor 5.8; with the RDP
-    bound of Thm 5.6 as ``rdp``) on a Gaussian base (Koskela et al. Figure 4, top); certified lower bounds at the
-    δ in ``lower_at``.
+    """Koskela et al. Figure 4 (top): the selection's privacy profile δ(ε) for K ~ Bin(n, m/n) by Thm 5.7
+    (``paper``) and for K ~ Poisson(m) by the RDP bound of Thm 5.6 taken the papers' way (δ̂ from the RDP→DP
+    conversion); beside them, labelled as symsel's, Thm 5.6 with the tight δ̂ for Poisson and ``envelope`` for
+    every law (Cor 5.8, the paper's hockey-stick bound for Poisson K, is not in the paper's figure; it lies on
+    Thm 5.7's n = 1000 curve); certified lower bounds at the δ in ``lower_at``. Gaussian base, m = 10, σ = 4.
 
     At n = 20 (p = 1/2) Thm 5.7 comes out above Cor 5.8: its validity condition ε1 ≥ log(1 + pδ(ε1)/(1 − p))
     forces ε1 ≥ 0.069 there, and the exact polygon supremum (method ``polygon``) agrees with it to 3e-5, so this
     is the theorem, not a loose implementation; the envelope bound and the lower bound are ordered the same way."""
-    laws = {label: (spec, (*methods, "rdp") if spec.startswith("poisson") else tuple(methods))
-            for label, spec in _fig4_laws(ns, mean).items()}
-    title = rf"Binomial vs Poisson K, E[K] = {mean:g}, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 4)"
-    return _epsilon_vs_delta(laws, deltas, sigma, title, lower_at)
+    laws: dict[str, tuple[str, tuple[ProfileCurve, ...]]] = {}
+    for label, spec in _fig4_laws(ns, mean).items():
+        if spec.startswith("poisson"):
+            curves: tuple[ProfileCurve, ...] = (
+                ("rdp", "RDP bound, Thm 5.6", "rdp", "rdp", False),
+                ("rdp_tight_delta", "Thm 5.6, tight δ̂ (symsel)", "rdp", "tight", True),
+                ("envelope", "envelope (symsel)", "envelope", "tight", True))
+        else:
+            curves = (("paper", "HS bound, Thm 5.7", "paper", "tight", False),
+                      ("envelope", "envelope (symsel)", "envelope", "tight", True))
+        laws[label] = (spec, curves)
+    title = rf"Binomial vs Poisson K, m = {mean:g}, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 4, top)"
+    return _delta_vs_epsilon(laws, epsilons, sigma, title, lower_at, floor=1e-10)
 
 
-def geometric_epsilon_vs_delta(means: Sequence[float], deltas: Sequence[float],
-                               methods: Sequence[str] = ("paper", "envelope", "rdp"),
-                               sigma: float = 4.0, lower_at: Sequence[float] = ()) -> tuple[Rows, Draw]:
-    """ε(δ) of the selection for geometric K (TNB η = 1) of means 30, 300, 3000 in the paper, by the RDP bound
-    (Thm 5.1, ``rdp``) and the hockey-stick bound (Thm 5.2, ``paper``), Gaussian base σ = 4 (Koskela et al.
-    Figure 2); certified lower bounds at the δ in ``lower_at``."""
-    laws = {f"geometric, m={m:g}": (f"geometric(mean={m!r})", tuple(methods)) for m in means}
+def geometric_delta_vs_epsilon(means: Sequence[float], epsilons: Sequence[float], sigma: float = 4.0,
+                               lower_at: Sequence[float] = ()) -> tuple[Rows, Draw]:
+    """Koskela et al. Figure 2: the privacy profile δ(ε) of the selection for geometric K (TNB η = 1) of means
+    30, 300, 3000 in the paper, by the RDP bound (Thm 5.1, ``rdp``) and the hockey-stick bound (Thm 5.2,
+    ``paper``), with the base's own profile; ``envelope`` beside, labelled; certified lower bounds at the δ in
+    ``lower_at``. Gaussian base σ = 4, sensitivity 1."""
+    curves: tuple[ProfileCurve, ...] = (("rdp", "RDP bound, Thm 5.1", "rdp", "tight", False),
+                                        ("paper", "HS bound, Thm 5.2", "paper", "tight", False),
+                                        ("envelope", "envelope (symsel)", "envelope", "tight", True))
+    laws = {f"m={m:g}": (f"geometric(mean={m!r})", curves) for m in means}
     title = rf"Geometric K, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 2)"
-    return _epsilon_vs_delta(laws, deltas, sigma, title, lower_at)
+    return _delta_vs_epsilon(laws, epsilons, sigma, title, lower_at, base_curve=True)
 
 
-def _epsilon_vs_delta(laws: dict[str, tuple[str, tuple[str, ...]]], deltas: Sequence[float], sigma: float,
-                      title: str, lower_at: Sequence[float] = ()) -> tuple[Rows, Draw]:
-    """Rows ``law, delta, <method>: ε`` for each law ``label: (spec, methods)`` on the Gaussian base, with the
-    certified lower bound (``lower``, else None) at the δ in ``lower_at``."""
+#: δ below this is not drawn in a δ(ε) figure unless it says otherwise (the CSV keeps every value).
+DELTA_FLOOR = 1e-14
+
+
+def _delta_vs_epsilon(laws: dict[str, tuple[str, tuple[ProfileCurve, ...]]], epsilons: Sequence[float],
+                      sigma: float, title: str, lower_at: Sequence[float] = (),
+                      base_curve: bool = False, floor: float = DELTA_FLOOR) -> tuple[Rows, Draw]:
+    """Rows ``law, epsilon, <column>: δ`` for each law ``label: (spec, curves)`` on the Gaussian base (and, with
+    ``base_curve``, the base's own profile as law ``base``); the certified lower bound ε_L at each δ in
+    ``lower_at`` as rows ``law, delta, lower`` (the true profile passes through or above the point (ε_L, δ))."""
+    import numpy as np
+
     import symsel
     from symsel.evidence.lower import lower_bound
 
-    base = symsel.parse_profile(f"gaussian(sigma={sigma!r})")
+    views = {"tight": symsel.parse_profile(f"gaussian(sigma={sigma!r})"),
+             "rdp": symsel.parse_profile(f"rdp_gaussian(sigma={sigma!r})")}
+    grid = np.asarray(epsilons, dtype=float)
     rows: Rows = []
-    for label, (spec, methods) in laws.items():
+    for label, (spec, curves) in laws.items():
         dist = symsel.parse_distribution(spec)
-        bounds = {method: symsel.bound(dist, base, method) for method in methods}
-        for delta in deltas:
-            lower = float(lower_bound(base, dist, delta, budget=20).epsilon) if delta in lower_at else None
-            rows.append({"law": label, "delta": delta,
-                         **{method: float(b.epsilon(delta)) for method, b in bounds.items()}, "lower": lower})
+        values = {column: np.asarray(symsel.bound(dist, views[view], method).delta(grid), dtype=float)
+                  for column, _, method, view, _ in curves}
+        rows += [{"law": label, "epsilon": float(e), **{c: float(v[i]) for c, v in values.items()}}
+                 for i, e in enumerate(grid)]
+        rows += [{"law": label, "delta": d, "lower": float(lower_bound(views["tight"], dist, d, budget=20).epsilon)}
+                 for d in lower_at]
+    if base_curve:
+        base = np.asarray(views["tight"].delta(grid), dtype=float)
+        rows += [{"law": "base", "epsilon": float(e), "base": float(base[i])} for i, e in enumerate(grid)]
 
     def draw(ax: Any) -> None:
-        colours = dict(zip(laws, ["tab:brown", "tab:olive", "tab:cyan", "tab:purple", "tab:green", "tab:red"],
-                           strict=False))
-        for label in laws:
-            for method, line in (("paper", "--"), ("envelope", "-"), ("rdp", ":")):
-                pts = [(r["delta"], r[method]) for r in rows if r["law"] == label and method in r]
+        colours = dict(zip(laws, ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"], strict=False))
+        for label, (_, curves) in laws.items():
+            for column, suffix, _, _, ours in curves:
+                pts = [(r["epsilon"], r[column]) for r in rows
+                       if r["law"] == label and column in r and r[column] >= floor]
                 if pts:
-                    ax.plot(*zip(*pts, strict=True), color=colours.get(label), linestyle=line, marker="o",
-                            markersize=3, label=f"{label}, {method}")
-            lows = [(r["delta"], r["lower"]) for r in rows if r["law"] == label and r["lower"] is not None]
+                    ax.plot(*zip(*pts, strict=True), color=colours.get(label),
+                            linestyle=(":" if column.startswith("rdp_") else "--") if ours else
+                            ("-." if column == "rdp" else "-"),
+                            linewidth=1.0 if ours else 1.8, label=f"{suffix}, {label}")
+            lows = [(r["lower"], r["delta"]) for r in rows if r["law"] == label and "lower" in r]
             if lows:
                 ax.plot(*zip(*lows, strict=True), color=colours.get(label), linestyle="none", marker="x",
-                        markersize=8, label=f"{label}, certified lower bound")
-        ax.set_xscale("log")
-        ax.set_xlabel(r"$\delta$")
-        ax.set_ylabel(r"$\varepsilon$")
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=6, ncol=2)
-        ax.grid(True, which="both", alpha=0.3)
+                        markersize=7, label=f"certified lower bound, {label}")
+        if base_curve:
+            pts = [(r["epsilon"], r["base"]) for r in rows if r["law"] == "base" and r["base"] >= floor]
+            ax.plot(*zip(*pts, strict=True), color="gray", linewidth=1.8, label="Priv. profile of base mechanism")
+        ax.set_ylim(bottom=floor, top=1.5)
+        decorate(ax, r"$\varepsilon$", r"$\delta(\varepsilon)$", title, yscale="log", legend_size=6, title_size=9)
 
     return rows, draw
 
@@ -262,7 +321,7 @@ UTILITY_FAMILIES = {"tnb eta=-0.5": "tnb(eta=-0.5, mean={m})", "logarithmic (eta
 
 
 def utility_vs_epsilon(means: Sequence[float], utility: str = "quantile", candidates: float = 100.0,
-                       methods: Sequence[str] = ("envelope", "rdp"), base: str = "zcdp(rho=0.1)",
+                       methods: Sequence[str] = ("rdp", "envelope"), base: str = "zcdp(rho=0.1)",
                        delta: float = 1e-6, families: dict[str, str] | None = None,
                        max_epsilon: float | None = None) -> tuple[Rows, Draw]:
     """Utility of the selection against its ε(δ) as E[K] varies: ``utility="quantile"`` is
@@ -286,25 +345,29 @@ def utility_vs_epsilon(means: Sequence[float], utility: str = "quantile", candid
     def draw(ax: Any) -> None:
         colours = dict(zip(families, ["tab:brown", "tab:olive", "tab:cyan", "tab:blue", "tab:red"], strict=False))
         for label in families:
-            for method, line in zip(methods, ("-", ":", "--"), strict=False):
+            for method in methods:
+                ours = method != "rdp"  # the papers' route is rdp; the others are symsel's, drawn thin
                 pts = [(r[method], r["utility"]) for r in rows if r["law"] == label]
-                ax.plot(*zip(*pts, strict=True), color=colours.get(label), linestyle=line, marker="o",
-                        markersize=3, label=f"{label}, {method}")
-        ax.set_xlabel(rf"final $\varepsilon$ at $\delta = {_latex_number(delta)}$")
-        ax.set_ylabel("expected quantile E[K/(K+1)]" if utility == "quantile"
-                      else f"success probability (1 good of {candidates:g})")
+                ax.plot(*zip(*pts, strict=True), color=colours.get(label), linestyle="--" if ours else "-",
+                        linewidth=1.0 if ours else 1.8,
+                        label=f"{label}, {method + ' (symsel)' if ours else 'RDP (Papernot-Steinke)'}")
         figure = 5 if utility == "quantile" else 6
-        ax.set_title(f"Utility against privacy, base {base} (Papernot–Steinke Fig. {figure})", fontsize=9)
+        decorate(ax, rf"final $\varepsilon$ at $\delta = {_latex_number(delta)}$",
+                 "expected quantile E[K/(K+1)]" if utility == "quantile"
+                 else f"success probability (1 good of {candidates:g})",
+                 f"Utility against privacy, base {base} (Papernot–Steinke Fig. {figure})", legend_size=6,
+                 title_size=9)
         if max_epsilon is not None:
-            ax.set_xlim(right=max_epsilon)
-        ax.legend(fontsize=6, ncol=2)
-        ax.grid(True, alpha=0.3)
+            ax.set_xlim(2, max_epsilon)
+        if utility == "quantile":
+            ax.set_ylim(0.5, 1.0)
 
     return rows, draw
 
 
 BUILDERS = {"rnm_epsilon_vs_m": rnm_epsilon_vs_m, "dpsgd_epsilon_vs_mean": dpsgd_epsilon_vs_mean,
             "binomial_vs_poisson": binomial_vs_poisson, "binomial_cdfs": binomial_cdfs,
-            "geometric_epsilon_vs_delta": geometric_epsilon_vs_delta, "utility_vs_epsilon": utility_vs_epsilon,
+            "geometric_delta_vs_epsilon": geometric_delta_vs_epsilon,
+            "cifar_epsilon_vs_mean": cifar_epsilon_vs_mean, "utility_vs_epsilon": utility_vs_epsilon,
             "geometric_epsilon_vs_mean": geometric_epsilon_vs_mean,
             "success_vs_epsilon": functools.partial(utility_vs_epsilon, utility="success")}

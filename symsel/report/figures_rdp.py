@@ -111,18 +111,20 @@ def mean_vs_epsilon(means: Sequence[float], delta: float = 1e-6, methods: Sequen
 
     def draw(ax: Any) -> None:
         for colour, law in zip(COLOURS, [*FIG3_LAWS, "naive composition"], strict=False):
-            for method, line in zip(methods, ("-", ":"), strict=False):
-                pts = [(r[method], r["mean"]) for r in rows if r["law"] == law]
+            for method in methods:
                 if law == "naive composition" and method != methods[0]:
                     continue
+                pts = [(r[method], r["mean"]) for r in rows if r["law"] == law]
+                ours = method != "rdp"  # the papers' route is rdp; the others are symsel's, drawn thin
                 ax.plot(*zip(*pts, strict=True), color="gray" if law.startswith("naive") else colour,
-                        linestyle="--" if law.startswith("naive") else line, marker="o", markersize=3,
-                        label=law if law.startswith("naive") else f"{law}, {method}")
+                        linestyle="--" if ours or law.startswith("naive") else "-", linewidth=1.0 if ours else 1.8,
+                        label=law if law.startswith("naive") else
+                        f"{law}, {'RDP (Papernot-Steinke)' if not ours else method + ' (symsel)'}")
         decorate(ax, rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$", r"$E[K]$",
                  "Repetitions against privacy, base 0.1-zCDP (Papernot–Steinke Fig. 4)", yscale="log",
                  legend_size=6, title_size=9)
         if max_epsilon is not None:
-            ax.set_xlim(0, max_epsilon)
+            ax.set_xlim(2, max_epsilon)
 
     return rows, draw
 

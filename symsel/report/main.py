@@ -186,6 +186,19 @@ def _num(value: Any) -> str:
 
 # --------------------------------------------------------------------------- the report folder
 
+def log_grid(lo: float, hi: float, count: int, integers: bool = False) -> tuple[float, ...]:
+    """``count`` log-spaced points from ``lo`` to ``hi`` (both ends exact; rounded and deduplicated with
+    ``integers``): the horizontal axis of a smooth figure."""
+    ratio = math.log(hi / lo) / (count - 1)
+    points = [lo, *(lo * math.exp(i * ratio) for i in range(1, count - 1)), hi]
+    return tuple(sorted({round(x) for x in points})) if integers else tuple(float(f"{x:.6g}") for x in points)
+
+
+def linear_grid(lo: float, hi: float, count: int) -> tuple[float, ...]:
+    """``count`` equally spaced points from ``lo`` to ``hi``, rounded to 12 digits."""
+    return tuple(round(lo + (hi - lo) * i / (count - 1), 12) for i in range(count))
+
+
 PS_ORDERS = tuple(1.25 + 0.625 * i for i in range(63))  # Renyi orders 1.25 .. 40 of the Papernot-Steinke figures
 FULL = {
     "budgets": (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0),
@@ -196,22 +209,23 @@ FULL = {
     "table_laws": (*FIXED_RUNS, *DEFAULT_DISTRIBUTIONS[1:]),
     "examples": DEFAULT_EXAMPLES,
     "extra": (
-        ("rnm_epsilon_vs_m", {"m_values": (10, 30, 100, 300, 1000, 3000, 10**4, 3 * 10**4, 10**5)},
+        ("rnm_epsilon_vs_m", {"m_values": log_grid(10, 10**5, 25, integers=True)},
          "Koskela et al. Fig. 1: Report Noisy Max, epsilon against the number of queries"),
-        ("geometric_epsilon_vs_delta", {"means": (30, 300, 3000), "deltas": (1e-10, 1e-8, 1e-6, 1e-4, 1e-2),
+        ("geometric_delta_vs_epsilon", {"means": (30, 300, 3000), "epsilons": linear_grid(0.0, 4.0, 81),
                                         "lower_at": (1e-6,)},
-         "Koskela et al. Fig. 2: geometric K, epsilon against delta"),
-        ("binomial_vs_poisson", {"ns": (15, 20, 100, 1000), "deltas": (1e-10, 1e-8, 1e-6, 1e-4, 1e-2),
-                                 "lower_at": (1e-6,)},
-         "Koskela et al. Fig. 4 (top): binomial against Poisson K at equal mean"),
-        ("binomial_cdfs", {"ns": (15, 20, 100, 1000)}, "Koskela et al. Fig. 4 (bottom): the laws' CDFs"),
-        ("dpsgd_epsilon_vs_mean", {"means": (2, 5, 10, 20, 30)},
-         "Koskela et al. Fig. 6: DP-SGD (MNIST setting), epsilon against E[K]"),
-        ("utility_vs_epsilon", {"means": (2, 5, 10, 30, 100, 300), "utility": "quantile"},
+         "Koskela et al. Fig. 2: geometric K, the privacy profile delta(epsilon), RDP against HS"),
+        ("binomial_vs_poisson", {"ns": (15, 20, 1000), "epsilons": linear_grid(0.0, 2.5, 51), "lower_at": (1e-6,)},
+         "Koskela et al. Fig. 4 (top): binomial K by Thm 5.7 against Poisson K by the RDP bound, delta(epsilon)"),
+        ("binomial_cdfs", {"ns": (15, 20, 1000), "k_max": 20}, "Koskela et al. Fig. 4 (bottom): the laws' CDFs"),
+        ("dpsgd_epsilon_vs_mean", {"means": tuple(range(2, 31))},
+         "Koskela et al. Fig. 6: DP-SGD (MNIST setting), epsilon against E[K], RDP against HS"),
+        ("cifar_epsilon_vs_mean", {"means": log_grid(1.5, 10**4, 25)},
+         "Koskela et al. Fig. 7: DP-SGD (CIFAR-10 setting), epsilon against E[K] for geometric K, RDP against HS"),
+        ("utility_vs_epsilon", {"means": log_grid(1.5, 1000, 30), "utility": "quantile", "max_epsilon": 10.0},
          "Papernot-Steinke Fig. 5: expected quantile against the final epsilon"),
-        ("success_vs_epsilon", {"means": (2, 5, 10, 30, 100, 300, 1000), "max_epsilon": 12.0},
+        ("success_vs_epsilon", {"means": log_grid(1.5, 1000, 30), "max_epsilon": 10.0},
          "Papernot-Steinke Fig. 6: probability of finding the one good candidate in 100 against the final epsilon"),
-        ("geometric_epsilon_vs_mean", {"means": (10, 30, 100, 300, 1000, 3000, 10**4, 3 * 10**4, 10**5),
+        ("geometric_epsilon_vs_mean", {"means": log_grid(10, 10**5, 21, integers=True),
                                        "lower_at": (10, 1000, 10**5)},
          "Koskela et al. Fig. 3: geometric K, epsilon against the mean, with Cor 5.5 and certified lower bounds"),
         ("sigma_tuning_vs_mean", {"means": (10, 100, 1000)},
@@ -220,7 +234,7 @@ FULL = {
          "Papernot-Steinke Fig. 2: Renyi DP of the logarithmic law against the order (Cor 4; symsel's Lemma 7)"),
         ("ps_rdp_vs_order_laws", {"orders": PS_ORDERS},
          "Papernot-Steinke Fig. 3: Renyi DP of the laws at mean 10 against the order"),
-        ("ps_mean_vs_epsilon", {"means": (2, 5, 10, 30, 100, 300, 1000)},
+        ("ps_mean_vs_epsilon", {"means": log_grid(1.5, 1000, 30)},
          "Papernot-Steinke Fig. 4: E[K] against the epsilon it costs (rdp and envelope), with naive composition"),
         ("ps_conditional_sampling", {"orders": tuple(2.5 + 0.5 * i for i in range(36))},
          "Papernot-Steinke Fig. 8: conditional sampling, Cor 16 against the exact Renyi divergence"),
@@ -240,14 +254,14 @@ QUICK = {
     "extra": (
         ("rnm_epsilon_vs_m", {"m_values": (10, 1000, 10**5)},
          "Koskela et al. Fig. 1: Report Noisy Max, epsilon against the number of queries"),
-        ("binomial_cdfs", {"ns": (20, 100)}, "Koskela et al. Fig. 4 (bottom): the laws' CDFs"),
+        ("binomial_cdfs", {"ns": (15, 20, 1000), "k_max": 20}, "Koskela et al. Fig. 4 (bottom): the laws' CDFs"),
         ("ps_conditional_sampling", {"orders": (2.5, 4, 6, 10, 15, 20)},
          "Papernot-Steinke Fig. 8: conditional sampling, Cor 16 against the exact Renyi divergence"),
-        ("geometric_epsilon_vs_delta", {"means": (30,), "deltas": (1e-10, 1e-8, 1e-6, 1e-4, 1e-2), "lower_at": ()},
-         "Koskela et al. Fig. 2: geometric K, epsilon against delta"),
-        ("success_vs_epsilon", {"means": (2, 10, 100), "max_epsilon": 12.0},
+        ("geometric_delta_vs_epsilon", {"means": (30,), "epsilons": linear_grid(0.0, 4.0, 41), "lower_at": ()},
+         "Koskela et al. Fig. 2: geometric K, the privacy profile delta(epsilon), RDP against HS"),
+        ("success_vs_epsilon", {"means": log_grid(1.5, 300, 10), "max_epsilon": 10.0},
          "Papernot-Steinke Fig. 6: probability of finding the one good candidate in 100 against the final epsilon"),
-        ("utility_vs_epsilon", {"means": (2, 10, 100), "utility": "quantile"},
+        ("utility_vs_epsilon", {"means": log_grid(1.5, 300, 10), "utility": "quantile", "max_epsilon": 10.0},
          "Papernot-Steinke Fig. 5: expected quantile against the final epsilon"),
     ),
 }
@@ -262,9 +276,10 @@ CANDIDATE_BUDGET = 2.5
 STEP_SECONDS = {
     "distributions": 0.5, "bounds": 51, "lower bounds": 15, "examples": 7, "candidates_vs_budget": 77,
     "epsilon_vs_mean": 25, "profiles": 0.3, "laws_at_equal_mean": 1.3, "rnm_epsilon_vs_m": 0.3,
-    "geometric_epsilon_vs_delta": 5.6, "binomial_vs_poisson": 5.2, "binomial_cdfs": 0.3, "dpsgd_epsilon_vs_mean": 1.8,
-    "utility_vs_epsilon": 2.1, "success_vs_epsilon": 1.7, "geometric_epsilon_vs_mean": 6.1, "sigma_tuning_vs_mean": 9.5,
-    "ps_rdp_vs_order_logarithmic": 2.5, "ps_rdp_vs_order_laws": 2.8, "ps_mean_vs_epsilon": 2,
+    "geometric_delta_vs_epsilon": 5.6, "binomial_vs_poisson": 5.2, "cifar_epsilon_vs_mean": 8, "binomial_cdfs": 0.3,
+    "dpsgd_epsilon_vs_mean": 12, "utility_vs_epsilon": 11.7, "success_vs_epsilon": 6.6,
+    "geometric_epsilon_vs_mean": 6.6, "sigma_tuning_vs_mean": 9.5,
+    "ps_rdp_vs_order_logarithmic": 2.5, "ps_rdp_vs_order_laws": 2.8, "ps_mean_vs_epsilon": 6.9,
     "ps_conditional_sampling": 0.3, "xiang_two_point_table": 48, "xiang_tnb_vs_base_budget": 3.2,
 }
 #: steps that run in one job, in this order: the later ones reuse what the first computed in the same process

@@ -15,7 +15,7 @@ import symsel
 from symsel.cli import main
 
 FIGURES = ("candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal_mean", "rnm_epsilon_vs_m",
-           "binomial_cdfs", "ps_conditional_sampling", "geometric_epsilon_vs_delta", "success_vs_epsilon",
+           "binomial_cdfs", "ps_conditional_sampling", "geometric_delta_vs_epsilon", "success_vs_epsilon",
            "utility_vs_epsilon")
 
 
@@ -102,3 +102,12 @@ def test_every_full_report_figure_has_a_builder_taking_its_settings() -> None:
             assert name in builders, name
             inspect.signature(builders[name]).bind(**kwargs)
             assert caption
+
+
+def test_the_readme_counts_the_report_figures() -> None:
+    """README: "20 figures (10 with `--quick`)" — the numbers of figure steps of the full and the quick report."""
+    from symsel.report.main import TABLE_STEPS, report_steps
+
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    full, quick = (len(report_steps(q)) - len(TABLE_STEPS) for q in (False, True))
+    assert f"{full} figures ({quick} with `--quick`)" in readme
