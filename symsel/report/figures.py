@@ -229,13 +229,25 @@ def epsilon_vs_mean(means: Sequence[float], methods: Sequence[str], folder: Path
 def _epsilon_against_mean_axes(ax: Any, title: str, legend_size: int) -> None:
     """Log scales on both axes: ε spans 1 to 100 across the methods, and a linear axis would flatten the
     methods that matter (within a few percent of the lower bound) into one line."""
+    from matplotlib.ticker import FuncFormatter
+
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(_one_two_five))
     ax.set_xlabel(r"$E[K]$")
     ax.set_ylabel(r"$\varepsilon$ at $\delta = 10^{-6}$")
     ax.set_title(title)
     ax.legend(fontsize=legend_size, ncol=2)
     ax.grid(True, which="both", alpha=0.3)
+
+
+def _one_two_five(value: float, _: Any) -> str:
+    """A log axis' minor tick label at 2 and 5 times a power of ten (plain numbers), none elsewhere."""
+    if value <= 0:
+        return ""
+    leading = value / 10 ** math.floor(math.log10(value) + 1e-12)
+    return f"{value:g}" if min(abs(leading - 2), abs(leading - 5)) < 1e-9 else ""
 
 
 def _lower(spec: str) -> float:

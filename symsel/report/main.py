@@ -205,7 +205,7 @@ FULL = {
     "fig7_laws": (("geometric", "geometric(mean={mean})", 1.0), ("logarithmic", "logarithmic(mean={mean})", 0.0),
                   ("tnb(eta=0.5)", "tnb(eta=0.5, mean={mean})", 0.5), ("poisson", "poisson(mean={mean})", math.inf)),
     "means": (2, 5, 10, 20, 50, 100, 200, 500, 1000),
-    "equal_means": (2, 10, 100, 1000),
+    "equal_means": log_grid(2, 1000, 12, integers=True),
     "table_laws": (*FIXED_RUNS, *DEFAULT_DISTRIBUTIONS[1:]),
     "examples": DEFAULT_EXAMPLES,
     "extra": (
@@ -228,7 +228,7 @@ FULL = {
         ("geometric_epsilon_vs_mean", {"means": log_grid(10, 10**5, 21, integers=True),
                                        "lower_at": (10, 1000, 10**5)},
          "Koskela et al. Fig. 3: geometric K, epsilon against the mean, with Cor 5.5 and certified lower bounds"),
-        ("sigma_tuning_vs_mean", {"means": (10, 100, 1000)},
+        ("sigma_tuning_vs_mean", {"means": log_grid(10, 1000, 7, integers=True)},
          "Koskela et al. Fig. 8: tuning sigma of DP-SGD candidates, Cor 6.2 against per-candidate bounds"),
         ("ps_rdp_vs_order_logarithmic", {"means": (2, 10, 100, 1000), "orders": PS_ORDERS},
          "Papernot-Steinke Fig. 2: Renyi DP of the logarithmic law against the order (Cor 4; symsel's Lemma 7)"),
@@ -275,10 +275,10 @@ CANDIDATE_BUDGET = 2.5
 #: result. A step of several jobs shares its time out.
 STEP_SECONDS = {
     "distributions": 0.5, "bounds": 51, "lower bounds": 15, "examples": 7, "candidates_vs_budget": 77,
-    "epsilon_vs_mean": 25, "profiles": 0.3, "laws_at_equal_mean": 1.3, "rnm_epsilon_vs_m": 0.3,
+    "epsilon_vs_mean": 25, "profiles": 0.3, "laws_at_equal_mean": 4, "rnm_epsilon_vs_m": 0.3,
     "geometric_delta_vs_epsilon": 5.6, "binomial_vs_poisson": 5.2, "cifar_epsilon_vs_mean": 8, "binomial_cdfs": 0.3,
     "dpsgd_epsilon_vs_mean": 12, "utility_vs_epsilon": 11.7, "success_vs_epsilon": 6.6,
-    "geometric_epsilon_vs_mean": 6.6, "sigma_tuning_vs_mean": 9.5,
+    "geometric_epsilon_vs_mean": 6.6, "sigma_tuning_vs_mean": 21,
     "ps_rdp_vs_order_logarithmic": 2.5, "ps_rdp_vs_order_laws": 2.8, "ps_mean_vs_epsilon": 6.9,
     "ps_conditional_sampling": 0.3, "xiang_two_point_table": 48, "xiang_tnb_vs_base_budget": 3.2,
 }
