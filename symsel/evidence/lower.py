@@ -492,15 +492,18 @@ def _slice_search(p: np.ndarray, q: np.ndarray, dist: Any, delta: float, eps0: f
     evaluations."""
     best, best_order, calls = -math.inf, None, 0
     for a, b in ((p, q), (q, p)) if both_directions else ((p, q),):
-        eps = eps0
+        eps, tried = eps0, []
         for _ in range(max_iter):
             order = make_order(a, b, dist, eps)
             calls += 1
+            tried.append(eps)
             value = _float_epsilon(p, q, order, dist, delta)
             if value > best:
                 best, best_order = value, order
             one_sided = _float_epsilon(a, b, order, dist, delta, two_sided=False)
-            if not math.isfinite(one_sided) or abs(one_sided - eps) <= 1e-10 * (1 + abs(eps)):
+            # a target tried before gives the same order again (the constructions are deterministic): the
+            # iteration has converged or entered a cycle, and nothing new can come of it
+            if not math.isfinite(one_sided) or any(abs(one_sided - t) <= 1e-10 * (1 + abs(t)) for t in tried):
                 break
             eps = one_sided
     return best, best_order, calls

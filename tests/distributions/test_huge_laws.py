@@ -28,11 +28,11 @@ def test_hull_with_subnormal_slopes_stays_above_its_lines():
     assert mixture.constant >= 0.27 - 1e-300 * T_MAX
 
 
-@pytest.mark.parametrize("sigma", [1.0, 0.5])
-def test_poisson_mean_one_million_on_small_noise_answers(sigma):
-    """poisson(mean=1e6) on σ = 1 and 0.5: the envelope answers (vacuous, with its δ floor in the certificate) and
-    best answers with its finite component; no exception."""
-    dist, base = parse_distribution("poisson(mean=1000000)"), GaussianProfile(sigma)
+def test_poisson_mean_one_million_on_small_noise_answers():
+    """poisson(mean=1e6) on σ = 0.5: the envelope answers (vacuous, with its δ floor in the certificate) and best
+    answers with its finite component; no exception. (σ = 1 takes the same paths; its numbers are in
+    benchmarks/RESULTS.md, "Fixed K".)"""
+    dist, base = parse_distribution("poisson(mean=1000000)"), GaussianProfile(0.5)
     envelope = bound(dist, base, "envelope")
     assert envelope.certificate["delta_floor"] > 0.1
     assert math.isinf(envelope.epsilon(1e-6))

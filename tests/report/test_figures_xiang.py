@@ -13,6 +13,18 @@ from symsel.errors import ParameterError
 from symsel.report.figures import save_figure
 from symsel.report.figures_xiang import STEPS, sigma_for_base_budget, tnb_vs_base_budget, two_point_table
 
+#: one xdist worker runs these tests, so the DP-SGD noise for ε_B = 2 (cached per process) is solved once
+pytestmark = pytest.mark.xdist_group("xiang")
+
+
+@pytest.fixture(autouse=True)
+def _cells_in_this_process(monkeypatch):
+    """The figures' cells in the test's own process (no joblib pool to start; the xdist worker beside it already
+    uses the other core), where the cached noise levels and profiles serve them."""
+    from symsel.report import figures
+
+    monkeypatch.setattr(figures, "JOBS", 1)
+
 
 def _sgd(rate: float, sigma: float) -> dp_event.DpEvent:
     return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(rate, dp_event.GaussianDpEvent(sigma)), STEPS)
