@@ -36,8 +36,9 @@ WHERE = "figures_xiang"
 
 @functools.lru_cache(maxsize=64)
 def sigma_for_base_budget(eps_base: float, rate: float = 0.01, steps: int = STEPS, delta: float = DELTA) -> float:
-    """The DP-SGD noise σ at which ``steps`` iterations at ``rate`` are (ε_B, δ)-DP by their PLD (the larger end
-    of the root bracket, so the run meets its budget)."""
+    """The DP-SGD noise σ at which ``steps`` iterations at ``rate`` are (ε_B, δ)-DP by their PLD: at most 1e-4 above
+    the smallest such σ, and checked to meet the budget (ε(δ) of the discretized PLD is a step function of σ, so
+    the root finder bisects: 16 PLDs instead of 23 for a tolerance of 1e-6)."""
     import symsel
 
     eps_base = validate.positive(eps_base, "eps_base", WHERE)
@@ -53,7 +54,7 @@ def sigma_for_base_budget(eps_base: float, rate: float = 0.01, steps: int = STEP
             raise ParameterError("eps_base", eps_base, "a budget DP-SGD meets with noise below 1000", WHERE)
     if excess(lo) <= 0:
         raise ParameterError("eps_base", eps_base, f"a budget DP-SGD with noise {lo} does not already meet", WHERE)
-    return last_feasible(excess, lo, hi, xtol=1e-6, rtol=0.0)  # checked: the run meets its budget
+    return last_feasible(excess, lo, hi, xtol=1e-4, rtol=0.0)  # checked: the run meets its budget
 
 
 def gdp_mu(sigma: float, rate: float, steps: int) -> float:
