@@ -190,9 +190,10 @@ def _latex_number(x: float) -> str:
 # --------------------------------------------------------------------------- Koskela et al. Figures 2 and 4
 
 
-def _fig4_laws(ns: Sequence[int], mean: float) -> dict[str, str]:
-    laws = {f"Bin(n={n}, p={mean / n:.3g})": f"binomial(n={int(n)}, p={mean / n!r})" for n in ns}
-    return {**laws, f"Poisson({mean:g})": f"poisson(mean={mean!r})"}
+def _fig4_laws(ns: Sequence[int], mean: float) -> tuple[dict[str, str], tuple[str, str]]:
+    """The laws of Figure 4: ``{label: spec}`` of Bin(n, m/n) for each n, and (label, spec) of Poisson(m)."""
+    binomials = {f"Bin(n={n}, p={mean / n:.3g})": f"binomial(n={int(n)}, p={mean / n!r})" for n in ns}
+    return binomials, (f"Poisson({mean:g})", f"poisson(mean={mean!r})")
 
 
 #: a curve of a δ(ε) figure: (column, legend suffix, method, base view as in :data:`DPSGD_CURVES`, symsel's own?)
@@ -210,17 +211,14 @@ def binomial_vs_poisson(ns: Sequence[int], epsilons: Sequence[float], mean: floa
     At n = 20 (p = 1/2) Thm 5.7 comes out above Cor 5.8: its validity condition ε1 ≥ log(1 + pδ(ε1)/(1 − p))
     forces ε1 ≥ 0.069 there, and the exact polygon supremum (method ``polygon``) agrees with it to 3e-5, so this
     is the theorem, not a loose implementation; the envelope bound and the lower bound are ordered the same way."""
-    laws: dict[str, tuple[str, tuple[ProfileCurve, ...]]] = {}
-    for label, spec in _fig4_laws(ns, mean).items():
-        if spec.startswith("poisson"):
-            curves: tuple[ProfileCurve, ...] = (
-                ("rdp", "RDP bound, Thm 5.6", "rdp", "rdp", False),
-                ("rdp_tight_delta", "Thm 5.6, tight δ̂ (symsel)", "rdp", "tight", True),
-                ("envelope", "envelope (symsel)", "envelope", "tight", True))
-        else:
-            curves = (("paper", "HS bound, Thm 5.7", "paper", "tight", False),
-                      ("envelope", "envelope (symsel)", "envelope", "tight", True))
-        laws[label] = (spec, curves)
+    binomial: tuple[ProfileCurve, ...] = (("paper", "HS bound, Thm 5.7", "paper", "tight", False),
+                                          ("envelope", "envelope (symsel)", "envelope", "tight", True))
+    poisson: tuple[ProfileCurve, ...] = (("rdp", "RDP bound, Thm 5.6", "rdp", "rdp", False),
+                                         ("rdp_tight_delta", "Thm 5.6, tight δ̂ (symsel)", "rdp", "tight", True),
+                                         ("envelope", "envelope (symsel)", "envelope", "tight", True))
+    binomials, (poisson_label, poisson_spec) = _fig4_laws(ns, mean)
+    laws = {label: (spec, binomial) for label, spec in binomials.items()}
+    laws[poisson_label] = (poisson_spec, poisson)
     title = rf"Binomial vs Poisson K, m = {mean:g}, Gaussian $\sigma = {sigma:g}$ (Koskela et al. Fig. 4, top)"
     return _delta_vs_epsilon(laws, epsilons, sigma, title, lower_at, floor=1e-10)
 
@@ -298,7 +296,9 @@ def binomial_cdfs(ns: Sequence[int], mean: float = 10.0, k_max: int = 30) -> tup
     """P[K <= k] for Bin(n, mean/n) and Poisson(mean), k = 0..k_max (Koskela et al. Figure 4, bottom)."""
     import symsel
 
-    laws = {label: symsel.parse_distribution(spec) for label, spec in _fig4_laws(ns, mean).items()}
+    binomials, (poisson_label, poisson_spec) = _fig4_laws(ns, mean)
+    specs = {**binomials, poisson_label: poisson_spec}
+    laws = {label: symsel.parse_distribution(spec) for label, spec in specs.items()}
     rows: Rows = [{"k": k, **{label: float(dist.cdf(k)) for label, dist in laws.items()}} for k in range(k_max + 1)]
 
     def draw(ax: Any) -> None:
