@@ -204,7 +204,7 @@ FULL = {
     "budgets": (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0),
     "fig7_laws": (("geometric", "geometric(mean={mean})", 1.0), ("logarithmic", "logarithmic(mean={mean})", 0.0),
                   ("tnb(eta=0.5)", "tnb(eta=0.5, mean={mean})", 0.5), ("poisson", "poisson(mean={mean})", math.inf)),
-    "means": (2, 5, 10, 20, 50, 100, 200, 500, 1000),
+    "means": log_grid(2, 1000, 13, integers=True),
     "equal_means": log_grid(2, 1000, 12, integers=True),
     "table_laws": (*FIXED_RUNS, *DEFAULT_DISTRIBUTIONS[1:]),
     "examples": DEFAULT_EXAMPLES,
@@ -275,7 +275,7 @@ CANDIDATE_BUDGET = 2.5
 #: result. A step of several jobs shares its time out.
 STEP_SECONDS = {
     "distributions": 0.5, "bounds": 51, "lower bounds": 15, "examples": 7, "candidates_vs_budget": 77,
-    "epsilon_vs_mean": 25, "profiles": 0.3, "laws_at_equal_mean": 4, "rnm_epsilon_vs_m": 0.3,
+    "epsilon_vs_mean": 37, "profiles": 0.3, "laws_at_equal_mean": 4, "rnm_epsilon_vs_m": 0.3,
     "geometric_delta_vs_epsilon": 5.6, "binomial_vs_poisson": 5.2, "cifar_epsilon_vs_mean": 8, "binomial_cdfs": 0.3,
     "dpsgd_epsilon_vs_mean": 12, "utility_vs_epsilon": 11.7, "success_vs_epsilon": 6.6,
     "geometric_epsilon_vs_mean": 6.6, "sigma_tuning_vs_mean": 21,
