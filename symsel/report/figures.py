@@ -38,7 +38,7 @@ DELTA = 1e-6
 #: runs alone; :func:`symsel.report.main.write_report`'s workers set 1, the report already running one step per core.
 JOBS = -1
 METHOD_STYLE = {"paper": ("tab:orange", "--"), "fdp": ("tab:green", "-."), "envelope": ("tab:blue", "-"),
-                "best": ("tab:blue", "-"), "rdp": ("tab:red", ":"), "lower": ("black", "-"),
+                "best": ("tab:cyan", "-"), "rdp": ("tab:red", ":"), "lower": ("black", "-"),
                 "dp-accounting RDP": ("tab:purple", ":"), "base (one run)": ("gray", "-")}
 
 
@@ -220,6 +220,8 @@ def epsilon_vs_mean(means: Sequence[float], methods: Sequence[str], folder: Path
                     style = _style(ax, method)
                     style["label"] = f"{law}, {method}"
                     style["marker"] = "o" if law == "geometric" else "s"
+                    if method == "lower":  # certified points, drawn as crosses so that a bound on them shows
+                        style.update(linestyle="none", marker="x", markersize=7, label=f"{law}, certified lower bound")
                     ax.plot(*zip(*pts, strict=True), **style)
         _epsilon_against_mean_axes(ax, r"Best of $K$ runs of a Gaussian ($\sigma = 4$) mechanism", 7)
 

@@ -275,7 +275,7 @@ CANDIDATE_BUDGET = 2.5
 #: result. A step of several jobs shares its time out.
 STEP_SECONDS = {
     "distributions": 0.5, "bounds": 51, "lower bounds": 15, "examples": 7, "candidates_vs_budget": 77,
-    "epsilon_vs_mean": 37, "profiles": 0.3, "laws_at_equal_mean": 4, "rnm_epsilon_vs_m": 0.3,
+    "epsilon_vs_mean": 50, "profiles": 0.3, "laws_at_equal_mean": 4, "rnm_epsilon_vs_m": 0.3,
     "geometric_delta_vs_epsilon": 5.6, "binomial_vs_poisson": 5.2, "cifar_epsilon_vs_mean": 8, "binomial_cdfs": 0.3,
     "dpsgd_epsilon_vs_mean": 12, "utility_vs_epsilon": 11.7, "success_vs_epsilon": 6.6,
     "geometric_epsilon_vs_mean": 6.6, "sigma_tuning_vs_mean": 21,
@@ -412,7 +412,7 @@ def _figures(steps: tuple[str, ...], quick: bool, folder: str) -> list[tuple[Row
             budgets = tuple(sorted({*settings["budgets"], CANDIDATE_BUDGET}))
             rows, draw = figures.candidates_vs_budget(budgets, settings["fig7_laws"])
         elif step == "epsilon_vs_mean":
-            rows, draw = figures.epsilon_vs_mean(settings["means"], FIGURE_METHODS, path)
+            rows, draw = figures.epsilon_vs_mean(settings["means"], (*FIGURE_METHODS, "best"), path)
         elif step == "profiles":
             rows, draw = figures.profiles(FIGURE_METHODS)
         elif step == "laws_at_equal_mean":

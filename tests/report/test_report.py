@@ -116,3 +116,15 @@ def test_the_readme_counts_the_report_figures() -> None:
     readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
     full, quick = (len(report_steps(q)) - len(TABLE_STEPS) for q in (False, True))
     assert f"{full} figures ({quick} with `--quick`)" in readme
+
+
+def test_the_epsilon_against_mean_figure_never_goes_below_its_certified_lower_bounds(report) -> None:
+    """epsilon_vs_mean.csv: every method's ε (``best`` included) at or above the certified lower bound of its row."""
+    _, out = report
+    with (out / "epsilon_vs_mean.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and {"paper", "fdp", "envelope", "rdp", "best", "lower"} <= set(rows[0])
+    for row in rows:
+        lower = float(row["lower"])
+        for method in ("paper", "fdp", "envelope", "rdp", "best"):
+            assert float(row[method]) >= lower - 1e-9, (row["law"], row["mean"], method)
