@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 
-for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                  "NUMEXPR_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")
+from symsel.report.threads import one_thread_each
+
+one_thread_each(os.environ)
 
 from hypothesis import settings  # noqa: E402
 

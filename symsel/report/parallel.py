@@ -4,7 +4,7 @@ A :class:`Job` is one call of a module-level function (so that it can be sent to
 the report steps it completes and its estimated cost. :func:`run_jobs` returns the results in the order of the
 jobs, whatever order they finish in, so that everything assembled from them is the same as in a serial run. The
 pool starts fresh processes (``spawn``: never a fork of a parent that may hold threads), each with one thread per
-numerical library (:data:`THREAD_VARIABLES`), as joblib's workers have. Where no process can be started, or the
+numerical library (:mod:`symsel.report.threads`), as joblib's workers have. Where no process can be started, or the
 pool breaks, the jobs left run in this process.
 """
 
@@ -23,13 +23,7 @@ from typing import Any
 import numpy as np
 
 from symsel.errors import SymselError
-
-#: the thread pools of the numerical libraries (OpenMP, OpenBLAS, MKL, Accelerate, numexpr): one thread each in a
-#: worker, unless the environment already says otherwise. The pool uses every core already; with OpenBLAS's
-#: default of one thread per core, a Fig. 7 cell took ten times the CPU on two cores (threads waiting on each other
-#: over small dot products).
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                    "NUMEXPR_NUM_THREADS")
+from symsel.report.threads import one_thread_each
 
 
 @dataclass(frozen=True)
@@ -109,10 +103,9 @@ def _run_in_pool(jobs: Sequence[Job], order: list[int], workers: int, results: d
 
 @contextmanager
 def _one_thread_each() -> Iterator[None]:
-    """:data:`THREAD_VARIABLES` set to 1 in this process's environment (those not set already), for the processes
-    started meanwhile; restored after."""
-    added = [name for name in THREAD_VARIABLES if name not in os.environ]
-    os.environ.update(dict.fromkeys(added, "1"))
+    """:data:`symsel.report.threads.THREAD_VARIABLES` set to 1 in this process's environment (those not set already),
+    for the processes started meanwhile; restored after."""
+    added = one_thread_each(os.environ)
     try:
         yield
     finally:
