@@ -473,8 +473,13 @@ def format_summary(report: dict[str, Any]) -> str:
         lines.append(f"| {row['example']} | {row['delta']:g} | {_num(row['exact_epsilon'])} | " +
                      " | ".join(_num(row["bounds"].get(m)) for m in TABLE_METHODS) +
                      f" | {'yes' if row['sound'] else 'NO'} |")
-    lines += ["", "## Figures", ""]
-    captions = [("candidates_vs_budget", "Koskela et al. Fig. 7: certified candidates against the budget"),
+    lines += ["", "## Figures", "",
+              "A figure named after a paper's figure draws the paper's curves in its setting, quantity and baseline, "
+              "with the paper's legend; curves marked \"(symsel)\" are symsel's stronger variants, drawn beside them. "
+              "docs/figures.md sets every figure beside the paper's: the setting, what differs and why, and the "
+              "numbers the papers state, recomputed.", ""]
+    captions = [("candidates_vs_budget",
+                 "the largest certified E[K] per budget, in the DP-SGD setting of Koskela et al. Fig. 7"),
                 ("epsilon_vs_mean", "ε against E[K], every method and the certified lower bound"),
                 ("profiles", "the selection's privacy profile by every method"),
                 ("laws_at_equal_mean", "laws of K at equal mean: envelope against rdp"),
