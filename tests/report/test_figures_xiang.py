@@ -13,9 +13,6 @@ from symsel.errors import ParameterError
 from symsel.report.figures import save_figure
 from symsel.report.figures_xiang import STEPS, sigma_for_base_budget, tnb_vs_base_budget, two_point_table
 
-#: one xdist worker runs these tests, so the DP-SGD noise for ε_B = 2 (cached per process) is solved once
-pytestmark = pytest.mark.xdist_group("xiang")
-
 
 @pytest.fixture(autouse=True)
 def _cells_in_this_process(monkeypatch):
@@ -30,17 +27,18 @@ def _sgd(rate: float, sigma: float) -> dp_event.DpEvent:
     return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(rate, dp_event.GaussianDpEvent(sigma)), STEPS)
 
 
-def test_the_base_noise_meets_its_budget_in_dp_accounting() -> None:
+def test_figure_6_cell_at_the_noise_that_meets_the_base_budget_in_dp_accounting(tmp_path) -> None:
+    """The noise solved for ε_B = 2 meets the budget by dp-accounting's PLD (and 2 % less noise does not); the Figure
+    6 cell at that noise: symsel's rdp at most dp-accounting's RDP RepeatAndSelectDpEvent, best below rdp, the audit
+    below the exact Gaussian-pair value. (One test, so that the noise, about 10 s, is solved once per process.)"""
     sigma = sigma_for_base_budget(2.0)
     for noise, below in ((sigma, True), (sigma * 0.98, False)):
         accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
         accountant.compose(_sgd(0.01, noise))
         assert (accountant.get_epsilon(1e-5) <= 2.0 + 2e-3) is below
-
-
-def test_figure_6_cells_are_ordered_and_agree_with_dp_accounting(tmp_path) -> None:
     rows, draw = tnb_vs_base_budget(eps_bases=(2.0,), laws=("tnb(eta=1, gamma=0.001)",), audit_trials=50_000)
     (row,) = rows
+    assert row["sigma"] == sigma
     accountant = rdp_privacy_accountant.RdpAccountant()
     accountant.compose(dp_event.RepeatAndSelectDpEvent(_sgd(0.01, row["sigma"]), 1000.0, 1.0))
     peer = accountant.get_epsilon(1e-5)

@@ -19,11 +19,6 @@ FIGURES = ("candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal
            "utility_vs_epsilon")
 
 
-#: the tests of the quick report run in one xdist worker: the other worker goes on with other tests while the report
-#: runs (it spreads over both cores itself), instead of waiting for it on the lock below
-pytestmark = pytest.mark.xdist_group("quick_report")
-
-
 @pytest.fixture(scope="module")
 def report(request, tmp_path_factory) -> tuple[dict, Path]:
     """The quick report, run once per test run: the xdist workers share it (the first to ask runs it, the others wait
