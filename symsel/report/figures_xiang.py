@@ -1,4 +1,5 @@
-"""Xiang, Wang & Wang's DP-SGD tuning results in spirit (Table 4 and Figure 6), built like :mod:`symsel.report.figures`.
+"""Xiang, Wang & Wang's DP-SGD tuning results (Table 4 at τ = 0.1, and Figure 6 in spirit), built like
+:mod:`symsel.report.figures`.
 
 The base is DP-SGD with N = 500 iterations at sampling ratio τ, its noise σ set so the run alone is
 (ε_B, δ = 1e-5)-DP (:func:`sigma_for_base_budget`, from its PLD). Beside symsel's certified bounds on that run:
@@ -11,7 +12,8 @@ The base is DP-SGD with N = 500 iterations at sampling ratio τ, its noise σ se
 * ``audit`` (Figure 6) — a Clopper–Pearson lower bound from simulating the selection on the same Gaussian pair
   (their ε_L; :func:`symsel.evidence.audit.audit`).
 
-* ``two_point_table`` — Table 4 in spirit: the two-point law of eq. (21), P[K = 1] = s, P[K = L] = 1 − s;
+* ``two_point_table`` — the τ = 0.1 rows of Table 4: the two-point law of eq. (21), P[K = 1] = s, P[K = L] = 1 − s,
+  at the paper's five (L, s) and three ε_B, beside the values the paper prints (:data:`TABLE4_PAPER`);
 * ``tnb_vs_base_budget`` — Figure 6 in spirit: TNB laws ξ_{η,ν} against the base's ε_B.
 """
 
@@ -35,7 +37,7 @@ WHERE = "figures_xiang"
 
 
 @functools.lru_cache(maxsize=64)
-def sigma_for_base_budget(eps_base: float, rate: float = 0.01, steps: int = STEPS, delta: float = DELTA) -> float:
+def sigma_for_base_budget(eps_base: float, rate: float = 0.1, steps: int = STEPS, delta: float = DELTA) -> float:
     """The DP-SGD noise σ at which ``steps`` iterations at ``rate`` are (ε_B, δ)-DP by their PLD: at most 1e-4 above
     the smallest such σ, and checked to meet the budget (ε(δ) of the discretized PLD is a step function of σ, so
     the root finder bisects: 16 PLDs instead of 23 for a tolerance of 1e-6)."""
@@ -94,36 +96,56 @@ def _cell(law: str, eps_base: float, sigma: float, rate: float, methods: Sequenc
     return row
 
 
-def two_point_table(eps_bases: Sequence[float] = (1.0, 2.0, 4.0), s_values: Sequence[float] = (0.5, 0.1),
-                    L_values: Sequence[int] = (10, 100), rate: float = 0.01,
+#: Xiang et al. Table 4's columns (L, s): the two-point laws of eq. (21) they tabulate.
+TABLE4_COLUMNS = ((10, 0.1), (10, 0.01), (100, 0.01), (100, 0.001), (1000, 0.001))
+#: the values Xiang et al. print in Table 4 for τ = 0.1 (N = 500, δ = 1e-5): ε_B → (ε_U-G, ε_U-O) per column of
+#: :data:`TABLE4_COLUMNS` (ε_U-G: μ-GDP by the central limit, then their Algorithm 3, RDP converted to DP; ε_U-O:
+#: the same with μ from their reduction).
+TABLE4_PAPER = {1.0: ((1.13, 1.30, 2.59, 3.36, 5.44), (1.08, 1.24, 2.49, 3.23, 5.25)),
+                2.0: ((2.40, 2.56, 4.48, 5.83, 8.57), (2.19, 2.36, 4.23, 5.50, 8.20)),
+                4.0: ((4.96, 4.98, 6.15, 8.05, 10.27), (4.15, 4.16, 5.79, 7.63, 10.12))}
+
+
+def two_point_table(eps_bases: Sequence[float] = (1.0, 2.0, 4.0),
+                    columns: Sequence[tuple[int, float]] = TABLE4_COLUMNS, rate: float = 0.1,
                     methods: Sequence[str] = ("best", "rdp")) -> tuple[Rows, Draw]:
-    """Table 4 in spirit: the selection's ε at δ = 1e-5 for the two-point law over DP-SGD (N = 500)."""
-    if not eps_bases or not s_values or not L_values:
-        raise ParameterError("eps_bases / s_values / L_values", "empty", "at least one value each", WHERE)
-    keys = [(e, s, int(L)) for e in eps_bases for s in s_values for L in L_values]
-    cells = _cells([(f"two_point(L={L}, s={s!r})", e) for e, s, L in keys], rate, methods, 0)
-    rows = [{"s": s, "L": L, **cell} for (_, s, L), cell in zip(keys, cells, strict=True)]
+    """Xiang et al. Table 4 (τ = 0.1 by default): the selection's ε at δ = 1e-5 for the two-point law over DP-SGD
+    (N = 500), by symsel's ``methods`` and the exact GDP Gaussian-pair value, with the paper's printed ε_U-G and
+    ε_U-O where the cell is one of the paper's (τ = 0.1, ε_B ∈ {1, 2, 4}, (L, s) in :data:`TABLE4_COLUMNS`)."""
+    if not eps_bases or not columns:
+        raise ParameterError("eps_bases / columns", "empty", "at least one value each", WHERE)
+    keys = [(e, int(L), s) for e in eps_bases for L, s in columns]
+    cells = _cells([(f"two_point(L={L}, s={s!r})", e) for e, L, s in keys], rate, methods, 0)
+    rows = []
+    for (e, L, s), cell in zip(keys, cells, strict=True):
+        paper = TABLE4_PAPER.get(float(e)) if rate == 0.1 and (L, s) in TABLE4_COLUMNS else None
+        where = TABLE4_COLUMNS.index((L, s)) if paper else 0
+        rows.append({"s": s, "L": L, **cell, "paper_eps_U_G": paper[0][where] if paper else None,
+                     "paper_eps_U_O": paper[1][where] if paper else None})
 
     def draw(ax: Any) -> None:
-        header = ["ε_B", "s", "L", *methods, "GDP pair"]
-        cells = [[f"{r['eps_base']:g}", f"{r['s']:g}", str(r["L"]), *(f"{r[m]:.3f}" for m in methods),
-                  f"{r['gaussian_pair']:.3f}"] for r in rows]
+        header = ["ε_B", "L", "s", *methods, "GDP pair", "paper ε_U-G", "paper ε_U-O"]
+        text = [[f"{r['eps_base']:g}", str(r["L"]), f"{r['s']:g}", *(f"{r[m]:.3f}" for m in methods),
+                 f"{r['gaussian_pair']:.3f}",
+                 *("" if r[k] is None else f"{r[k]:.2f}" for k in ("paper_eps_U_G", "paper_eps_U_O"))]
+                for r in rows]
         ax.axis("off")
-        table = ax.table(cellText=cells, colLabels=header, loc="center", cellLoc="center")
+        table = ax.table(cellText=text, colLabels=header, loc="center", cellLoc="center")
         table.auto_set_font_size(False)
-        table.set_fontsize(8)
-        table.scale(1, 1.2)
-        ax.set_title(f"Two-point K over DP-SGD (N = {STEPS}, τ = {rate:g}), ε at δ = 1e-5 "
-                     "(Xiang et al. Table 4, in spirit)", fontsize=9)
+        table.set_fontsize(7)
+        table.scale(1, 1.1)
+        ax.set_title(f"Two-point K over DP-SGD (N = {STEPS}, τ = {rate:g}), ε at δ = 1e-5 (Xiang et al. Table 4)",
+                     fontsize=9)
 
     return rows, draw
 
 
 def tnb_vs_base_budget(eps_bases: Sequence[float] = (1.0, 2.0, 4.0),
                        laws: Sequence[str] = ("tnb(eta=0, gamma=0.01)", "tnb(eta=1, gamma=0.001)"),
-                       rate: float = 0.01, methods: Sequence[str] = ("best", "rdp"),
+                       rate: float = 0.1, methods: Sequence[str] = ("best", "rdp"),
                        audit_trials: int = 200_000) -> tuple[Rows, Draw]:
-    """Figure 6 in spirit: ε of the selection at δ = 1e-5 against the base's ε_B for TNB laws ξ_{η,ν}."""
+    """Figure 6 in spirit: ε of the selection at δ = 1e-5 against the base's ε_B for TNB laws ξ_{η,ν} (the paper
+    does not state its laws' parameters; τ = 0.1 is one of its ratios, and shares the table's noise levels)."""
     if not eps_bases or not laws:
         raise ParameterError("eps_bases / laws", "empty", "at least one value each", WHERE)
     audit_trials = validate.integer(audit_trials, "audit_trials", WHERE, lo=0)
