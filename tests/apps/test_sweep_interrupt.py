@@ -61,8 +61,7 @@ def test_an_interrupted_sweep_resumes_to_the_uninterrupted_result(
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
-        deadline = time.monotonic() + 30
-        while data_rows(out) < 3 and process.poll() is None and time.monotonic() < deadline:
+        while data_rows(out) < 3 and process.poll() is None:  # progress, not a clock, decides when to interrupt
             time.sleep(0.02)
         assert process.poll() is None, "the sweep ended before it could be interrupted"
         second = CliRunner().invoke(main, ["sweep", str(grid), "--out", str(out), "--jobs", "1"])

