@@ -31,7 +31,7 @@ METHODS = ("paper", "polygon", "fdp", "envelope", "composition", "interval", "rd
 #: so it is never below ``fdp`` beyond its certificate's gap) and ``rdp_lemma7`` (seconds per call; it can
 #: beat ``envelope`` by a fraction of a percent on bases known only by an RDP curve). ``composition`` is
 #: taken for concentrated laws only (:func:`_composition_may_help`), ``interval`` for concentrated laws on
-#: Gaussian bases (:func:`_interval_may_help`).
+#: bases with a dominating pair (:func:`_interval_may_help`).
 BEST_COMPONENTS = ("envelope", "composition", "interval", "fdp", "paper", "rdp")
 #: ``best`` takes ``composition`` on bases without a closed-form composition only for laws with at most
 #: this many support points (each needs one dp-accounting self-composition).
@@ -183,7 +183,10 @@ def _composition(dist: Distribution, base: Profile) -> SelectionBound:
 
 def _interval(dist: Distribution, base: Profile) -> SelectionBound:
     from symsel.bounds import interval
+    from symsel.pairs.location import GaussianPair
 
+    if not isinstance(base.dominating_pair(), GaussianPair):
+        return _pair_interval(dist, base)
     selection = interval.interval_profile(dist, base)
     finest = interval.L_COARSE / math.prod(split for split, _ in interval.REFINEMENTS)
     certificate = {"h_width": interval.H_STEP / selection.mu, "l_width": finest, "l_coarse": interval.L_COARSE,
@@ -193,10 +196,24 @@ def _interval(dist: Distribution, base: Profile) -> SelectionBound:
     return SelectionBound("interval", theorem, selection, dist, base, certificate, {"mu": selection.mu})
 
 
+def _pair_interval(dist: Distribution, base: Profile) -> SelectionBound:
+    from symsel.bounds import interval_pairs as ip
+
+    selection = ip.pair_interval_profile(dist, base)
+    certificate: dict[str, Scalar] = {
+        "piece_mass": selection.piece_mass, "l_coarse_pieces": ip.L_COARSE, "sum_allowance": ip.SUM_ALLOWANCE,
+        "pairs": "; ".join(f"{p.source} ({p.n} atoms, mass error {p.mass_error:.2g})" for p in selection.pairs)}
+    theorem = ("worst case over expanding-interval orders of the base's dominating pairs ordered by privacy loss, "
+               "atoms split (symsel interval bound, docs/interval.md, Theorem 3)")
+    return SelectionBound("interval", theorem, selection, dist, base, certificate,
+                          {"directions": ", ".join(p.direction for p in selection.pairs)})
+
+
 def _interval_may_help(dist: Distribution, base: Profile) -> bool:
-    """Whether ``best`` takes ``interval``: on a base with the Gaussian pair, for concentrated laws (variance at
-    most the mean: fixed ``K``, binomial and Poisson laws, where many outputs contribute and the envelope is
-    loose) whose ``φ'`` is cheap to evaluate: a bounded support of at most :data:`BEST_COMPOSITION_MAX_SUPPORT`
+    """Whether ``best`` takes ``interval``: on a base with the Gaussian pair or a dominating loss-ordered pair
+    (:meth:`~symsel.profiles.Profile.loss_pairs`: finite pairs, Laplace, PLDs and DP-SGD), for concentrated laws
+    (variance at most the mean: fixed ``K``, binomial and Poisson laws, where many outputs contribute and the envelope
+    is loose) whose ``φ'`` is cheap to evaluate: a bounded support of at most :data:`BEST_COMPOSITION_MAX_SUPPORT`
     points, or a mean of at least :data:`BEST_INTERVAL_MIN_MEAN` and a ``φ'`` of at most
     :data:`BEST_INTERVAL_MAX_OPS` SymPy operations (``poisson(mean=1e6)``, ``binomial(n=1e6, p=1/2)``). On
     spread laws (variance above the mean: geometric, TNB, two-point, beta-binomial, uniform) the envelope is within
@@ -210,7 +227,7 @@ def _interval_may_help(dist: Distribution, base: Profile) -> bool:
         int(dist.support_max) - int(dist.support_min) + 1 <= BEST_COMPOSITION_MAX_SUPPORT)
     if not small and (dist.mean < BEST_INTERVAL_MIN_MEAN or sympy.count_ops(dist.dpgf) > BEST_INTERVAL_MAX_OPS):
         return False
-    return isinstance(base.dominating_pair(), GaussianPair)
+    return isinstance(base.dominating_pair(), GaussianPair) or bool(base.loss_pairs("dominating"))
 
 
 def _composition_may_help(dist: Distribution, base: Profile) -> bool:
@@ -263,7 +280,8 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
                 continue
             if method == "interval" and not _interval_may_help(dist, base):
                 skipped["skipped_interval"] = (
-                    "taken by best only on Gaussian bases for laws with a variance at most the mean and either a "
+                    "taken by best only on bases with a dominating pair for laws with a variance at most the mean "
+                    "and either a "
                     f"bounded support of at most {BEST_COMPOSITION_MAX_SUPPORT} points or a mean of at least "
                     f"{BEST_INTERVAL_MIN_MEAN:g} and a phi' of at most {BEST_INTERVAL_MAX_OPS} operations; ask for "
                     "it by name")

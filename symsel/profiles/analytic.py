@@ -30,6 +30,7 @@ from scipy import special
 from symsel import validate as v
 from symsel.errors import ParameterError
 from symsel.pairs.location import GaussianPair, LaplacePair
+from symsel.pairs.loss import LossPair, laplace_pairs
 from symsel.profiles.base import Profile
 from symsel.profiles.region import (
     ArrayLike,
@@ -265,6 +266,11 @@ def gdp(mu: float) -> GaussianProfile:
     return GaussianProfile.from_mu(mu)
 
 
+#: loss width of the bins of the Laplace pair's loss-ordered pairs, and their largest number.
+LAPLACE_LOSS_WIDTH = 1e-3
+LAPLACE_MAX_BINS = 20_000
+
+
 class LaplaceProfile(Profile):
     """The Laplace mechanism ``Lap(f(X), b)`` with L1 sensitivity ``Δ``; ``a = Δ/b`` is its pure ε."""
 
@@ -317,6 +323,14 @@ class LaplaceProfile(Profile):
     def dominating_pair(self) -> LaplacePair:
         """``Lap(Δ, b)`` vs ``Lap(0, b)``: the mechanism's own output pair, whose profile is this one."""
         return LaplacePair(self.sensitivity, self.scale)
+
+    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+        """The Laplace pair's middle cut into bins of loss width at most :data:`LAPLACE_LOSS_WIDTH` (at most
+        :data:`LAPLACE_MAX_BINS` bins), rounded up to dominate or kept whole to be dominated
+        (:func:`symsel.pairs.loss.laplace_pairs`); the pair is symmetric, so one direction serves."""
+        bins = min(LAPLACE_MAX_BINS, max(1, math.ceil(2.0 * self.a / LAPLACE_LOSS_WIDTH)))
+        dominating, dominated = laplace_pairs(self.a, bins)
+        return (dominating,) if role == "dominating" else (dominated,)
 
     @property
     def max_privacy_loss(self) -> float:

@@ -35,6 +35,7 @@ from symsel.profiles.region import ArrayLike, LinesEnvelope, as_float_array, pro
 
 if TYPE_CHECKING:
     from symsel.pairs import Pair
+    from symsel.pairs.loss import LossPair
 
 #: number of ε1 points of the generic region grid (uniform on ``[0, ε(REGION_DELTA_FLOOR)]``).
 REGION_GRID_POINTS = 16001
@@ -212,6 +213,14 @@ class Profile(ABC):
         (:func:`symsel.pairs.as_pair`). The generic profile knows none.
         """
         return None
+
+    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+        """The base's discrete pairs ordered by privacy loss (:mod:`symsel.pairs.loss`), one per direction that
+        the base's neighbouring pairs can take: ``role="dominating"`` pairs dominate the base (upper bounds),
+        ``"dominated"`` pairs are post-processings of it (lower bounds). Empty when none is known; the generic
+        profile knows none. This is the one protocol through which ``interval`` and the lower bounds reach a
+        non-Gaussian base (docs/interval.md, "Every base with a dominating pair")."""
+        return ()
 
     # ------------------------------------------------------------------ RDP
     def rdp(self, order: float) -> float | None:

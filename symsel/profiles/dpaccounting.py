@@ -31,6 +31,7 @@ from dp_accounting.pld import pld_privacy_accountant
 
 from symsel import validate as v
 from symsel.errors import NotApplicableError, ParameterError
+from symsel.pairs.loss import LossPair, from_loss_grid
 from symsel.profiles.base import Profile
 
 _RELATIONS = {
@@ -132,6 +133,31 @@ class PldProfile(Profile):
         """:func:`pld_suffix_tables` of the composed PLD (``None``: dp-accounting's internals not as expected)."""
         return pld_suffix_tables(getattr(self.accountant, "_pld", None))
 
+    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+        """The pessimistic PLD's dominating pairs, one per direction (remove; add when the PLD is not symmetric),
+        coarsened to a loss width of :data:`LOSS_PAIR_WIDTH` by rounding losses up (:func:`from_loss_grid`).
+
+        Assumed of dp-accounting (docs/interval.md, "What is assumed of dp-accounting"): its pessimistic PLD of
+        each direction, read as the pair with ``Q``-mass ``p(l)`` and ``Q'``-mass ``p(l) e^{−l}`` at each loss
+        ``l`` and ``p(∞)`` at ``+∞``, dominates that direction of the event, up to the FFT round-off of its masses
+        (its negative masses are counted as error). The dominated side comes from elsewhere
+        (:mod:`symsel.evidence.pld_lower`)."""
+        if role != "dominating":
+            return ()
+        return self._dominating_loss_pairs
+
+    @cached_property
+    def _dominating_loss_pairs(self) -> tuple[LossPair, ...]:
+        pld = getattr(self.accountant, "_pld", None)
+        pairs = []
+        for direction, pmf in pld_directions(pld):
+            dense = pmf.to_dense_pmf()
+            probs = np.asarray(dense._probs, dtype=float)
+            losses = (np.arange(probs.size) + dense._lower_loss) * dense._discretization
+            pairs.append(from_loss_grid(losses, probs, float(dense._infinity_mass), LOSS_PAIR_WIDTH, direction,
+                                        f"{self.spec}, pessimistic PLD, {direction}"))
+        return tuple(pairs)
+
     @cached_property
     def _delta_infinity(self) -> float:
         return float(np.clip(self.accountant.get_delta(math.inf), 0.0, 1.0))
@@ -147,6 +173,19 @@ class PldProfile(Profile):
         if self.delta(0.0) <= d:
             return 0.0
         return max(0.0, float(self.accountant.get_epsilon(d)))
+
+
+#: loss width to which a PLD is coarsened (by rounding up) before ``interval`` uses it as a dominating pair.
+LOSS_PAIR_WIDTH = 1e-3
+
+
+def pld_directions(pld: Any) -> list[tuple[str, Any]]:
+    """The pmfs of a dp-accounting ``PrivacyLossDistribution`` with their direction: remove, and add when the PLD
+    is not symmetric (empty when its internals are not as expected)."""
+    found = [("remove", getattr(pld, "_pmf_remove", None))]
+    if not getattr(pld, "_symmetric", True):
+        found.append(("add", getattr(pld, "_pmf_add", None)))
+    return [(name, pmf) for name, pmf in found if pmf is not None and hasattr(pmf, "to_dense_pmf")]
 
 
 def pld_suffix_tables(pld: Any) -> list[tuple[Any, ...]] | None:

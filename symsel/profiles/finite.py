@@ -20,6 +20,7 @@ import numpy as np
 from symsel import validate as v
 from symsel.errors import ParameterError
 from symsel.pairs.finite import FinitePair
+from symsel.pairs.loss import LossPair, from_finite
 from symsel.profiles.base import Profile, delta_by_symmetry
 from symsel.profiles.region import (
     ArrayLike,
@@ -69,6 +70,21 @@ class FinitePairProfile(Profile):
         evaluation symsel makes), outcomes in their natural order."""
         P, Pp = self._pair_mp(PAIR_DPS)
         return FinitePair(P, Pp, label=self.spec)
+
+    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+        """The finite pair ordered by privacy loss, in both orders ``(P, P')`` and ``(P', P)`` unless they are the
+        same pair up to relabelling (the pair both dominates the base and is a post-processing of it, so it serves
+        either ``role``). A base given by a pair means: every ordered neighbouring pair of the base is a
+        post-processing of ``(P, P')`` or of ``(P', P)`` (docs/setting.md)."""
+        with mpmath.workdps(PAIR_DPS):
+            P, Pp = self._pair_mp(PAIR_DPS)
+            total_p, total_q = mpmath.fsum(P), mpmath.fsum(Pp)
+            p = np.array([float(x / total_p) for x in P])
+            q = np.array([float(x / total_q) for x in Pp])
+        pairs = [from_finite(p, q, role, "P,P'", self.spec)]
+        if sorted(zip(p.tolist(), q.tolist(), strict=True)) != sorted(zip(q.tolist(), p.tolist(), strict=True)):
+            pairs.append(from_finite(q, p, role, "P',P", self.spec))
+        return tuple(pairs)
 
     @cached_property
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:

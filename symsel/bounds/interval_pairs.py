@@ -1,0 +1,262 @@
+"""The interval bound on any base with a dominating pair, through its pairs ordered by privacy loss
+(docs/interval.md, "Every base with a dominating pair").
+
+For a :class:`~symsel.pairs.loss.LossPair` that dominates the base (one per direction of the base), the worst
+case of the selection over every base it dominates is, by Theorem 3 of docs/interval.md (Theorem 1 with the atoms
+of the likelihood ratio split), at most
+
+    Σ_j ∫_{atom j} sup_{l ≤ h} [ r_j φ'(Q[l, h]) − e^ε φ'(Q'[l, h]) ]_+ dQ'(h)  +  φ(1) − φ(1 − a_∞),
+
+where positions run along the atoms in loss order, each atom a segment along which ``Q`` and ``Q'`` grow
+linearly, ``r_j = a_j / b_j``, and ``a_∞`` is the mass at loss ``+∞`` (Corollary 4). Atoms with
+``r_j ≤ max(1, e^{ε/D})`` (``D`` the largest ``k`` with ``P[K = k] > 0``) contribute nothing.
+
+Certified evaluation. Every atom is cut into pieces of ``Q``- and ``Q'``-mass at most :data:`PIECE_MASS`; each
+contributing piece is an ``h``-cell, charged its ``Q'``-mass times an upper bound on the integrand over it and over
+every ``l``-cell. ``l``-cells are runs of :data:`L_COARSE` pieces, refined around the largest bound as
+:data:`REFINEMENTS` says (single pieces at the finest). On a cell pair the bound is the smaller of the corner bound
+and the linearized bound of :func:`_linear` (docs/interval.md, "Certified evaluation": ``φ'`` convex; the linear
+form ``λ₁ A − λ₂ B`` is ``g(h) − g(l)`` with ``g`` piecewise linear whose slope on an atom has the sign of
+``λ₁ r − λ₂``, so its extremes over a cell are at an end of the ``h``-piece and at the atom boundary where
+``r`` crosses ``λ₂ / λ₁``). Interval masses are widened by the pair's ``mass_error``, ``φ'`` values by the law's
+measured allowance, the sum by :data:`SUM_ALLOWANCE`; an overflow makes a bound ``+∞``, never NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from symsel.bounds.precision import usable_float_error
+from symsel.distributions import Distribution
+from symsel.errors import NotApplicableError
+from symsel.numeric import last_feasible
+from symsel.pairs.loss import LossPair
+from symsel.profiles import Profile
+from symsel.profiles.base import delta_by_symmetry
+
+#: the largest ``Q``- or ``Q'``-mass of one piece of an atom.
+PIECE_MASS = 2e-4
+#: the most pieces one pair is cut into (atoms are cut more coarsely beyond it).
+MAX_PIECES = 400_000
+#: width of the coarse ``l``-cells, in pieces.
+L_COARSE = 256
+#: refinements of the ``l``-axis: each cuts the ``window`` cells around the largest bound into cells
+#: ``split`` times narrower (finest: one piece).
+REFINEMENTS: tuple[tuple[int, int], ...] = ((16, 12), (16, 8))
+#: relative allowance on the final sum, and on the ratios ``a / b``.
+SUM_ALLOWANCE = 1e-9
+RATIO_ALLOWANCE = 8 * 2.0**-53
+#: ``h``-cells evaluated at once.
+CHUNK = 256
+
+
+class _Pieces:
+    """A :class:`LossPair` cut into pieces, with prefix sums (``A[i]``, ``B[i]``: masses of pieces ``< i``)."""
+
+    def __init__(self, pair: LossPair, piece_mass: float):
+        counts = np.maximum(1, np.ceil(np.maximum(pair.a, pair.b) / piece_mass)).astype(np.int64)
+        total = int(counts.sum())
+        if total > MAX_PIECES:
+            counts = np.maximum(1, np.floor(counts * (MAX_PIECES / total))).astype(np.int64)
+        self.atom = np.repeat(np.arange(pair.n), counts)
+        self.a = np.repeat(pair.a / counts, counts)
+        self.b = np.repeat(pair.b / counts, counts)
+        self.ratio = np.repeat(pair.ratio, counts)  # non-decreasing
+        self.r = self.ratio * (1 + RATIO_ALLOWANCE)  # an upper bound on each piece's true ratio
+        self.A = np.concatenate([[0.0], np.cumsum(self.a)])
+        self.B = np.concatenate([[0.0], np.cumsum(self.b)])
+        # prefix sums of n terms: (n + 4) u of the total, on top of the pair's own allowance
+        self.error = pair.mass_error + (self.a.size + 4) * 2.0**-53 * max(1.0, float(self.A[-1]), float(self.B[-1]))
+        self.n = int(self.a.size)
+
+
+class PairIntervalProfile(Profile):
+    """``δ(ε)`` of the interval bound for ``K ~ dist`` on a base given by dominating :class:`LossPair`\\ s, the
+    largest over the pairs (one per direction of the base; module docstring)."""
+
+    family = "selection"
+
+    def __init__(self, dist: Distribution, pairs: Sequence[LossPair], value_margin: float = 0.0,
+                 piece_mass: float = PIECE_MASS):
+        self.dist = dist
+        self.pairs = tuple(pairs)
+        self.value_margin = float(value_margin)
+        self.piece_mass = float(piece_mass)
+        self.support_max = None if dist.support_max is None else int(dist.support_max)
+        self._pieces = [_Pieces(pair, self.piece_mass) for pair in self.pairs]
+        self._cache: dict[float, float] = {}
+
+    @property
+    def spec(self) -> str:
+        return f"interval(dist={self.dist.spec}, pairs={[p.source for p in self.pairs]!r})"
+
+    def _dphi(self, u: np.ndarray) -> np.ndarray:
+        return np.asarray(self.dist.dphi(np.clip(u, 0.0, 1.0)), dtype=float)
+
+    def _phi_increment_top(self, mass: float) -> float:
+        """``φ(1) − φ(1 − mass)`` from above: the most the mass at loss ``+∞`` can add (it sits on top, and an
+        increment of the convex ``φ`` over a length ``mass`` is largest at the top)."""
+        if mass <= 0:
+            return 0.0
+        if mass >= 1:
+            return 1.0
+        # ∫_{1−m}^{1} φ' ≤ m φ'(1), and the midpoint-free upper sum on 64 cells is tighter
+        edges = np.linspace(1.0 - mass, 1.0, 65)
+        values = self._dphi(edges[1:]) * (1 + self.value_margin)
+        return min(1.0, float(np.sum(values) * (mass / 64)) * (1 + 1e-12))
+
+    def delta_nonnegative(self, eps: float) -> float:
+        """The certified bound at one ``ε ≥ 0``."""
+        eps = float(eps)
+        if eps not in self._cache:
+            self._cache[eps] = max(self._evaluate(pair, pieces, eps)
+                                   for pair, pieces in zip(self.pairs, self._pieces, strict=True))
+        return self._cache[eps]
+
+    def _evaluate(self, pair: LossPair, pieces: _Pieces, eps: float) -> float:
+        e = math.exp(min(eps, 700.0))
+        threshold = 1.0
+        if self.support_max is not None:
+            threshold = max(1.0, math.exp(min(eps / max(self.support_max, 1), 700.0)))
+        rows = np.flatnonzero(pieces.r > threshold)
+        total = 0.0
+        for s in range(0, rows.size, CHUNK):
+            j = rows[s:s + CHUNK]
+            bound = self._row_bounds(pieces, j, e)
+            with np.errstate(invalid="ignore", over="ignore"):
+                charge = np.where(bound > 0, pieces.b[j] * (1 + 1e-12) * bound, 0.0)
+            charge = np.where(np.isnan(charge), np.inf, charge)
+            total += float(np.sum(charge))
+        return min(1.0, total * (1 + SUM_ALLOWANCE) + self._phi_increment_top(pair.a_infinity + pieces.error))
+
+    # ------------------------------------------------------------------ cells
+    def _row_bounds(self, pieces: _Pieces, j: np.ndarray, e: float) -> np.ndarray:
+        """For each ``h``-piece ``j``, an upper bound on the integrand over the piece and every ``l ≤ h``."""
+        jj = j[:, None]
+        width = L_COARSE
+        cells = math.ceil((int(j.max()) + 1) / width)
+        lower = np.broadcast_to(np.arange(cells) * width, (j.size, cells))
+        values = self._cells(pieces, jj, lower, np.minimum(lower + width, pieces.n), e)
+        row = np.full(j.size, -np.inf)
+        for split, window in REFINEMENTS:
+            if width == 1:
+                break
+            size = min(window, values.shape[1])
+            first = np.clip(np.argmax(values, axis=1) - size // 2, 0, values.shape[1] - size)
+            chosen = first[:, None] + np.arange(size)[None, :]
+            np.put_along_axis(values, chosen, -np.inf, axis=1)
+            row = np.maximum(row, values.max(axis=1))
+            starts = np.take_along_axis(lower, chosen, axis=1)
+            new_width = max(1, width // split)
+            offsets = np.arange(0, width, new_width)
+            lower = (starts[:, :, None] + offsets[None, None, :]).reshape(j.size, -1)
+            upper = np.minimum(lower + new_width, pieces.n)
+            width = new_width
+            values = self._cells(pieces, jj, lower, upper, e)
+        return np.maximum(row, values.max(axis=1))
+
+    def _cells(self, pieces: _Pieces, j: np.ndarray, lo: np.ndarray, hi: np.ndarray, e: float) -> np.ndarray:
+        """An upper bound on ``r_j φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h`` in piece ``j`` and ``l`` in the
+        run of pieces ``[lo, hi)`` (``l ≤ h``); ``−inf`` for runs entirely above the piece."""
+        A, B, err = pieces.A, pieces.B, pieces.error
+        grow, shrink = 1 + self.value_margin, 1 - self.value_margin
+        r = pieces.r[j]
+        lo_c = np.minimum(lo, j)  # a run reaching above j: l stays at or below h
+        apart = hi <= j
+        a_hi = np.minimum(A[j + 1] - A[lo_c] + err, 1.0)
+        b_lo = np.where(apart, np.maximum(B[j] - B[np.minimum(hi, j)] - err, 0.0), 0.0)
+        d_hi = self._dphi(a_hi) * grow
+        d_b_lo = self._dphi(b_lo) * shrink
+        with np.errstate(over="ignore", invalid="ignore"):
+            corner = _upper_difference(r * d_hi, e * d_b_lo)
+        if np.any(apart):
+            a_lo = np.where(apart, np.maximum(A[j] - A[np.minimum(hi, j)] - err, 0.0), 0.0)
+            b_hi = np.minimum(B[j + 1] - B[lo_c] + err, 1.0)
+            linear = self._linear(pieces, j, lo_c, np.minimum(hi, j), r, e, (a_lo, a_hi, d_hi), (b_lo, b_hi, d_b_lo))
+            corner = np.where(apart, np.minimum(corner, linear), corner)
+        return np.where(lo <= j, corner, -np.inf)
+
+    def _linear(self, pieces: _Pieces, j: np.ndarray, lo: np.ndarray, hi: np.ndarray, r: np.ndarray, e: float,
+                a_side: tuple, b_side: tuple) -> np.ndarray:
+        """The linearized bound of docs/interval.md on cells whose ``l``-run lies below the ``h``-piece: ``φ'(A)``
+        below its chord over ``[A_lo, A_hi]``, ``φ'(B)`` above a tangent at ``B_lo`` (slope: a secant to its left),
+        so the integrand is at most ``c + λ₁ A − λ₂ B``, maximal at ``h ∈ {start, end of piece j}`` and at the run
+        boundary ``l*`` where the pieces' ratio first reaches ``λ₂ / λ₁``."""
+        A, B, err = pieces.A, pieces.B, pieces.error
+        a_lo, a_hi, d_a_hi = a_side
+        b_lo, b_hi, d_b_lo = b_side
+        grow = 1 + self.value_margin
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            d_a_lo = self._dphi(a_lo) * grow
+            chord = np.where(a_hi > a_lo, (d_a_hi - d_a_lo) / (a_hi - a_lo), 0.0)
+            steep = ~np.isfinite(chord)
+            chord = np.where(steep, 0.0, np.maximum(chord, 0.0)) * (1 + 1e-12)
+            left = np.maximum(b_lo - np.maximum(b_hi - b_lo, 1e-300), 0.0)
+            run = b_lo - left
+            secant = np.where(run > 0, (d_b_lo - self._dphi(left) * grow) / (run * (1 + 1e-12)), 0.0)
+            secant = np.maximum(np.nan_to_num(secant, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
+            slope_a, slope_b = r * chord, e * secant
+            target = np.where(slope_a > 0, slope_b / slope_a, np.inf)
+        # the true crossing lies between the crossings of the ratios moved down and up by their rounding; between
+        # them g is linear (one atom) or flat to rounding, so its minimum is at one of the two
+        target = np.nan_to_num(target, nan=np.inf)
+        crossings = [np.clip(np.searchsorted(pieces.ratio * (1 + side * RATIO_ALLOWANCE), target, side="left"), lo, hi)
+                     for side in (-1, 1)]
+        best = np.full(np.broadcast_shapes(crossings[0].shape, j.shape), -np.inf)
+        for h, l_star in ((h, l_star) for h in (j, j + 1) for l_star in crossings):
+            a = np.clip(A[h] - A[l_star] + err, a_lo, a_hi)
+            b = np.maximum(B[h] - B[l_star] - err, b_lo)
+            with np.errstate(over="ignore", invalid="ignore"):
+                value = _upper_difference(r * (d_a_lo + chord * (a - a_lo)), e * (d_b_lo + secant * (b - b_lo)))
+            best = np.maximum(best, value)
+        return np.where(steep, np.inf, best)
+
+    # ------------------------------------------------------------------ profile
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        def nonnegative(x: np.ndarray) -> np.ndarray:
+            return np.array([min(1.0, self.delta_nonnegative(v)) for v in np.ravel(x)]).reshape(np.shape(x))
+
+        return delta_by_symmetry(eps, nonnegative)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest ``ε ≥ 0`` with the bound ``≤ delta``, from above (checked, :func:`last_feasible`)."""
+        d = self._check_delta(delta)
+        if d <= 0:
+            return math.inf
+        if self.delta_nonnegative(0.0) <= d:
+            return 0.0
+        log_target = math.log(d)
+
+        def gap(eps: float) -> float:
+            value = self.delta_nonnegative(eps)
+            return math.log(value) - log_target if value > 0 else -math.inf
+
+        lo, hi = 0.0, 1.0
+        while gap(hi) > 0:
+            lo, hi = hi, 2.0 * hi
+            if hi > 1e4:
+                return math.inf
+        return last_feasible(gap, lo, hi, xtol=1e-6, rtol=1e-9)
+
+
+def _upper_difference(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    """``positive − negative``, ``+inf`` where both overflowed (the sign is then unknown)."""
+    difference = positive - negative
+    return np.where(np.isnan(difference), np.inf, difference)
+
+
+def pair_interval_profile(dist: Distribution, base: Profile) -> PairIntervalProfile:
+    """The interval bound of ``dist`` on ``base`` through its dominating loss-ordered pairs.
+
+    Raises:
+        NotApplicableError: the base hands out no dominating pair, or ``P[K ≥ 2] = 0``.
+    """
+    pairs = base.loss_pairs("dominating")
+    if not pairs:
+        raise NotApplicableError(f"method 'interval': {base.spec} hands out no dominating pair")
+    if dist.support_max is not None and int(dist.support_max) < 2:
+        raise NotApplicableError(f"method 'interval': needs P[K >= 2] > 0, and {dist.spec} has K <= 1")
+    return PairIntervalProfile(dist, pairs, usable_float_error(dist, "interval"))

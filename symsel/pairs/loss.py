@@ -1,0 +1,166 @@
+"""Discrete pairs ordered by privacy loss: the one protocol through which a base hands its dominating pair to
+``interval`` and the lower bounds (docs/interval.md, "Every base with a dominating pair").
+
+A :class:`LossPair` is a finite pair ``(Q, Q')`` on atoms sorted by their privacy loss ``log(a_i / b_i)``
+(``a`` the ``Q``-masses, ``b`` the ``Q'``-masses), with its mass at loss ``+∞`` (``Q'``-mass 0) kept apart. Its
+``role`` says how it stands to the base:
+
+* ``"dominating"``: every ordered neighbouring pair of the base (in the pair's *direction*) is a post-processing
+  of it (Blackwell), so any upper bound computed on it holds for the base;
+* ``"dominated"``: it is a post-processing of the base's pair, so the exact value of any selection on it is a
+  lower bound on the worst case.
+
+``mass_error`` is an absolute allowance on every mass and on every sum of consecutive masses (float64 rounding of
+the inputs and of the prefix sums): a consumer widens every interval mass by it, outwards.
+
+The constructors here turn every kind of dominating pair symsel knows into this form: finite pairs (exactly, up to
+float rounding), privacy-loss distributions on a loss grid (dp-accounting's pessimistic PLDs: losses rounded up,
+coarsened further by rounding up), and the Laplace pair (its continuous part cut into bins, each bin's loss
+rounded up for the dominating pair, kept whole for the dominated one).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from symsel.errors import ParameterError
+
+#: unit roundoff of float64.
+UNIT = 2.0**-53
+#: roles a :class:`LossPair` can have towards its base.
+ROLES = ("dominating", "dominated")
+
+
+@dataclass(frozen=True, eq=False)
+class LossPair:
+    """Atoms sorted by privacy loss (module docstring).
+
+    Attributes:
+        a: ``Q``-masses of the atoms with ``b > 0``, in increasing order of ``a / b`` (``a = 0`` allowed: loss −∞).
+        b: their ``Q'``-masses (all positive).
+        a_infinity: the ``Q``-mass where ``Q' = 0`` (loss +∞).
+        mass_error: absolute allowance on every mass and every sum of consecutive masses.
+        role: ``"dominating"`` or ``"dominated"``.
+        direction: which ordered pair of the base it stands for (``"remove"``, ``"add"``, ``"P,Q"``, …).
+        source: how it was made (for certificates).
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    a_infinity: float
+    mass_error: float
+    role: str
+    direction: str
+    source: str
+
+    @property
+    def n(self) -> int:
+        return int(self.a.size)
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """``a / b`` per atom, non-decreasing."""
+        return self.a / self.b
+
+
+def loss_pair(a: np.ndarray, b: np.ndarray, role: str, direction: str, source: str, a_infinity: float = 0.0,
+              mass_error: float = 0.0) -> LossPair:
+    """A :class:`LossPair` from atoms in any order: atoms with ``b = 0`` go to ``a_infinity``, atoms with
+    ``a = b = 0`` are dropped, the rest are sorted by ``a / b`` (stable). ``mass_error`` is raised to cover the
+    float64 prefix sums over the atoms (``(n + 4) u`` of the total mass)."""
+    if role not in ROLES:
+        raise ParameterError("role", role, f"one of {ROLES}", "loss_pair")
+    a = np.asarray(a, dtype=float).ravel()
+    b = np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape or a.size == 0 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ParameterError("masses", f"{a.size} and {b.size} values", "two equal-length finite arrays", "loss_pair")
+    if np.any(a < 0) or np.any(b < 0):
+        raise ParameterError("masses", "negative entries", "non-negative masses", "loss_pair")
+    at_infinity = (b == 0) & (a > 0)
+    a_inf = float(a_infinity) + float(np.sum(a[at_infinity]))
+    keep = b > 0
+    a, b = a[keep], b[keep]
+    with np.errstate(divide="ignore"):
+        order = np.argsort(np.where(a > 0, np.log(a) - np.log(b), -np.inf), kind="stable")
+    a, b = a[order], b[order]
+    total = max(float(np.sum(a)) + a_inf, float(np.sum(b)), 1.0)
+    error = max(float(mass_error), 0.0) + (a.size + 4) * UNIT * total
+    return LossPair(a, b, a_inf, error, role, direction, source)
+
+
+def from_finite(p: np.ndarray, q: np.ndarray, role: str, direction: str, source: str) -> LossPair:
+    """The finite pair ``(p, q)`` itself (float64 masses, each within ``u`` of the exact one): it both dominates
+    and is dominated by the base, so either ``role`` holds."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    return loss_pair(p, q, role, direction, source, mass_error=4 * UNIT * (p.size + 1))
+
+
+def from_loss_grid(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, width: float, direction: str,
+                   source: str) -> LossPair:
+    """The dominating pair of a privacy-loss distribution given on a loss grid (dp-accounting's pessimistic PLD):
+    ``Q``-mass ``probs[i]`` at loss ``losses[i]``, ``infinity_mass`` at ``+∞``.
+
+    The PLD is first coarsened: the atoms are merged into groups of loss width at most ``width``, each group
+    carried at its *largest* loss (its ``Q``-mass kept, its ``Q'``-mass ``a e^{−l_max}`` no larger than the sum
+    it replaces). Rounding losses up is dominating: ``[a − α b]_+`` grows for every ``α > 0``, so every hockey-
+    stick divergence of the pair, both tails included, grows, and by Blackwell's theorem the finer pair is a
+    post-processing of the coarser one. The ``Q'``-mass freed by the rounding (``1 − Σ b``) goes to an atom at
+    loss −∞ (``Q``-mass 0), which changes no divergence. Negative masses (FFT round-off of the PLD) are set to 0
+    and their total is added to ``mass_error``; ``Q``-mass missing from 1 is put at ``+∞`` (pessimistic)."""
+    losses = np.asarray(losses, dtype=float)
+    probs = np.asarray(probs, dtype=float)
+    negative = float(-np.sum(probs[probs < 0]))
+    probs = np.maximum(probs, 0.0)
+    live = probs > 0
+    losses, probs = losses[live], probs[live]
+    if width > 0 and losses.size:
+        group = np.floor((losses - losses[0]) / width).astype(np.int64)
+        starts = np.flatnonzero(np.diff(group, prepend=-1))
+        a = np.add.reduceat(probs, starts)
+        top = np.append(starts[1:], losses.size) - 1
+        l_max = losses[top]
+    else:
+        a, l_max = probs, losses
+    with np.errstate(over="ignore"):
+        b = a * np.exp(-l_max)
+    if not np.all(np.isfinite(b)):
+        raise ParameterError("losses", float(l_max.min()), "losses above -700 (e^-loss must be finite)", source)
+    b_total = float(np.sum(b))
+    a_total = float(np.sum(a)) + float(infinity_mass)
+    free_b = max(0.0, 1.0 - b_total)
+    missing_a = max(0.0, 1.0 - a_total)
+    a = np.append([0.0], a)
+    b = np.append([free_b], b)
+    return loss_pair(a, b, "dominating", direction, source, a_infinity=float(infinity_mass) + missing_a,
+                     mass_error=negative + 4 * UNIT * (a.size + 4))
+
+
+def laplace_pairs(epsilon0: float, bins: int) -> tuple[LossPair, LossPair]:
+    """The dominating and the dominated discrete pair of the Laplace pair ``Lap(Δ, s)`` against ``Lap(0, s)``
+    with ``ε₀ = Δ / s`` (the pair is symmetric: one direction).
+
+    In units of ``s`` the loss of an output ``x`` is ``−ε₀`` for ``x ≤ 0``, ``2x − ε₀`` on ``[0, ε₀]`` and ``ε₀``
+    above; the two outer rays are atoms of the loss with masses ``(e^{−ε₀}/2, 1/2)`` and ``(1/2, e^{−ε₀}/2)``. The
+    middle is cut into ``bins`` bins of equal loss width ``w = 2ε₀/bins``, with exact masses
+    ``Q[x_j, x_{j+1}] = (e^{x_{j+1}−ε₀} − e^{x_j−ε₀})/2`` and ``Q'[x_j, x_{j+1}] = (e^{−x_j} − e^{−x_{j+1}})/2``.
+    Kept whole the bins are a post-processing of the pair (dominated); carried at their largest loss (``Q'``-mass
+    ``Q e^{−l_max}``, the rest of ``Q'`` at loss −∞) they dominate it (:func:`from_loss_grid`'s argument)."""
+    e0 = float(epsilon0)
+    edges = np.linspace(0.0, e0, int(bins) + 1)
+    q_mass = 0.5 * np.exp(-e0) * np.expm1(np.diff(edges)) * np.exp(edges[:-1])
+    q_prime_mass = 0.5 * np.exp(-edges[:-1]) * -np.expm1(-np.diff(edges))
+    outer_a = np.array([0.5 * math.exp(-e0), 0.5])
+    outer_b = np.array([0.5, 0.5 * math.exp(-e0)])
+    a = np.concatenate([outer_a[:1], q_mass, outer_a[1:]])
+    b = np.concatenate([outer_b[:1], q_prime_mass, outer_b[1:]])
+    source = f"laplace(epsilon0={e0!r}), {int(bins)} bins"
+    dominated = loss_pair(a, b, "dominated", "P,Q", source, mass_error=64 * UNIT)
+    top_loss = np.concatenate([[-e0], 2.0 * edges[1:] - e0, [e0]])
+    b_up = a * np.exp(-top_loss)
+    free = max(0.0, 1.0 - float(np.sum(b_up)))
+    dominating = loss_pair(np.append([0.0], a), np.append([free], b_up), "dominating", "P,Q", source,
+                           mass_error=64 * UNIT)
+    return dominating, dominated
