@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import mpmath
 import numpy as np
 
 from symsel.bounds.precision import usable_float_error
@@ -66,11 +67,28 @@ class _Pieces:
         self.b = np.repeat(pair.b / counts, counts)
         self.ratio = np.repeat(pair.ratio, counts)  # non-decreasing
         self.r = self.ratio * (1 + RATIO_ALLOWANCE)  # an upper bound on each piece's true ratio
-        self.A = np.concatenate([[0.0], np.cumsum(self.a)])
-        self.B = np.concatenate([[0.0], np.cumsum(self.b)])
-        # prefix sums of n terms: (n + 4) u of the total, on top of the pair's own allowance
-        self.error = pair.mass_error + (self.a.size + 4) * 2.0**-53 * max(1.0, float(self.A[-1]), float(self.B[-1]))
+        # prefix sums in extended precision: a difference of two is then within (n + 4) ε_ext of the total (absolute)
+        # and one float64 rounding (relative) of its exact value
+        self.A = np.concatenate([[0.0], np.cumsum(self.a.astype(np.longdouble))])
+        self.B = np.concatenate([[0.0], np.cumsum(self.b.astype(np.longdouble))])
+        extended = float(np.finfo(np.longdouble).eps)
+        total = max(1.0, float(self.A[-1]), float(self.B[-1]))
+        self.error = pair.mass_error + (self.a.size + 4) * extended * total
+        #: relative allowance on interval masses: the pair's, the split into pieces and the final rounding
+        self.relative = pair.relative_error + 4 * 2.0**-53
         self.n = int(self.a.size)
+
+    def up(self, hi: np.ndarray, lo: np.ndarray, which: str) -> np.ndarray:
+        """The mass of pieces ``[lo, hi)`` of ``Q`` (``which="A"``) or ``Q'`` (``"B"``) from above (at most 1)."""
+        cum = self.A if which == "A" else self.B
+        exact = (cum[hi] - cum[lo]).astype(float)
+        return np.minimum(exact * (1 + self.relative) + self.error, 1.0)
+
+    def down(self, hi: np.ndarray, lo: np.ndarray, which: str) -> np.ndarray:
+        """The same mass from below (at least 0)."""
+        cum = self.A if which == "A" else self.B
+        exact = (cum[hi] - cum[lo]).astype(float)
+        return np.maximum(exact * (1 - self.relative) - self.error, 0.0)
 
 
 class PairIntervalProfile(Profile):
@@ -103,10 +121,10 @@ class PairIntervalProfile(Profile):
             return 0.0
         if mass >= 1:
             return 1.0
-        # ∫_{1−m}^{1} φ' ≤ m φ'(1), and the midpoint-free upper sum on 64 cells is tighter
-        edges = np.linspace(1.0 - mass, 1.0, 65)
-        values = self._dphi(edges[1:]) * (1 + self.value_margin)
-        return min(1.0, float(np.sum(values) * (mass / 64)) * (1 + 1e-12))
+        with mpmath.workdps(40):
+            one = mpmath.mpf(1)
+            increment = self.dist.phi_mp(one, 40) - self.dist.phi_mp(one - mpmath.mpf(mass), 40)
+        return min(1.0, float(increment) * (1 + 1e-12) + 1e-300)
 
     def delta_nonnegative(self, eps: float) -> float:
         """The certified bound at one ``ε ≥ 0``."""
@@ -130,7 +148,8 @@ class PairIntervalProfile(Profile):
                 charge = np.where(bound > 0, pieces.b[j] * (1 + 1e-12) * bound, 0.0)
             charge = np.where(np.isnan(charge), np.inf, charge)
             total += float(np.sum(charge))
-        return min(1.0, total * (1 + SUM_ALLOWANCE) + self._phi_increment_top(pair.a_infinity + pieces.error))
+        top = pair.a_infinity * (1 + pair.relative_error) + pair.mass_error
+        return min(1.0, total * (1 + SUM_ALLOWANCE) + self._phi_increment_top(top))
 
     # ------------------------------------------------------------------ cells
     def _row_bounds(self, pieces: _Pieces, j: np.ndarray, e: float) -> np.ndarray:
@@ -161,21 +180,21 @@ class PairIntervalProfile(Profile):
     def _cells(self, pieces: _Pieces, j: np.ndarray, lo: np.ndarray, hi: np.ndarray, e: float) -> np.ndarray:
         """An upper bound on ``r_j φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h`` in piece ``j`` and ``l`` in the
         run of pieces ``[lo, hi)`` (``l ≤ h``); ``−inf`` for runs entirely above the piece."""
-        A, B, err = pieces.A, pieces.B, pieces.error
         grow, shrink = 1 + self.value_margin, 1 - self.value_margin
         r = pieces.r[j]
         lo_c = np.minimum(lo, j)  # a run reaching above j: l stays at or below h
+        hi_c = np.minimum(hi, j)
         apart = hi <= j
-        a_hi = np.minimum(A[j + 1] - A[lo_c] + err, 1.0)
-        b_lo = np.where(apart, np.maximum(B[j] - B[np.minimum(hi, j)] - err, 0.0), 0.0)
+        a_hi = pieces.up(j + 1, lo_c, "A")
+        b_lo = np.where(apart, pieces.down(j, hi_c, "B"), 0.0)
         d_hi = self._dphi(a_hi) * grow
         d_b_lo = self._dphi(b_lo) * shrink
         with np.errstate(over="ignore", invalid="ignore"):
             corner = _upper_difference(r * d_hi, e * d_b_lo)
         if np.any(apart):
-            a_lo = np.where(apart, np.maximum(A[j] - A[np.minimum(hi, j)] - err, 0.0), 0.0)
-            b_hi = np.minimum(B[j + 1] - B[lo_c] + err, 1.0)
-            linear = self._linear(pieces, j, lo_c, np.minimum(hi, j), r, e, (a_lo, a_hi, d_hi), (b_lo, b_hi, d_b_lo))
+            a_lo = np.where(apart, pieces.down(j, hi_c, "A"), 0.0)
+            b_hi = pieces.up(j + 1, lo_c, "B")
+            linear = self._linear(pieces, j, lo_c, hi_c, r, e, (a_lo, a_hi, d_hi), (b_lo, b_hi, d_b_lo))
             corner = np.where(apart, np.minimum(corner, linear), corner)
         return np.where(lo <= j, corner, -np.inf)
 
@@ -185,7 +204,6 @@ class PairIntervalProfile(Profile):
         below its chord over ``[A_lo, A_hi]``, ``φ'(B)`` above a tangent at ``B_lo`` (slope: a secant to its left),
         so the integrand is at most ``c + λ₁ A − λ₂ B``, maximal at ``h ∈ {start, end of piece j}`` and at the run
         boundary ``l*`` where the pieces' ratio first reaches ``λ₂ / λ₁``."""
-        A, B, err = pieces.A, pieces.B, pieces.error
         a_lo, a_hi, d_a_hi = a_side
         b_lo, b_hi, d_b_lo = b_side
         grow = 1 + self.value_margin
@@ -207,8 +225,8 @@ class PairIntervalProfile(Profile):
                      for side in (-1, 1)]
         best = np.full(np.broadcast_shapes(crossings[0].shape, j.shape), -np.inf)
         for h, l_star in ((h, l_star) for h in (j, j + 1) for l_star in crossings):
-            a = np.clip(A[h] - A[l_star] + err, a_lo, a_hi)
-            b = np.maximum(B[h] - B[l_star] - err, b_lo)
+            a = np.clip(pieces.up(h, l_star, "A"), a_lo, a_hi)
+            b = np.maximum(pieces.down(h, l_star, "B"), b_lo)
             with np.errstate(over="ignore", invalid="ignore"):
                 value = _upper_difference(r * (d_a_lo + chord * (a - a_lo)), e * (d_b_lo + secant * (b - b_lo)))
             best = np.maximum(best, value)

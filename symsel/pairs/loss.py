@@ -10,8 +10,9 @@ A :class:`LossPair` is a finite pair ``(Q, Q')`` on atoms sorted by their privac
 * ``"dominated"``: it is a post-processing of the base's pair, so the exact value of any selection on it is a
   lower bound on the worst case.
 
-``mass_error`` is an absolute allowance on every mass and on every sum of consecutive masses (float64 rounding of
-the inputs and of the prefix sums): a consumer widens every interval mass by it, outwards.
+``relative_error`` bounds the float64 rounding of every atom's masses (hence of every sum of them: all are
+non-negative), ``mass_error`` an absolute error on top (mass the input lost, e.g. a PLD's negative round-off
+entries): a consumer widens every interval mass ``m`` to ``m (1 ± relative_error) ± mass_error``.
 
 The constructors here turn every kind of dominating pair symsel knows into this form: finite pairs (exactly, up to
 float rounding), privacy-loss distributions on a loss grid (dp-accounting's pessimistic PLDs: losses rounded up,
@@ -42,7 +43,8 @@ class LossPair:
         a: ``Q``-masses of the atoms with ``b > 0``, in increasing order of ``a / b`` (``a = 0`` allowed: loss −∞).
         b: their ``Q'``-masses (all positive).
         a_infinity: the ``Q``-mass where ``Q' = 0`` (loss +∞).
-        mass_error: absolute allowance on every mass and every sum of consecutive masses.
+        mass_error: absolute allowance on every sum of consecutive masses (module docstring).
+        relative_error: relative allowance on every mass and every sum of masses.
         role: ``"dominating"`` or ``"dominated"``.
         direction: which ordered pair of the base it stands for (``"remove"``, ``"add"``, ``"P,Q"``, …).
         source: how it was made (for certificates).
@@ -52,6 +54,7 @@ class LossPair:
     b: np.ndarray
     a_infinity: float
     mass_error: float
+    relative_error: float
     role: str
     direction: str
     source: str
@@ -67,10 +70,9 @@ class LossPair:
 
 
 def loss_pair(a: np.ndarray, b: np.ndarray, role: str, direction: str, source: str, a_infinity: float = 0.0,
-              mass_error: float = 0.0) -> LossPair:
+              mass_error: float = 0.0, relative_error: float = 4 * UNIT) -> LossPair:
     """A :class:`LossPair` from atoms in any order: atoms with ``b = 0`` go to ``a_infinity``, atoms with
-    ``a = b = 0`` are dropped, the rest are sorted by ``a / b`` (stable). ``mass_error`` is raised to cover the
-    float64 prefix sums over the atoms (``(n + 4) u`` of the total mass)."""
+    ``a = b = 0`` are dropped, the rest are sorted by ``a / b`` (stable)."""
     if role not in ROLES:
         raise ParameterError("role", role, f"one of {ROLES}", "loss_pair")
     a = np.asarray(a, dtype=float).ravel()
@@ -86,16 +88,22 @@ def loss_pair(a: np.ndarray, b: np.ndarray, role: str, direction: str, source: s
     with np.errstate(divide="ignore"):
         order = np.argsort(np.where(a > 0, np.log(a) - np.log(b), -np.inf), kind="stable")
     a, b = a[order], b[order]
-    total = max(float(np.sum(a)) + a_inf, float(np.sum(b)), 1.0)
-    error = max(float(mass_error), 0.0) + (a.size + 4) * UNIT * total
-    return LossPair(a, b, a_inf, error, role, direction, source)
+    return LossPair(a, b, a_inf, max(float(mass_error), 0.0), max(float(relative_error), 4 * UNIT), role, direction,
+                    source)
+
+
+def _free_mass(b: np.ndarray, relative_error: float) -> float:
+    """``1 − Σ b`` from below (exactly rounded sum, moved up by its masses' allowance): the ``Q'``-mass freed by
+    rounding losses up. Too little of it only makes the pair less private (every interval's ``Q'``-mass smaller),
+    so the consumer's bound stays an upper bound."""
+    return max(0.0, 1.0 - math.fsum(b.tolist()) * (1 + relative_error) - 4 * UNIT)
 
 
 def from_finite(p: np.ndarray, q: np.ndarray, role: str, direction: str, source: str) -> LossPair:
     """The finite pair ``(p, q)`` itself (float64 masses, each within ``u`` of the exact one): it both dominates
     and is dominated by the base, so either ``role`` holds."""
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    return loss_pair(p, q, role, direction, source, mass_error=4 * UNIT * (p.size + 1))
+    return loss_pair(p, q, role, direction, source, relative_error=4 * UNIT)
 
 
 def from_loss_grid(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, width: float, direction: str,
@@ -119,7 +127,7 @@ def from_loss_grid(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, 
     if width > 0 and losses.size:
         group = np.floor((losses - losses[0]) / width).astype(np.int64)
         starts = np.flatnonzero(np.diff(group, prepend=-1))
-        a = np.add.reduceat(probs, starts)
+        a = np.add.reduceat(probs.astype(np.longdouble), starts).astype(float)  # extended-precision sums
         top = np.append(starts[1:], losses.size) - 1
         l_max = losses[top]
     else:
@@ -128,14 +136,15 @@ def from_loss_grid(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, 
         b = a * np.exp(-l_max)
     if not np.all(np.isfinite(b)):
         raise ParameterError("losses", float(l_max.min()), "losses above -700 (e^-loss must be finite)", source)
-    b_total = float(np.sum(b))
-    a_total = float(np.sum(a)) + float(infinity_mass)
-    free_b = max(0.0, 1.0 - b_total)
+    a_total = math.fsum(a.tolist()) + float(infinity_mass)
+    free_b = _free_mass(b, 8 * UNIT)
     missing_a = max(0.0, 1.0 - a_total)
     a = np.append([0.0], a)
     b = np.append([free_b], b)
+    sum_error = (int(np.max(np.diff(np.append(starts, losses.size)), initial=1)) + 4) * float(
+        np.finfo(np.longdouble).eps) if width > 0 and losses.size else 0.0
     return loss_pair(a, b, "dominating", direction, source, a_infinity=float(infinity_mass) + missing_a,
-                     mass_error=negative + 4 * UNIT * (a.size + 4))
+                     mass_error=negative, relative_error=8 * UNIT + sum_error)
 
 
 def laplace_pairs(epsilon0: float, bins: int) -> tuple[LossPair, LossPair]:
@@ -157,10 +166,10 @@ def laplace_pairs(epsilon0: float, bins: int) -> tuple[LossPair, LossPair]:
     a = np.concatenate([outer_a[:1], q_mass, outer_a[1:]])
     b = np.concatenate([outer_b[:1], q_prime_mass, outer_b[1:]])
     source = f"laplace(epsilon0={e0!r}), {int(bins)} bins"
-    dominated = loss_pair(a, b, "dominated", "P,Q", source, mass_error=64 * UNIT)
+    dominated = loss_pair(a, b, "dominated", "P,Q", source, relative_error=16 * UNIT)
     top_loss = np.concatenate([[-e0], 2.0 * edges[1:] - e0, [e0]])
     b_up = a * np.exp(-top_loss)
-    free = max(0.0, 1.0 - float(np.sum(b_up)))
+    free = _free_mass(b_up, 16 * UNIT)
     dominating = loss_pair(np.append([0.0], a), np.append([free], b_up), "dominating", "P,Q", source,
-                           mass_error=64 * UNIT)
+                           mass_error=16 * UNIT, relative_error=16 * UNIT)
     return dominating, dominated

@@ -1,0 +1,261 @@
+"""Certified lower bounds on bases known through privacy-loss distributions: DP-SGD (docs/lower-bounds.md,
+"Bases known through a PLD").
+
+**The dominated pair of DP-SGD.** One step of DP-SGD (Poisson rate ``q``, noise ``σ``, sensitivity 1) has the pair
+``M = (1 − q) N(0, σ²) + q N(1, σ²)`` against ``N₀ = N(0, σ²)`` (remove; add is the swapped pair), with loss
+``ℓ(x) = log(1 − q + q e^{(2x − 1)/(2σ²)})`` increasing in ``x``. Cut the line into buckets of loss width ``w``
+(normal CDFs give each bucket's exact masses) and label a bucket by the integer ``round(ℓ/w)`` of a point of it.
+Label a run of ``T`` steps by the sum of its steps' labels: a function of the run's output, so a post-processing
+of the composed pair, whose masses under ``M^T`` and ``N₀^T`` are the ``T``-fold convolutions of the one-step
+vectors. Convolutions are direct sums of non-negative terms (not FFTs), so every computed mass is within a known
+relative error of the exact one; labels are merged in pairs (``⌊label/2⌋``, again a post-processing) whenever a
+vector grows past :data:`MAX_LABELS`. The result is a finite pair that the base dominates, ordered by label, which
+is close to loss order.
+
+**The lower bound.** On such a pair (or any dominated :class:`~symsel.pairs.loss.LossPair`) the best
+expanding-interval order is found in float64 (:func:`symsel.evidence.lower.expanding_interval_order`), and its
+selection's ``δ(ε)`` is evaluated at 30 digits with every mass moved to the side that can only lower ``δ``
+(:func:`selection_delta_below`): the result is at most the exact ``δ`` of a real selection on a base dominated
+by the base's pair, so the largest ``ε`` where it still exceeds the target, rounded down, is a certified lower bound.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+from scipy.special import ndtr
+
+from symsel.distributions import Distribution
+from symsel.errors import NotApplicableError
+from symsel.pairs.loss import UNIT, LossPair, loss_pair
+
+#: the most labels a convolved vector keeps before neighbouring labels are merged.
+MAX_LABELS = 6000
+#: atoms of the final pair (neighbouring labels merged down to this many).
+FINAL_ATOMS = 1500
+#: tail mass (under both vectors together) merged into the end labels after each convolution.
+TAIL = 1e-24
+#: loss width of one step's buckets.
+STEP_WIDTH = 2e-3
+
+
+@dataclass(frozen=True)
+class PldLowerBound:
+    """A certified lower bound: ``epsilon`` (rounded down) for the largest direction, with the pair it was found on."""
+
+    epsilon: float
+    delta: float
+    direction: str
+    atoms: int
+    construction: str
+
+
+def _step_buckets(q: float, sigma: float, width: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One step's buckets: masses under ``M`` and ``N₀`` and integer labels (``round(loss / width)`` at the bucket's
+    lower edge; the outer buckets carry the loss of their inner edge)."""
+    lo_x, hi_x = -12.0 * sigma, 1.0 + 12.0 * sigma
+    # loss is increasing in x: cut where the loss crosses multiples of the width
+    loss_lo = math.log1p(-q) if q < 1 else -math.inf
+    loss = lambda x: np.log((1 - q) + q * np.exp((2 * x - 1) / (2 * sigma * sigma)))  # noqa: E731
+    top = float(loss(np.array(hi_x)))
+    grid = np.arange(math.ceil(max(loss(np.array(lo_x)), loss_lo) / width), math.floor(top / width) + 1) * width
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inner = (2 * sigma * sigma * np.log((np.exp(grid) - (1 - q)) / q) + 1) / 2
+    cuts = np.unique(np.clip(inner[np.isfinite(inner)], lo_x, hi_x))
+    edges = np.concatenate([[-np.inf], cuts, [np.inf]])
+
+    def mass(shift: float) -> np.ndarray:
+        z = (edges - shift) / sigma
+        lower = np.diff(ndtr(z))
+        upper = -np.diff(ndtr(-z))
+        return np.where(z[1:] <= 0, lower, upper).clip(min=0.0)
+
+    m_mass = (1 - q) * mass(0.0) + q * mass(1.0)
+    n_mass = mass(0.0)
+    left = np.concatenate([[cuts[0]], cuts])
+    labels = np.round(loss(left) / width).astype(np.int64)
+    return m_mass, n_mass, labels
+
+
+def _labelled(masses: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, int]:
+    """Masses summed per label, as a dense vector from the smallest label, and that label."""
+    first = int(labels.min())
+    dense = np.zeros(int(labels.max()) - first + 1)
+    np.add.at(dense, labels - first, masses)
+    return dense, first
+
+
+def _halve(vec: np.ndarray, first: int) -> tuple[np.ndarray, int]:
+    """Labels merged in pairs: label ``t`` becomes ``⌊t/2⌋`` (a post-processing)."""
+    if first % 2:
+        vec, first = np.concatenate([[0.0], vec]), first - 1
+    if vec.size % 2:
+        vec = np.append(vec, 0.0)
+    return vec.reshape(-1, 2).sum(axis=1), first // 2
+
+
+class _Labelled:
+    """A pair of label vectors with a common unit (labels times ``2^shift``) and the relative error ``err`` of their
+    entries: a sum of ``m`` non-negative float64 terms is within ``(m − 1) u`` of the exact sum of the terms, and a
+    product adds ``u``, so a convolution of inputs within ``e₁``, ``e₂`` is within ``e₁ + e₂ + (m + 1) u`` (``m``
+    the most terms of one output: the shorter input's length) and a merge of pairs within ``e + u``."""
+
+    def __init__(self, p: np.ndarray, n: np.ndarray, first: int, shift: int, err: float):
+        self.p, self.n, self.first, self.shift, self.err = p, n, first, shift, err
+
+    def coarsened_to(self, shift: int) -> _Labelled:
+        p, n, first = self.p, self.n, self.first
+        for _ in range(shift - self.shift):
+            p2, f2 = _halve(p, first)
+            n, _ = _halve(n, first)
+            p, first = p2, f2
+        return _Labelled(p, n, first, shift, self.err + (shift - self.shift) * UNIT)
+
+    def clipped(self) -> _Labelled:
+        """Labels outside the range where both vectors' tails exceed :data:`TAIL` merged into its end labels
+        (``label := clip(label, lo, hi)``, a post-processing: exact sums of the merged masses)."""
+        weight = self.p + self.n
+        below = np.cumsum(weight)
+        above = np.cumsum(weight[::-1])[::-1]
+        lo = int(np.searchsorted(below, TAIL, side="right"))
+        hi = int(weight.size - 1 - np.searchsorted(above[::-1], TAIL, side="right"))
+        if lo >= hi or (lo == 0 and hi == weight.size - 1):
+            return self
+
+        def fold(v: np.ndarray) -> np.ndarray:
+            out = v[lo:hi + 1].copy()
+            out[0] += v[:lo].sum()
+            out[-1] += v[hi + 1:].sum()
+            return out
+
+        return _Labelled(fold(self.p), fold(self.n), self.first + lo, self.shift,
+                         self.err + max(lo, weight.size - 1 - hi, 1) * UNIT)
+
+    def fit(self) -> _Labelled:
+        out = self.clipped()
+        while out.p.size > MAX_LABELS:
+            out = out.coarsened_to(out.shift + 1)
+        return out
+
+    def compose(self, other: _Labelled) -> _Labelled:
+        shift = max(self.shift, other.shift)
+        a, b = self.coarsened_to(shift), other.coarsened_to(shift)
+        terms = min(a.p.size, b.p.size)
+        err = a.err + b.err + (terms + 1) * UNIT
+        return _Labelled(np.convolve(a.p, b.p), np.convolve(a.n, b.n), a.first + b.first, shift, err).fit()
+
+
+def dpsgd_dominated_pairs(q: float, sigma: float, steps: int, width: float = STEP_WIDTH) -> tuple[LossPair, ...]:
+    """The dominated pairs of ``dpsgd(q, sigma, steps)`` (remove and add), module docstring; each mass within the
+    pair's ``relative_error`` of the exact mass of its garbling."""
+    m_mass, n_mass, labels = _step_buckets(q, sigma, width)
+    p, first = _labelled(m_mass, labels)
+    n, _ = _labelled(n_mass, labels)
+    # one step: each bucket mass is a difference of two normal CDFs on the side that avoids cancellation, within
+    # 64 u of the exact mass (a relative allowance generous for scipy's ndtr), and labels add masses
+    power = _Labelled(p, n, first, 0, 64 * UNIT + labels.size * UNIT).fit()
+    result: _Labelled | None = None
+    t = int(steps)
+    while t:
+        if t & 1:
+            result = power if result is None else result.compose(power)
+        t >>= 1
+        if t:
+            power = power.compose(power)
+    assert result is not None
+    final = result
+    while final.p.size > FINAL_ATOMS:
+        final = final.coarsened_to(final.shift + 1)
+    relative = final.err
+    source = f"dpsgd(q={q!r}, sigma={sigma!r}, steps={steps!r}) buckets of loss width {width:g}, labels summed"
+    return (loss_pair(final.p, final.n, "dominated", "remove", source, relative_error=relative),
+            loss_pair(final.n, final.p, "dominated", "add", source, relative_error=relative))
+
+
+def selection_delta_below(a: np.ndarray, b: np.ndarray, order: np.ndarray, dist: Distribution, eps: float,
+                          relative_error: float, dps: int = 30) -> mpmath.mpf:
+    """A lower bound on ``H_{e^ε}`` of the selection on the pair ``(a, b)`` taken in ``order`` (lowest first), when
+    every mass is known within ``relative_error``: each term
+    ``[φ(y + a) − φ(y) − e^ε (φ(x + b) − φ(x))]_+`` grows with ``a`` and ``y`` and shrinks as ``b`` and ``x`` grow
+    (``φ`` convex and non-decreasing), so ``a``, ``y`` are taken low and ``b``, ``x`` high; the window of
+    ``φ(x + b) − φ(x)`` is kept inside ``[0, 1]`` by sliding it down (which can only raise it). Terms that cannot be
+    positive are skipped (a term is at most ``a φ'(y + a) − e^ε b φ'(x)``; skipping a term can only lower the sum)."""
+    a_sorted, b_sorted = np.asarray(a, dtype=float)[order], np.asarray(b, dtype=float)[order]
+    y_f = np.concatenate([[0.0], np.cumsum(a_sorted)[:-1]])
+    x_f = np.concatenate([[0.0], np.cumsum(b_sorted)[:-1]])
+    with np.errstate(over="ignore", invalid="ignore"):
+        ceiling = (a_sorted * np.asarray(dist.dphi(np.minimum(y_f + a_sorted, 1.0)), dtype=float) * 1.01
+                   - math.exp(min(eps, 700.0)) * b_sorted * np.asarray(dist.dphi(np.minimum(x_f, 1.0)), dtype=float)
+                   * 0.99)
+    candidate = ~(ceiling < 0)  # NaN and overflow: evaluate
+    with mpmath.workdps(dps):
+        low, high = 1 - mpmath.mpf(relative_error), 1 + mpmath.mpf(relative_error)
+        e = mpmath.exp(mpmath.mpf(eps))
+        x = y = mpmath.mpf(0)
+        total = mpmath.mpf(0)
+        one = mpmath.mpf(1)
+        for i, keep in zip(order, candidate, strict=True):
+            ai, bi = mpmath.mpf(float(a[i])) * low, mpmath.mpf(float(b[i])) * high
+            if ai > 0 and keep:
+                gain = dist.phi_mp(min(y + ai, one), dps) - dist.phi_mp(y, dps)
+                start = min(x, one - bi) if bi <= 1 else mpmath.mpf(0)
+                cost = dist.phi_mp(min(start + bi, one), dps) - dist.phi_mp(max(start, 0), dps)
+                term = gain - e * cost
+                if term > 0:
+                    total += term
+            x, y = x + bi, y + ai
+        return total
+
+
+def loss_pair_lower_bound(pairs: tuple[LossPair, ...], dist: Distribution, delta: float, eps_guess: float,
+                          pieces: int = 2, rounds: int = 3) -> PldLowerBound:
+    """The certified lower bound on dominated pairs (module docstring): per pair, the best expanding-interval
+    order for a target ``ε`` (started at ``eps_guess``, then at the value found, ``rounds`` times), ``δ`` from below
+    at 30 digits, the largest ``ε`` on a 1e-6 grid where it exceeds ``delta``; the largest over the pairs."""
+    from symsel.evidence.lower import expanding_interval_order
+
+    if not pairs:
+        raise NotApplicableError("lower bound: the base hands out no dominated pair")
+    best: PldLowerBound | None = None
+    for pair in pairs:
+        a = np.repeat(pair.a / pieces, pieces)
+        b = np.repeat(pair.b / pieces, pieces)
+        if pair.a_infinity > 0:
+            a, b = np.append(a, pair.a_infinity), np.append(b, 0.0)
+        target, found = float(eps_guess), 0.0
+        for _ in range(rounds):
+            order = np.asarray(expanding_interval_order(a, b, dist, target), dtype=int)
+            value = _largest_epsilon(a, b, order, dist, delta, pair.relative_error + 4 * UNIT, target)
+            if value <= found:
+                break
+            found, target = value, value
+        if best is None or found > best.epsilon:
+            best = PldLowerBound(found, float(delta), pair.direction, int(a.size), pair.source)
+    assert best is not None
+    return best
+
+
+def _largest_epsilon(a: np.ndarray, b: np.ndarray, order: np.ndarray, dist: Distribution, delta: float,
+                     relative_error: float, guess: float) -> float:
+    """The largest ``ε`` (bisection to 1e-6, rounded down) with :func:`selection_delta_below` above ``delta``
+    (0 when none)."""
+    def above(eps: float) -> bool:
+        return selection_delta_below(a, b, order, dist, eps, relative_error) > delta
+
+    lo, hi = 0.0, max(guess, 1e-3) * 1.05
+    if not above(lo):
+        return 0.0
+    while above(hi):
+        lo, hi = hi, hi * 2
+        if hi > 1e4:
+            return lo
+    while hi - lo > 1e-6 * max(1.0, lo):
+        mid = 0.5 * (lo + hi)
+        if above(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

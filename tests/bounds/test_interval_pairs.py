@@ -1,0 +1,199 @@
+"""The interval bound on bases with a dominating pair ordered by privacy loss (symsel.bounds.interval_pairs,
+symsel.pairs.loss, docs/interval.md, Theorem 3 and Corollary 4).
+
+References are independent of the code under test: exact selections of every score order of split atoms, summed
+here at 50 digits with the PGF written out by hand; symsel's certified lower bounds (exact 50-digit selections of
+explicit mechanisms, symsel.evidence.lower); the exact two-run worst case (the 2-fold composition); the analytic
+Laplace profile at 40 digits; dp-accounting's own PLD accountant; and figures stated in the project's notes
+(an independent bucketed-composition probe for DP-SGD and Laplace).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+import symsel
+from symsel.bounds.interval_pairs import PairIntervalProfile, pair_interval_profile
+from symsel.errors import NotApplicableError
+from symsel.pairs.loss import from_finite, from_loss_grid, laplace_pairs, loss_pair
+
+PGFS = {  # φ written out by hand, for the exact sums
+    "point(k=2)": lambda z: z**2,
+    "point(k=3)": lambda z: z**3,
+    "point(k=5)": lambda z: z**5,
+    "binomial(n=4, p=1/2)": lambda z: ((1 + z) / 2) ** 4,
+}
+
+
+def exact_selection_delta(pieces_p, pieces_q, order, phi, eps) -> mpmath.mpf:
+    """``H_{e^ε}`` of the best of ``K`` runs on the finite pair with score ``order`` (lowest first), at 50 digits:
+    ``Σ_o [φ(Y + a_o) − φ(Y) − e^ε (φ(X + b_o) − φ(X))]_+`` with ``(X, Y)`` the masses below ``o``."""
+    with mpmath.workdps(50):
+        e = mpmath.exp(mpmath.mpf(eps))
+        x = y = mpmath.mpf(0)
+        total = mpmath.mpf(0)
+        for o in order:
+            a, b = pieces_p[o], pieces_q[o]
+            total += max(mpmath.mpf(0), phi(y + a) - phi(y) - e * (phi(x + b) - phi(x)))
+            x, y = x + b, y + a
+        return total
+
+
+def split(masses, pieces):
+    with mpmath.workdps(50):
+        return [mpmath.mpf(m) / pieces for m in masses for _ in range(pieces)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("law", list(PGFS))
+def test_never_below_any_score_order_of_split_atoms(seed: int, law: str) -> None:
+    """Every order of every piece of a random 3-atom pair, atoms cut in 2 (6! = 720 orders), in both directions:
+    the bound at three ε is at least the exact worst of them."""
+    rng = np.random.default_rng(seed)
+    p, q = rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(3))
+    p, q = p / p.sum(), q / q.sum()
+    base = symsel.parse_profile(f"pair(p={[float(x) for x in p]}, q={[float(x) for x in q]})")
+    dist = symsel.parse_distribution(law)
+    profile = pair_interval_profile(dist, base)
+    with mpmath.workdps(50):
+        exact_p = [mpmath.mpf(repr(float(x))) for x in base.finite_pair()[0]]
+        exact_q = [mpmath.mpf(repr(float(x))) for x in base.finite_pair()[1]]
+        exact_p = [x / mpmath.fsum(exact_p) for x in exact_p]
+        exact_q = [x / mpmath.fsum(exact_q) for x in exact_q]
+    for eps in (0.1, 0.5, 1.5):
+        worst = mpmath.mpf(0)
+        for first, second in ((exact_p, exact_q), (exact_q, exact_p)):
+            sp, sq = split(first, 2), split(second, 2)
+            for order in itertools.permutations(range(6)):
+                worst = max(worst, exact_selection_delta(sp, sq, order, PGFS[law], eps))
+        assert profile.delta(eps) >= float(worst) * (1 - 1e-12), (law, seed, eps)
+
+
+FINITE_CASES = [  # (base, law, delta, largest allowed bound / certified lower bound)
+    ("randomized_response(eps=1, k=2)", "point(k=3)", 1e-6, 1.0005),
+    ("randomized_response(eps=1, k=2)", "point(k=40)", 1e-6, 1.0005),
+    ("randomized_response(eps=0.5, k=4)", "binomial(n=20, p=1/2)", 1e-6, 1.0005),
+    ("pair(p=[0.5384092330932617, 0.4615907669067383], q=[0.14445972442626953, 0.8555402755737305])",
+     "point(k=10)", 1e-6, 1.0005),
+    ("pair(p=[0.5384092330932617, 0.4615907669067383], q=[0.14445972442626953, 0.8555402755737305])",
+     "point(k=40)", 1e-10, 1.0015),  # the lower bound on 1000 slices is the looser side here
+    ("pair(p=[0.2, 0.3, 0.5], q=[0.45, 0.35, 0.2])", "point(k=5)", 1e-6, 1.0005),
+]
+
+
+@pytest.mark.parametrize(("base", "law", "delta", "ratio"), FINITE_CASES)
+def test_finite_pairs_between_the_certified_lower_bound_and_a_hair_above(base, law, delta, ratio) -> None:
+    """Sound (at or above the exact ε of a real selection on the pair) and tight (within ``ratio`` of it): a change
+    that moves the bound down by more than that gap, or up by more, fails here."""
+    b, dist = symsel.parse_profile(base), symsel.parse_distribution(law)
+    upper = symsel.bound(dist, b, "interval").epsilon(delta)
+    lower = symsel.lower_bound(b, dist, delta, budget=40).epsilon
+    assert lower <= upper <= lower * ratio, (upper, lower)
+
+
+def test_two_runs_of_a_finite_pair_never_below_their_exact_composition() -> None:
+    """For K = 2 on a symmetric finite pair the worst case is the 2-fold composition: exact at 50 digits here."""
+    p = [mpmath.mpf(1) / 4, mpmath.mpf(3) / 4]
+    base = symsel.parse_profile("pair(p=[0.25, 0.75], q=[0.75, 0.25])")
+    profile = pair_interval_profile(symsel.point(k=2), base)
+    with mpmath.workdps(50):
+        for eps in (0.1, 0.7, 1.5, 2.1):
+            e = mpmath.exp(eps)
+            pp = [p[i] * p[j] for i in range(2) for j in range(2)]
+            qq = [p[1 - i] * p[1 - j] for i in range(2) for j in range(2)]
+            exact = mpmath.fsum(max(0, x - e * y) for x, y in zip(pp, qq, strict=True))
+            assert profile.delta(eps) >= float(exact) * (1 - 1e-12)
+            assert profile.delta(eps) <= float(exact) * 1.001 + 1e-15  # and meets it
+
+
+def test_laplace_point40_inside_the_independent_bracket() -> None:
+    """Laplace(1), 40 runs, δ = 1e-6: an independent probe (exact bucketed masses, best expanding-interval order;
+    an upper estimate) put the truth in [30.762, 30.805]; composition gives 34.93."""
+    value = symsel.bound(symsel.point(k=40), symsel.parse_profile("laplace(scale=1)"), "interval").epsilon(1e-6)
+    assert 30.762 <= value <= 30.805
+
+
+@pytest.mark.parametrize(("base", "k", "lower", "ratio"), [
+    ("dpsgd(q=0.01, sigma=1.1, steps=1000)", 40, 7.842, 1.005),   # probe: 7.842 (add direction)
+    ("dpsgd(q=0.01, sigma=1.1, steps=1000)", 2, 2.4669, 1.002),   # probe; composition 2.4676
+    ("dpsgd(q=0.1, sigma=1.0, steps=10)", 40, 8.200, 1.005),      # probe: at least 8.20
+])
+def test_dpsgd_fixed_k_above_the_independent_lower_bound(base, k, lower, ratio) -> None:
+    """δ = 1e-6, lower bounds of an independent probe (one step's outputs bucketed by loss with exact masses, the
+    buckets composed by convolving their indices: a post-processing of the composed pair, then the best
+    expanding-interval order, the larger direction)."""
+    value = symsel.bound(symsel.point(k=k), symsel.parse_profile(base), "interval").epsilon(1e-6)
+    assert lower <= value <= lower * ratio
+
+
+@pytest.mark.parametrize("eps0", [0.1, 1.0, 3.0])
+def test_the_laplace_pairs_dominate_and_are_dominated(eps0: float) -> None:
+    """Hockey-stick divergences of both tails (α = e^t for t of both signs): the dominating pair's at or above the
+    Laplace pair's, the dominated pair's at or below, the Laplace pair's computed from its closed form at 40
+    digits: H_α = Q[L > t] − α Q'[L > t] with the loss L = clip(2x − ε₀, ±ε₀)."""
+    dominating, dominated = laplace_pairs(eps0, 50)
+
+    def exact(t: float) -> float:
+        with mpmath.workdps(40):
+            e0, tt = mpmath.mpf(eps0), mpmath.mpf(t)
+            if tt >= e0:
+                return 0.0
+            if tt < -e0:
+                return float(1 - mpmath.exp(tt))
+            x = (tt + e0) / 2  # loss above t: outputs above x (in units of the scale)
+            q_tail = 1 - mpmath.exp(x - e0) / 2 if x < e0 else mpmath.exp(e0 - x) / 2
+            qp_tail = mpmath.exp(-x) / 2
+            return float(q_tail - mpmath.exp(tt) * qp_tail)
+
+    def discrete(pair, t: float) -> float:
+        a = np.append(pair.a, pair.a_infinity)
+        b = np.append(pair.b, 0.0)
+        return float(np.sum(np.maximum(a - math.exp(t) * b, 0.0)))
+
+    for t in np.linspace(-eps0 * 1.2, eps0 * 1.2, 41):
+        assert discrete(dominating, t) >= exact(t) - 1e-14
+        assert discrete(dominated, t) <= exact(t) + 1e-14
+
+
+def test_a_pld_rounded_up_dominates_it() -> None:
+    """from_loss_grid's coarsening: every hockey-stick divergence (both tails) at or above the fine PLD's."""
+    rng = np.random.default_rng(3)
+    losses = np.round(np.sort(rng.normal(0.5, 1.0, 400)), 4)
+    probs = rng.dirichlet(np.ones(400)) * 0.999
+    coarse = from_loss_grid(losses, probs, 1e-3, 0.05, "remove", "test")
+    fine_b = probs * np.exp(-losses)
+    for t in np.linspace(-4, 4, 81):
+        fine = float(np.sum(np.maximum(probs - math.exp(t) * fine_b, 0.0))) + 1e-3
+        fine_negative = float(np.sum(np.maximum(probs - math.exp(t) * fine_b, 0.0)))  # without the +∞ mass
+        coarse_value = float(np.sum(np.maximum(coarse.a - math.exp(t) * coarse.b, 0.0))) + coarse.a_infinity
+        assert coarse_value >= fine - 1e-14 and coarse_value >= fine_negative
+
+
+def test_loss_pairs_are_sorted_and_keep_infinite_loss_apart() -> None:
+    pair = loss_pair(np.array([0.2, 0.0, 0.5, 0.3]), np.array([0.4, 0.3, 0.3, 0.0]), "dominating", "x", "test")
+    assert pair.a_infinity == pytest.approx(0.3)
+    assert np.all(np.diff(pair.ratio) >= 0) and pair.ratio[0] == 0.0
+
+
+def test_mass_at_infinite_loss_is_charged_its_top_increment() -> None:
+    """A pair with Q-mass 1/2 where Q' = 0 ((1/2, 1/2) against (1, 0)): for two runs the selection puts that output
+    on top, δ(ε) → φ(1) − φ(1/2) = 3/4 as ε grows."""
+    pair = from_finite(np.array([0.5, 0.5]), np.array([1.0, 0.0]), "dominating", "P,P'", "test")
+    profile = PairIntervalProfile(symsel.point(k=2), [pair])
+    assert profile.delta(50.0) >= 0.75 and profile.delta(50.0) <= 0.75 * (1 + 1e-6)
+
+
+def test_one_run_is_not_applicable() -> None:
+    with pytest.raises(NotApplicableError, match="K >= 2"):
+        pair_interval_profile(symsel.point(k=1), symsel.parse_profile("laplace(scale=1)"))
+
+
+def test_best_takes_interval_for_fixed_k_on_every_base_with_a_pair() -> None:
+    for base in ("laplace(scale=1)", "randomized_response(eps=1, k=2)", "dpsgd(q=0.1, sigma=1.0, steps=10)"):
+        result = symsel.bound(symsel.point(k=10), symsel.parse_profile(base))
+        assert "interval" in result.details["components"], base
