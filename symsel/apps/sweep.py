@@ -15,8 +15,14 @@ quantity, value and method). A cell with invalid inputs records its one-line err
 
 Resuming checks every row already in the output: a last row cut off (or otherwise invalid) is dropped and its
 cell computed again; an invalid row before the last, or a file that is not a sweep's results, is refused and
-left untouched. One sweep at a time writes an output file (an exclusive lock on ``<out>.lock``), and SIGINT or
-SIGTERM stop a sweep between two rows, never inside one.
+left untouched; a row is invalid when it is cut off, lacks a column, or holds a number that no sweep writes (NaN,
+ε < 0, δ outside [0, 1], a missing bound without an error saying why). One sweep at a time writes an output file (an
+exclusive lock on ``<out>.lock``), and SIGINT or SIGTERM stop a sweep between two rows, never inside one.
+
+Outputs are checked by :func:`symsel.outputs.output_file` before anything is read or written: a device, a FIFO, a
+folder, an empty path or (for ``--parquet``) a file that is not a Parquet copy of a sweep is refused untouched.
+Local workers: ``jobs`` processes (``-1``: every core; at most :data:`MAX_JOBS`), never more than the cells to run or
+the machine's cores.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import math
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -39,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from symsel.errors import ParameterError, SymselError
+from symsel.outputs import output_file, path_kind
 
 COLUMNS = ["dist", "base", "quantity", "value", "method", "epsilon", "delta", "theorem", "mean_K", "seconds", "error"]
 #: the columns that identify a cell (``Cell.key``), the text columns, and the numbers (empty where a cell failed).
@@ -49,6 +57,11 @@ NUMBER_COLUMNS = tuple(name for name in COLUMNS if name not in TEXT_COLUMNS)
 ALLOWED_OUT = f"a new file, or a CSV that symsel sweep wrote (header {COLUMNS[0]},...,{COLUMNS[-1]})"
 #: the most cells a grid may have.
 MAX_CELLS = 100_000
+#: the most local worker processes ``jobs`` may ask for (the processes started are also at most the cells to run and
+#: the machine's cores).
+MAX_JOBS = 512
+#: what ``--parquet`` may be, in the errors that refuse it.
+ALLOWED_PARQUET = "a new file, or a Parquet file that symsel sweep wrote (its columns those of the results CSV)"
 
 
 @dataclass(frozen=True)
@@ -68,6 +81,8 @@ class Cell:
 
 def load_grid(path: str | Path) -> list[Cell]:
     """The cells of a grid file (module docstring)."""
+    if isinstance(path, bool) or not isinstance(path, str | os.PathLike) or not os.fspath(path):
+        raise ParameterError("grid", repr(path), "the path of an existing YAML, JSON or CSV file", "sweep")
     path = Path(path)
     if not path.is_file():
         raise ParameterError("grid", str(path), "an existing YAML, JSON or CSV file", "sweep")
@@ -290,6 +305,32 @@ def _problem(record: _Record) -> str | None:
     for name in NUMBER_COLUMNS:
         if row[name] and not _is_number(row[name]):
             return f"{name} {_shown([row[name]])} is not a number"
+    return _bad_value(row)
+
+
+#: the numbers a sweep writes, by column: (lowest, highest, what the column may hold). ``value`` is the grid's own
+#: number (any but NaN: a cell with an invalid value records its error); ``epsilon`` may be ``inf`` (a vacuous bound).
+_RANGES = {"value": (-math.inf, math.inf, "a number"), "epsilon": (0.0, math.inf, "a number >= 0"),
+           "delta": (0.0, 1.0, "a number in [0, 1]"), "mean_K": (0.0, math.inf, "a number >= 0"),
+           "seconds": (0.0, math.inf, "a finite number >= 0")}
+
+
+def _bad_value(row: dict[str, str]) -> str | None:
+    """Why a row's numbers are not ones a sweep writes (``None``: they are): NaN anywhere, ε < 0, δ outside [0, 1], a
+    negative or infinite time, a bound without ε or δ and no error saying why, or the cell's own δ (ε) not the one
+    in its ``delta`` (``epsilon``) column."""
+    for name, (lo, hi, allowed) in _RANGES.items():
+        if row[name]:
+            x = float(row[name])
+            if math.isnan(x) or not lo <= x <= hi or (name == "seconds" and math.isinf(x)):
+                return f"{name} {_shown([row[name]])} is not {allowed}"
+    if not row["error"]:
+        for name in ("epsilon", "delta"):
+            if not row[name]:
+                return f"no {name} and no error"
+        quantity = row["quantity"]
+        if quantity in ("delta", "epsilon") and float(row[quantity]) != float(row["value"]):
+            return f"{quantity} {_shown([row[quantity]])} is not the cell's value {_shown([row['value']])}"
     return None
 
 
@@ -410,6 +451,11 @@ def _locked(out: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``<out>.lock`` (``fcntl.flock``, without waiting), removed on release; a second
     sweep on the same output is refused. A lock file that a killed sweep left behind holds no lock."""
     path = out.with_name(out.name + ".lock")
+    # the lock file is symsel's, empty, and removed at the end: anything else of that name is never opened
+    kind = path_kind(path)
+    if kind not in (None, "file") or (kind == "file" and path.stat().st_size > 0):
+        raise _refuse(out, f"{path} is a {kind if kind != 'file' else 'file symsel did not write'}, not its lock "
+                           "file (move it, or choose another --out)")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         fd = _lock(path)
@@ -478,9 +524,12 @@ def _cluster(address: str | None) -> Iterator[None]:
     client_class = _require_dask(address)
     try:
         client = client_class(address, timeout=CONNECT_SECONDS)
-    except (OSError, ValueError) as exc:
-        raise ParameterError("dask", address, "the address of a running Dask scheduler, e.g. tcp://host:8786 "
-                             f"({' '.join(str(exc).split())[:120]})", "sweep") from None
+    except MemoryError:  # a server that is not a Dask scheduler: its first bytes read as a huge message length
+        raise ParameterError("--dask", address, "the address of a running Dask scheduler, e.g. tcp://host:8786 (the "
+                             "server there does not speak Dask's protocol)", "sweep") from None
+    except Exception as exc:  # whatever the client raises (OSError, TimeoutError, ValueError, a protocol error)
+        raise ParameterError("--dask", address, "the address of a running Dask scheduler, e.g. tcp://host:8786 "
+                             f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]})", "sweep") from None
     try:
         with joblib.parallel_backend("dask"):
             yield
@@ -496,10 +545,23 @@ def run_sweep(cells: list[Cell], out: str | Path, jobs: int = -1, dask_address: 
     The rows already in ``out`` are checked first (:func:`read_results`): a torn or invalid last row is cut off
     (``notify`` is told which) and its cell run again; a whole row of a cell not in ``cells`` refuses the file,
     unless ``keep_other_cells`` (a file that several grids share, such as a figure's cache). While it runs, the
-    sweep holds ``<out>.lock``, and SIGINT or SIGTERM raise :class:`SweepInterrupted` between two rows."""
+    sweep holds ``<out>.lock``, and SIGINT or SIGTERM raise :class:`SweepInterrupted` between two rows.
+
+    ``out`` must be a new file or a results CSV (:func:`symsel.outputs.output_file`); ``jobs`` is ``-1`` (every core)
+    or 1 to :data:`MAX_JOBS` local processes (at most one per cell to run and per core; ``-1`` with ``dask_address``,
+    whose cluster decides). Arguments of the wrong type or range raise :class:`ParameterError`."""
+    cells = _checked_cells(cells)
+    if dask_address is not None and (not isinstance(dask_address, str) or not dask_address.strip()):
+        raise ParameterError("--dask", dask_address, "the address of a Dask scheduler, e.g. tcp://host:8786", "sweep")
+    jobs = check_jobs(jobs, dask_address)
     if dask_address is not None:
         _require_dask(dask_address)
-    out = Path(out)
+    for name, flag in (("progress", progress), ("keep_other_cells", keep_other_cells)):
+        if not isinstance(flag, bool):
+            raise ParameterError(name, flag, "True or False", "sweep")
+    if notify is not None and not callable(notify):
+        raise ParameterError("notify", notify, "None or a function taking one message", "sweep")
+    out = output_file(out, "--out", "sweep", ALLOWED_OUT)
     with _Stop().installed() as stop, _locked(out):
         found = read_results(out, None if keep_other_cells else {cell.key for cell in cells})
         if found.dropped is not None and notify is not None:
@@ -509,13 +571,48 @@ def run_sweep(cells: list[Cell], out: str | Path, jobs: int = -1, dask_address: 
         todo = list({cell.key: cell for cell in cells if cell.key not in done}.values())
         summary = {"out": str(out), "cells": len(cells), "skipped": len(cells) - len(todo), "ran": 0, "errors": 0}
         if todo or found.dropped is not None:
+            workers = None if dask_address else min(jobs if jobs > 0 else MAX_JOBS, len(todo) or 1, _cores())
             with (_cluster(dask_address if todo else None), _appending(out, found.end, stop) as fd,
-                  contextlib.closing(_records(todo, None if dask_address else jobs, progress)) as records):
+                  contextlib.closing(_records(todo, workers, progress)) as records):
                 for record in records:
                     _write_line(fd, ["" if record.get(k) is None else record.get(k) for k in COLUMNS], stop)
                     summary["ran"] += 1
                     summary["errors"] += bool(record.get("error"))
     return summary
+
+
+def check_jobs(jobs: Any, dask_address: str | None = None) -> int:
+    """``jobs`` checked: ``-1`` (every core) or an integer from 1 to :data:`MAX_JOBS` (``-1`` only, with a Dask
+    cluster: its workers run the cells)."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not (jobs == -1 or 1 <= jobs <= MAX_JOBS):
+        raise ParameterError("--jobs", jobs, f"-1 (every core) or an integer from 1 to {MAX_JOBS} local processes",
+                             "sweep")
+    if dask_address is not None and jobs != -1:
+        raise ParameterError("--jobs", jobs, "no --jobs with --dask (the Dask cluster's workers run the cells)",
+                             "sweep")
+    return jobs
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _checked_cells(cells: Any) -> list[Cell]:
+    """``cells`` as a list of :class:`Cell` (any iterable of them), else a :class:`ParameterError`."""
+    if isinstance(cells, str | bytes | dict) or not isinstance(cells, Collection):
+        raise ParameterError("cells", type(cells).__name__, "a list of symsel.apps.sweep.Cell (see load_grid)", "sweep")
+    cells = list(cells)
+    for cell in cells:
+        if not isinstance(cell, Cell):
+            raise ParameterError("cells", f"an element {cell!r}"[:120], "a list of symsel.apps.sweep.Cell (see "
+                                 "load_grid)", "sweep")
+    if len(cells) > MAX_CELLS:
+        raise ParameterError("cells", f"{len(cells)} cells", f"at most {MAX_CELLS} cells", "sweep")
+    return cells
 
 
 def _records(cells: list[Cell], n_jobs: int | None, progress: bool) -> Iterator[dict[str, Any]]:
@@ -553,8 +650,12 @@ def write_parquet(results: str | Path, target: str | Path) -> dict[str, Any]:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ParameterError("parquet", str(target), "an installed pyarrow (pip install 'symsel[parquet]') to write "
+        raise ParameterError("--parquet", str(target), "an installed pyarrow (pip install 'symsel[parquet]') to write "
                              "Parquet", "sweep") from None
+    target = output_file(target, "--parquet", "sweep", ALLOWED_PARQUET, ours=is_sweep_parquet)
+    results = output_file(results, "results", "sweep", ALLOWED_OUT)
+    if target.exists() and results.exists() and os.path.samefile(target, results):
+        raise ParameterError("--parquet", str(target), f"{ALLOWED_PARQUET}; it is the results CSV itself", "sweep")
     rows = read_results(results).rows
 
     def column(name: str) -> Any:
@@ -564,16 +665,31 @@ def write_parquet(results: str | Path, target: str | Path) -> dict[str, Any]:
         return pa.array([None if v is None else float(v) for v in values], type=pa.float64())
 
     table = pa.table({name: column(name) for name in COLUMNS})
-    target = Path(target)
-    partial = target.with_name(f".{target.name}.partial")
-    try:
+    partial: str | None = None
+    try:  # a new file of its own beside the target (never a name someone else holds), then renamed over it
+        fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+        os.close(fd)
         pq.write_table(table, partial)
         os.replace(partial, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            partial.unlink()
-        raise ParameterError("parquet", str(target), f"a file symsel can write ({exc})", "sweep") from None
+        if partial is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+        raise ParameterError("--parquet", str(target), f"a file symsel can write ({exc})", "sweep") from None
     return {"parquet": str(target), "rows": table.num_rows}
+
+
+def is_sweep_parquet(path: Path) -> bool:
+    """Whether ``path`` is a Parquet file with the columns :func:`write_parquet` writes."""
+    try:
+        with path.open("rb") as handle:
+            if handle.read(4) != b"PAR1":
+                return False
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names) == COLUMNS
+    except Exception:  # unreadable, or not Parquet after all: not ours
+        return False
 
 
 def _require_dask(address: str) -> Any:
@@ -581,7 +697,7 @@ def _require_dask(address: str) -> Any:
     try:
         from dask.distributed import Client
     except ImportError:
-        raise ParameterError("dask", address, "an installed dask.distributed (pip install 'dask[distributed]') to "
+        raise ParameterError("--dask", address, "an installed dask.distributed (pip install 'dask[distributed]') to "
                              "use a Dask cluster", "sweep") from None
     return Client
 

@@ -62,6 +62,14 @@ MAX_EXACT_ATOMS = 2_000_000
 ROUNDING = 1e-12
 #: the PLD discretization of the pessimistic (dp-accounting) compositions.
 PLD_INTERVAL = 1e-4
+#: the most points a dp-accounting PLD of ``k`` runs may need (the limit of a DP-SGD profile's own PLD, a few hundred
+#: MB while dp-accounting composes it); a larger one is refused before anything is allocated
+#: (:func:`check_pld_size`).
+MAX_PLD_POINTS = 2e7
+#: the tail mass dp-accounting's self-composition may truncate (its default), which sets the loss range it keeps.
+PLD_TAIL_MASS = 1e-15
+#: the Rényi orders of the size estimate of a base known through its RDP curve.
+_ESTIMATE_ORDERS = tuple(float(x) for x in np.geomspace(1.05, 4096.0, 48))
 
 
 # ------------------------------------------------------------------------ k-fold composition of a base
@@ -196,9 +204,65 @@ def composed(base: Profile, k: int) -> tuple[Profile, str]:
     return _pessimistic(base, k), "pessimistic PLD (dp-accounting self-composition)"
 
 
+def pld_points(base: Profile, k: int) -> tuple[float, str] | None:
+    """An estimate of the points of dp-accounting's PLD of ``k`` runs of ``base`` (its loss range over the
+    discretization), and how it was estimated; ``None`` when the base gives no handle on its range.
+
+    * a bounded privacy loss ``|L| ≤ a`` per run (Laplace: ``a = Δ/b``; finite pairs: the largest finite
+      ``|log(P/P')|``): one run spans ``2a``, and ``k`` runs at most ``2ka``, or ``2a√(2k log(2/τ))`` once
+      dp-accounting truncates a tail mass ``τ`` = :data:`PLD_TAIL_MASS` (Hoeffding);
+    * an RDP curve: the loss that matters is at most ``ε(τ)`` of ``k`` runs, ``min_λ k·rdp(λ) + log(1/τ)/(λ−1)``
+      (as a DP-SGD profile estimates its own PLD)."""
+    from symsel.profiles import PldProfile
+
+    interval = base.value_discretization_interval if isinstance(base, PldProfile) else PLD_INTERVAL
+    a = _loss_bound(base)
+    if a is not None:
+        spread = a * math.sqrt(2 * k * math.log(2 / PLD_TAIL_MASS))
+        return max(2 * a, min(2 * k * a, 2 * spread)) / interval + 1, f"privacy loss up to {a:.4g} per run"
+    curve = _rdp_curve(base)
+    if not curve:
+        return None
+    eps = min(k * value + math.log(1 / PLD_TAIL_MASS) / (order - 1) for order, value in curve)
+    return eps / interval, f"epsilon({PLD_TAIL_MASS:g}) of {k} runs about {eps:.4g} by RDP"
+
+
+def _loss_bound(base: Profile) -> float | None:
+    """The largest finite ``|privacy loss|`` of one run, when the base bounds it (Laplace, finite pairs)."""
+    if isinstance(base, LaplaceProfile):
+        return base.sensitivity / base.scale
+    if isinstance(base, ApproxDPProfile | FinitePairProfile):
+        P, Pp = (np.asarray(x, dtype=float) for x in base.finite_pair())
+        both = (P > 0) & (Pp > 0)
+        return float(np.max(np.abs(np.log(P[both]) - np.log(Pp[both])), initial=0.0))
+    return None
+
+
+@lru_cache(maxsize=16)
+def _rdp_curve(base: Profile) -> tuple[tuple[float, float], ...]:
+    """``(order, rdp)`` of the base at :data:`_ESTIMATE_ORDERS` (finite values only; none without a curve)."""
+    if base.rdp(2.0) is None:
+        return ()
+    values = ((order, base.rdp(order)) for order in _ESTIMATE_ORDERS)
+    return tuple((order, float(value)) for order, value in values if value is not None and math.isfinite(value))
+
+
+def check_pld_size(base: Profile, k: int) -> None:
+    """Refuse, before dp-accounting allocates it, a PLD of ``k`` runs of ``base`` estimated (:func:`pld_points`) to
+    need more than :data:`MAX_PLD_POINTS` points."""
+    estimate = pld_points(base, k)
+    if estimate is not None and not estimate[0] <= MAX_PLD_POINTS:
+        raise NotApplicableError(
+            f"method 'composition': dp-accounting's PLD of {k} runs of {base.spec} would need about "
+            f"{estimate[0]:.1e} points ({estimate[1]}), more than the {MAX_PLD_POINTS:.0e} it may hold; the other "
+            "methods still apply")
+
+
 def _pessimistic(base: Profile, k: int) -> Profile:
     from dp_accounting import dp_event
     from dp_accounting.pld import privacy_loss_distribution
+
+    check_pld_size(base, k)
 
     if isinstance(base, PldProfile):
         composed_event = dp_event.SelfComposedDpEvent(base.event, k)
@@ -408,6 +472,8 @@ def composition_profile(dist: Distribution, base: Profile) -> tuple[Profile, dic
         parts: list[tuple[float, Profile]] = [(1.0, GaussianCompositions(base, anchors, weights))]
         routes = {"exact GDP (mu sqrt(k))"}
     else:
+        if not isinstance(base, FinitePairProfile) and max(anchors, default=1) > 1:  # through dp-accounting:
+            check_pld_size(base, max(anchors))  # refused at once if too large, before any anchor is composed
         parts, routes = [], set()
         for k, w in zip(anchors, weights, strict=True):
             profile, route = composed(base, k)

@@ -16,6 +16,20 @@ MAX_BUDGET = 20_000
 MAX_TRIALS = 10**8
 
 
+def _refuse_ignored(names: tuple[str, ...], instead: str, where: str) -> None:
+    """Refuse, naming it, the first option of ``names`` (parameter names) given on the command line although the
+    command would ignore it (it is not silently dropped); ``instead`` says what was asked that makes it unused."""
+    from click.core import ParameterSource
+
+    from symsel.errors import ParameterError
+
+    ctx = click.get_current_context()
+    for param in ctx.command.params:
+        if param.name in names and ctx.get_parameter_source(param.name) not in (None, ParameterSource.DEFAULT):
+            option = max(param.opts, key=len)
+            raise ParameterError(option, ctx.params[param.name], f"no {option} with {instead}", where)
+
+
 @main.command("dist")
 @click.argument("spec")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -75,14 +89,43 @@ def bound_command(dist_spec: str, base_spec: str, delta: float | None, epsilon: 
     if method != "all" and method not in METHODS:
         raise ParameterError("method", method, " | ".join(METHODS) + " | all", "bound")
     dist, base = parse_distribution(dist_spec), parse_profile(base_spec)
-    methods = METHODS if method == "all" else (method,)
-    results = [bound_summary(dist, base, m, delta=delta, epsilon=epsilon) for m in methods]
+    if method == "all":
+        results = [_row_or_reason(dist, base, m, delta, epsilon) for m in METHODS]
+    else:
+        results = [bound_summary(dist, base, method, delta=delta, epsilon=epsilon)]
     payload: dict[str, Any] = (
         {"dist": dist.spec, "base": base.spec, "results": results} if method == "all" else results[0]
     )
     if compose_with:
         payload["composed"] = _composed(dist, base, method, compose_with, delta, epsilon)
     emit(payload, as_json, _format_bounds)
+
+
+def _row_or_reason(dist: Any, base: Any, method: str, delta: float | None, epsilon: float | None) -> dict[str, Any]:
+    """One row of ``--method all``: the method's bound, or, when it fails (out of memory, too deep, an error of its
+    own), a row that says why, as a method that does not apply says it: one method never takes the table down. The
+    inputs are checked first, so an error of the user's is still one line."""
+    from symsel.bounds import bound_summary
+    from symsel.errors import SymselError
+    from symsel.validate import probability, real
+
+    if delta is not None:
+        probability(delta, "delta", "bound")
+    else:
+        real(epsilon, "epsilon", "bound", lo=0.0, hi=math.inf, hi_open=True, allowed="a finite epsilon >= 0")
+    try:
+        return bound_summary(dist, base, method, delta=delta, epsilon=epsilon)
+    except MemoryError:
+        why = "not enough memory for these parameters"
+    except RecursionError:
+        why = "the input is nested too deeply to evaluate"
+    except SymselError as exc:
+        why = " ".join(str(exc).split())
+    except (ValueError, ArithmeticError) as exc:
+        why = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    reason = why if why.startswith(f"method {method!r}") else f"method {method!r}: {why}"
+    return {"method": method, "mean_K": float(dist.mean), "theorem": None, "epsilon": None, "delta": None,
+            "reason": reason[:300]}
 
 
 def _composed(dist: Any, base: Any, method: str, others: tuple[str, ...], delta: float | None,
@@ -146,9 +189,14 @@ def verify_command(example: str | None, list_examples: bool, dist_spec: str | No
     from symsel.evidence.verify import verify_example, verify_selection
 
     if list_examples:
+        _refuse_ignored(("example", "dist_spec", "base_spec", "delta", "budget", "seed"), "--list (it only lists the "
+                        "examples)", "verify")
         emit({"examples": names()}, as_json, lambda p: "\n".join(p["examples"]))
         return
     if example is not None:
+        _refuse_ignored(("dist_spec", "base_spec", "delta", "budget", "seed"), "--example (a registered example "
+                        "fixes its law, base and delta, and is exact: give --dist, --base and --delta instead)",
+                        "verify")
         payload = verify_example(example)
     else:
         if dist_spec is None or base_spec is None or delta is None:
@@ -205,6 +253,8 @@ def audit_command(example: str | None, dist_spec: str | None, base_spec: str | N
     from symsel.evidence.audit import audit
 
     if example is not None:
+        _refuse_ignored(("dist_spec", "base_spec"), "--example (the example fixes its law and pair: give --dist and "
+                        "--base without --example instead)", "audit")
         from symsel.evidence.examples import get_example
 
         ex = get_example(example)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from symsel.bounds import METHODS
-from symsel.errors import ParameterError, SymselError
+from symsel.errors import SymselError
 from symsel.report.figures import Rows
 from symsel.spec import parse_distribution
 
@@ -300,25 +300,37 @@ def report_steps(quick: bool = False) -> list[str]:
             *(name for name, _, _ in extra)]
 
 
+#: the files the report writes beside its figures (the figures' cell table is a sweep's results file).
+REPORT_TABLES = ("summary.md", "bounds.csv", "distributions.csv", "epsilon_vs_mean-cells.csv")
+
+
+def report_files(quick: bool = False) -> list[str]:
+    """The names of every file :func:`write_report` writes into its folder: each figure as PNG, PDF and CSV, and
+    :data:`REPORT_TABLES`."""
+    figures = report_steps(quick)[len(TABLE_STEPS):]
+    return [f"{step}.{ext}" for step in figures for ext in ("png", "pdf", "csv")] + list(REPORT_TABLES)
+
+
 def write_report(out: str | Path = "symsel-report", quick: bool = False,
                  progress: bool | None = None) -> dict[str, Any]:
     """Run the report and write its folder: ``summary.md``, one PNG/PDF/CSV per figure, the tables as CSV.
     Returns the tables and the paths written (JSON-ready).
 
+    The folder is new, or one where every file the report writes (:func:`report_files`) is absent or was written by
+    a report before: its ``.symsel-report`` marker lists them (:func:`symsel.outputs.output_folder`); a user's own
+    ``summary.md``, a device or a FIFO in its place, a file named ``out`` or an empty path are refused, untouched,
+    before anything runs.
+
     The steps run as independent jobs on every core (:mod:`symsel.report.parallel`), the longest first; every
     result is assembled in the order of the steps, so the folder and the tables do not depend on the scheduling."""
     from tqdm import tqdm
 
+    from symsel.outputs import add_to_marker, output_folder
     from symsel.report import figures
     from symsel.report.parallel import Job, run_jobs
 
     settings = QUICK if quick else FULL
-    folder = Path(out)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ParameterError("out", str(out), f"a folder symsel can create or write to ({exc.strerror})",
-                             "report") from None
+    folder = output_folder(out, "--out", "report", report_files(quick))
     steps = report_steps(quick)
     figure_steps = steps[len(TABLE_STEPS):]
     laws, examples = tuple(settings["table_laws"]), tuple(settings["examples"])
@@ -374,6 +386,7 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
     summary = folder / "summary.md"
     summary.write_text(format_summary(report))
     report["files"] = [*written, str(folder / "bounds.csv"), str(folder / "distributions.csv"), str(summary)]
+    add_to_marker(folder, report["files"])  # report_files() names them all; should a figure add one, it is listed
     return report
 
 

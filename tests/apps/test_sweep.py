@@ -206,9 +206,46 @@ def header_cut_off(data: bytes) -> bytes:
     return data[:20]
 
 
+def edited_row(data: bytes, line: int, **values: str) -> bytes:
+    """``data`` with the fields of row ``line`` (2: the first row) replaced by hand."""
+    lines = data.split(b"\r\n")
+    fields = next(csv.reader([lines[line - 1].decode()]))
+    for name, value in values.items():
+        fields[sweep.COLUMNS.index(name)] = value
+    lines[line - 1] = ",".join(fields).encode()
+    return b"\r\n".join(lines)
+
+
+def nan_epsilon_negative_delta_in_last_line(data: bytes) -> bytes:
+    """The user's case: a last row edited by hand to epsilon=nan, delta=-1e-6."""
+    return edited_row(data, 5, epsilon="nan", delta="-1e-6")
+
+
+def delta_above_one_in_last_line(data: bytes) -> bytes:
+    return edited_row(data, 5, delta="1.5", value="1.5")
+
+
+def negative_epsilon_in_last_line(data: bytes) -> bytes:
+    return edited_row(data, 5, epsilon="-0.5")
+
+
+def nan_seconds_in_last_line(data: bytes) -> bytes:
+    return edited_row(data, 5, seconds="nan")
+
+
+def no_bound_and_no_error_in_last_line(data: bytes) -> bytes:
+    return edited_row(data, 5, epsilon="")
+
+
+def another_delta_than_the_cell_s_in_last_line(data: bytes) -> bytes:
+    return edited_row(data, 5, delta="1e-3")
+
+
 @pytest.mark.parametrize(("damage", "good_rows", "line"), [
     (cut_in_second_line, 0, 2), (cut_in_last_line, 3, 5), (bad_number_in_last_line, 3, 5),
-    (zeros_after_last_line, 4, 6), (header_cut_off, 0, 1)])
+    (zeros_after_last_line, 4, 6), (header_cut_off, 0, 1), (nan_epsilon_negative_delta_in_last_line, 3, 5),
+    (delta_above_one_in_last_line, 3, 5), (negative_epsilon_in_last_line, 3, 5), (nan_seconds_in_last_line, 3, 5),
+    (no_bound_and_no_error_in_last_line, 3, 5), (another_delta_than_the_cell_s_in_last_line, 3, 5)])
 def test_a_torn_last_row_is_dropped_said_once_and_computed_again(
         tmp_path: Path, small: tuple[Path, bytes], damage: Callable[[bytes], bytes], good_rows: int,
         line: int) -> None:
@@ -260,9 +297,18 @@ def undecodable_file(data: bytes) -> bytes:
     return b"\xff\xfe\x00\x01binary\n\x00"
 
 
+def nan_epsilon_negative_delta_in_second_line(data: bytes) -> bytes:
+    return edited_row(data, 2, epsilon="nan", delta="-1e-6")
+
+
+def negative_mean_in_second_line(data: bytes) -> bytes:
+    return edited_row(data, 2, mean_K="-1")
+
+
 @pytest.mark.parametrize("damage", [few_columns_in_second_line, bad_number_in_second_line, undecodable_second_line,
                                     blank_second_line, row_of_another_grid, foreign_file, foreign_header_only,
-                                    undecodable_file])
+                                    undecodable_file, nan_epsilon_negative_delta_in_second_line,
+                                    negative_mean_in_second_line])
 def test_a_damaged_or_foreign_output_is_refused_untouched(tmp_path: Path, small: tuple[Path, bytes],
                                                           damage: Callable[[bytes], bytes]) -> None:
     grid, reference = small
@@ -325,7 +371,7 @@ def test_a_bad_dask_address_fails_before_the_output_exists(tmp_path: Path, small
     monkeypatch.setitem(sys.modules, "dask", types.ModuleType("dask"))
     monkeypatch.setitem(sys.modules, "dask.distributed", types.SimpleNamespace(Client=client))
     out = tmp_path / "sub" / "out.csv"
-    result = sweep_into(small[0], out, "--dask", "tcp://127.0.0.1:1")
+    result = CliRunner().invoke(main, ["sweep", str(small[0]), "--out", str(out), "--dask", "tcp://127.0.0.1:1"])
     assert tried == ["tcp://127.0.0.1:1"]
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "dask='tcp://127.0.0.1:1'" in result.stderr
     assert not out.exists() and not out.with_name("out.csv.lock").exists()

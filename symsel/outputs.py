@@ -1,0 +1,145 @@
+"""Where a command may write: the one check every output option goes through.
+
+A command writes only regular files that it creates, or that it wrote before (a sweep's results file is
+recognised by its header, a Parquet copy by its columns, a report folder's files by the ``.symsel-report`` marker
+listing them). Everything else named by an output option is refused, untouched, with one line naming the option:
+an empty path (it would mean the working folder), a NUL byte, a device (``/dev/null``, ``/dev/full``), a FIFO, a
+socket, a folder where a file is expected, a file where a folder is expected, a dangling symbolic link, and a
+regular file of the user's.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from symsel.errors import ParameterError
+
+#: the marker file a report folder carries: the names of the files ``symsel report`` wrote there, one a line.
+REPORT_MARKER = ".symsel-report"
+_MARKER_HEAD = "# symsel report wrote these files here and rewrites only them (one name a line)"
+
+
+def _refuse(path: Any, option: str, where: str, allowed: str, why: str) -> ParameterError:
+    return ParameterError(option, str(path), f"{allowed}; {why}", where)
+
+
+def path_kind(path: Path) -> str | None:
+    """What is at ``path``, following symbolic links: ``None`` (nothing), ``"file"`` (a regular file),
+    ``"folder"``, or what else it is (``"character device"``, ``"FIFO"``, ``"dangling symbolic link"``…)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "dangling symbolic link" if os.path.lexists(path) else None
+    except NotADirectoryError:
+        return None  # under a file: creating it fails, and the error then says why
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    for test, name in ((stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"), (stat.S_ISFIFO, "FIFO"),
+                       (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def _path(value: Any, option: str, where: str, allowed: str) -> Path:
+    """``value`` as a path: a non-empty ``str`` or ``os.PathLike`` without NUL bytes."""
+    if isinstance(value, bool) or not isinstance(value, str | os.PathLike):
+        raise _refuse(repr(value), option, where, allowed,
+                      f"a path is a str or os.PathLike, not {type(value).__name__}")
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        raise _refuse(repr(text), option, where, allowed, "a path is text, not bytes")
+    if not text.strip():
+        raise _refuse(text, option, where, allowed, "an empty path would write into the working folder")
+    if "\0" in text:
+        raise _refuse(text.replace("\0", "\\0"), option, where, allowed, "a path has no NUL byte")
+    return Path(text)
+
+
+def output_file(value: Any, option: str, where: str, allowed: str,
+                ours: Callable[[Path], bool] | None = None) -> Path:
+    """The file an output option names, checked before anything is read or written: a path where nothing is yet, or
+    a regular file (an empty one, or one ``ours`` recognises as written by symsel; any regular file when ``ours`` is
+    ``None``: the caller recognises it itself). Anything else is refused with a :class:`ParameterError` naming
+    ``option``, its value and ``allowed``."""
+    path = _path(value, option, where, allowed)
+    try:
+        kind = path_kind(path)
+    except OSError as exc:
+        raise _refuse(path, option, where, allowed, f"it cannot be examined ({exc.strerror})") from None
+    if kind is None:
+        return path
+    if kind != "file":
+        raise _refuse(path, option, where, allowed, f"it is a {kind}")
+    if ours is not None and path.stat().st_size > 0 and not ours(path):
+        raise _refuse(path, option, where, allowed, "it is a file symsel did not write (move it, or choose another "
+                      f"{option})")
+    return path
+
+
+def output_folder(value: Any, option: str, where: str, names: Iterable[str],
+                  marker: str = REPORT_MARKER) -> Path:
+    """The folder an output option names, checked before anything is written, and marked: a folder that does not
+    exist yet (created), or an existing one in which every file of ``names`` either does not exist or is a regular file
+    that the folder's ``marker`` lists (written there by symsel before). The marker is then (re)written, listing
+    ``names`` too, so the next run may rewrite them; files it does not list are never touched."""
+    allowed = f"a new folder, or one whose files of those names symsel {where} wrote (its {marker} lists them)"
+    folder = _path(value, option, where, allowed)
+    kind = path_kind(folder)
+    if kind not in (None, "folder"):
+        raise _refuse(folder, option, where, allowed, f"it is a {kind}, not a folder")
+    names = list(names)
+    listed = read_marker(folder / marker, option, where, allowed) if kind == "folder" else set()
+    for name in names:
+        target = folder / name
+        found = path_kind(target)
+        if found is None:
+            continue
+        if found != "file" or os.path.islink(target):
+            raise _refuse(folder, option, where, allowed,
+                          f"its {name} is a {'symbolic link' if found == 'file' else found}")
+        if name not in listed:
+            raise _refuse(folder, option, where, allowed, f"its {name} exists and symsel did not write it: move it, "
+                          f"or choose another {option}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_marker(folder / marker, listed | set(names))
+    except OSError as exc:
+        raise _refuse(folder, option, where, allowed, f"it cannot be created or written ({exc.strerror})") from None
+    return folder
+
+
+def read_marker(path: Path, option: str, where: str, allowed: str) -> set[str]:
+    """The names a marker file lists (none if it does not exist); a marker that is not one is refused."""
+    kind = path_kind(path)
+    if kind is None:
+        return set()
+    if kind != "file":
+        raise _refuse(path.parent, option, where, allowed, f"its {path.name} is a {kind}")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    if not lines or lines[0] != _MARKER_HEAD:
+        raise _refuse(path.parent, option, where, allowed, f"its {path.name} is not a marker symsel wrote")
+    return {line for line in lines[1:] if line and "/" not in line}
+
+
+def write_marker(path: Path, names: Iterable[str]) -> None:
+    """Write a marker file listing ``names`` (sorted, one a line)."""
+    path.write_text("\n".join([_MARKER_HEAD, *sorted(set(names))]) + "\n", encoding="utf-8")
+
+
+def add_to_marker(folder: Path, paths: Iterable[str | Path], marker: str = REPORT_MARKER) -> None:
+    """List in ``folder``'s marker the files of ``paths`` that lie in it (those a command wrote there)."""
+    allowed = "a folder symsel wrote"
+    names = {Path(p).name for p in paths if Path(p).parent == folder}
+    listed = read_marker(folder / marker, "--out", "report", allowed)
+    if not names <= listed:
+        write_marker(folder / marker, listed | names)
