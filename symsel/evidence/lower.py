@@ -582,6 +582,8 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
     budget = validate.integer(budget, "budget", where, lo=1)
     max_bins = validate.integer(max_bins, "max_bins", where, lo=2)
     slices = validate.integer(slices, "slices", where, lo=0)
+    if isinstance(base, Profile) and base.dominating_pair() is None and base.loss_pairs("dominated"):
+        return _dominated_pairs_lower_bound(base, dist, float(delta))
     pair = as_pair(base, where)
     delta = float(delta)
     start = time.perf_counter()
@@ -631,6 +633,29 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
         seconds=time.perf_counter() - start, base=pair, construction=info["construction"],
         slice_evaluations=int(sum(i.get("calls", 0) for _, i in candidates)),
     )
+
+
+def _dominated_pairs_lower_bound(base: Profile, dist: Any, delta: float) -> LowerBoundResult:
+    """The lower bound on a base known through dominated pairs ordered by loss (DP-SGD;
+    :func:`symsel.evidence.pld_lower.loss_pair_lower_bound`), started at the ``interval`` (or ``envelope``) upper
+    bound. ``monotone_epsilon`` is not computed (NaN)."""
+    from symsel.bounds.api import bound
+    from symsel.errors import NotApplicableError
+    from symsel.evidence.pld_lower import loss_pair_lower_bound
+
+    start = time.perf_counter()
+    try:
+        guess = bound(dist, base, "interval").epsilon(delta)
+    except NotApplicableError:
+        guess = bound(dist, base, "envelope").epsilon(delta)
+    found = loss_pair_lower_bound(base.loss_pairs("dominated"), dist, delta, guess if math.isfinite(guess) else 10.0)
+    assert found.a is not None and found.b is not None
+    pair = FinitePair(list(found.a / found.a.sum()), list(found.b / found.b.sum()), found.order,
+                      label=f"{found.construction} ({found.direction})")
+    return LowerBoundResult(
+        epsilon=found.epsilon, epsilon_mp=mpmath.mpf(found.epsilon), pair=pair, order=found.order, evaluations=0,
+        monotone_epsilon=math.nan, delta=delta, search_epsilon=found.epsilon, seconds=time.perf_counter() - start,
+        base=None, construction=f"expanding-interval on a dominated pair ({found.direction})")
 
 
 def _without_null_outcomes(pair: FinitePair) -> FinitePair:

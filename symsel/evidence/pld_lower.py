@@ -51,6 +51,9 @@ class PldLowerBound:
     direction: str
     atoms: int
     construction: str
+    a: np.ndarray | None = None
+    b: np.ndarray | None = None
+    order: tuple[int, ...] = ()
 
 
 def _step_buckets(q: float, sigma: float, width: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -225,15 +228,16 @@ def loss_pair_lower_bound(pairs: tuple[LossPair, ...], dist: Distribution, delta
         b = np.repeat(pair.b / pieces, pieces)
         if pair.a_infinity > 0:
             a, b = np.append(a, pair.a_infinity), np.append(b, 0.0)
-        target, found = float(eps_guess), 0.0
+        target, found, found_order = float(eps_guess), 0.0, np.arange(a.size)
         for _ in range(rounds):
             order = np.asarray(expanding_interval_order(a, b, dist, target), dtype=int)
             value = _largest_epsilon(a, b, order, dist, delta, pair.relative_error + 4 * UNIT, target)
             if value <= found:
                 break
-            found, target = value, value
+            found, target, found_order = value, value, order
         if best is None or found > best.epsilon:
-            best = PldLowerBound(found, float(delta), pair.direction, int(a.size), pair.source)
+            best = PldLowerBound(found, float(delta), pair.direction, int(a.size), pair.source, a, b,
+                                 tuple(int(i) for i in found_order))
     assert best is not None
     return best
 

@@ -85,7 +85,9 @@ def verify_selection(dist: Distribution, base: Profile, delta: float, budget: in
     naming it."""
     from symsel.evidence.lower import lower_bound
 
-    lower = lower_bound(as_pair(base, "verify"), dist, delta, budget=budget, seed=seed)
+    if base.dominating_pair() is None and not base.loss_pairs("dominated"):
+        as_pair(base, "verify")  # the one-line error naming the bases that have a pair
+    lower = lower_bound(base, dist, delta, budget=budget, seed=seed)
     bounds = _bounds(dist, base, delta)
     values = {m: r.get("epsilon") for m, r in bounds.items()}
     finite = [v for v in values.values() if v is not None and math.isfinite(v)]

@@ -311,6 +311,15 @@ class DpsgdProfile(PldProfile):
             extra += f", value_discretization_interval={self.value_discretization_interval!r}"
         return f"dpsgd(q={self.q!r}, sigma={self.sigma!r}, steps={self.steps!r}{extra})"
 
+    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+        """Dominating pairs: the pessimistic PLD's (:meth:`PldProfile.loss_pairs`); dominated pairs: one step's
+        outputs bucketed by privacy loss, the steps' labels summed (:mod:`symsel.evidence.pld_lower`)."""
+        if role == "dominating":
+            return super().loss_pairs(role)
+        from symsel.evidence.pld_lower import dpsgd_dominated_pairs
+
+        return dpsgd_dominated_pairs(self.q, self.sigma, self.steps)
+
     def rdp(self, order: float) -> float | None:
         """``steps ×`` the RDP of the Poisson-subsampled Gaussian (dp-accounting), add/remove only."""
         lam = self._check_order(order)

@@ -197,3 +197,30 @@ def test_best_takes_interval_for_fixed_k_on_every_base_with_a_pair() -> None:
     for base in ("laplace(scale=1)", "randomized_response(eps=1, k=2)", "dpsgd(q=0.1, sigma=1.0, steps=10)"):
         result = symsel.bound(symsel.point(k=10), symsel.parse_profile(base))
         assert "interval" in result.details["components"], base
+
+
+def test_the_lower_sum_meets_the_exact_selection_and_moves_down_with_its_allowance() -> None:
+    """selection_delta_below against the exact selection of a finite pair (symsel.evidence.exact, 50 digits) and
+    against the sum written out here: equal with no allowance, below with one."""
+    from symsel.evidence.pld_lower import selection_delta_below
+
+    rng = np.random.default_rng(7)
+    a, b = rng.dirichlet(np.ones(5)), rng.dirichlet(np.ones(5))
+    order = np.array([2, 0, 4, 1, 3])
+    for law in ("point(k=3)", "binomial(n=4, p=1/2)"):
+        dist = symsel.parse_distribution(law)
+        with mpmath.workdps(50):
+            pa = [mpmath.mpf(float(x)) for x in a]
+            pb = [mpmath.mpf(float(x)) for x in b]
+        exact = exact_selection_delta(pa, pb, order, PGFS[law], 0.4)
+        assert abs(selection_delta_below(a, b, order, dist, 0.4, 0.0) - exact) <= 1e-25
+        assert selection_delta_below(a, b, order, dist, 0.4, 1e-6) < exact
+
+
+def test_dpsgd_certified_lower_bound_sits_below_interval_and_near_it() -> None:
+    """symsel.lower_bound on a DP-SGD base (a dominated pair: buckets by loss, labels summed): at or above the
+    independent probe's lower side within its bucket coarseness, below the certified upper bound, within 0.5 %."""
+    base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)")
+    lower = symsel.lower_bound(base, symsel.point(k=40), 1e-6).epsilon
+    upper = symsel.bound(symsel.point(k=40), base, "interval").epsilon(1e-6)
+    assert 8.18 <= lower <= upper <= lower * 1.005

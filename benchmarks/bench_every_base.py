@@ -1,0 +1,78 @@
+"""Fixed and concentrated K on every base with a dominating pair (issue "Every base tight"): best, composition and
+interval against the certified lower bound, with the time of each.
+
+    python benchmarks/bench_every_base.py            # the quick grid (δ = 1e-6; k ∈ {2, 10, 40}, binomial(40, ½))
+    python benchmarks/bench_every_base.py --full     # the issue's grid: k ∈ {2, 3, 5, 10, 20, 40, 100},
+                                                     # binomial n ∈ {20, 40, 200}, δ ∈ {1e-6, 1e-10}
+
+Writes benchmarks/results/every_base.json and prints a Markdown table for benchmarks/RESULTS.md, "Every base".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import symsel
+from symsel.errors import NotApplicableError
+
+BASES = [
+    "dpsgd(q=0.01, sigma=1.1, steps=1000)",
+    "dpsgd(q=0.1, sigma=1.0, steps=10)",
+    "laplace(scale=1)",
+    "randomized_response(eps=1, k=2)",
+    "pair(p=[0.5384092330932617, 0.4615907669067383], q=[0.14445972442626953, 0.8555402755737305])",
+]
+QUICK_LAWS = ["point(k=2)", "point(k=10)", "point(k=40)", "binomial(n=40, p=1/2)"]
+FULL_LAWS = [f"point(k={k})" for k in (2, 3, 5, 10, 20, 40, 100)] + [
+    f"binomial(n={n}, p=1/2)" for n in (20, 40, 200)]
+
+
+def epsilon(dist, base, method: str, delta: float) -> tuple[float | None, float]:
+    start = time.process_time()
+    try:
+        value = symsel.bound(dist, base, method).epsilon(delta)
+    except NotApplicableError:
+        value = None
+    return value, time.process_time() - start
+
+
+def main() -> None:
+    full = "--full" in sys.argv
+    laws = FULL_LAWS if full else QUICK_LAWS
+    deltas = (1e-6, 1e-10) if full else (1e-6,)
+    rows = []
+    print("| base | law | δ | best | composition | interval | lower | best / lower | CPU s (interval, lower) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for base_spec in BASES:
+        base = symsel.parse_profile(base_spec)
+        for law in laws:
+            dist = symsel.parse_distribution(law)
+            for delta in deltas:
+                best, _ = epsilon(dist, base, "best", delta)
+                comp, _ = epsilon(dist, base, "composition", delta)
+                interval, t_interval = epsilon(dist, base, "interval", delta)
+                start = time.process_time()
+                lower = symsel.lower_bound(base, dist, delta, budget=40).epsilon
+                t_lower = time.process_time() - start
+                ratio = best / lower if best is not None and lower > 0 else math.inf
+                row = {"base": base_spec, "law": law, "delta": delta, "best": best, "composition": comp,
+                       "interval": interval, "lower": lower, "ratio": ratio, "interval_cpu_s": t_interval,
+                       "lower_cpu_s": t_lower}
+                rows.append(row)
+                short = base_spec if len(base_spec) < 40 else base_spec[:18] + "…"
+
+                def show(x):
+                    return "n/a" if x is None else f"{x:.4f}"
+
+                print(f"| `{short}` | `{law}` | {delta:g} | {show(best)} | {show(comp)} | {show(interval)} | "
+                      f"{lower:.4f} | {ratio:.4f} | {t_interval:.1f}, {t_lower:.1f} |", flush=True)
+    out = Path(__file__).parent / "results" / "every_base.json"
+    out.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
