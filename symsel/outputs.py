@@ -83,12 +83,13 @@ def output_file(value: Any, option: str, where: str, allowed: str,
     return path
 
 
-def output_folder(value: Any, option: str, where: str, names: Iterable[str],
-                  marker: str = REPORT_MARKER) -> Path:
+def output_folder(value: Any, option: str, where: str, names: Iterable[str], marker: str = REPORT_MARKER,
+                  unmarked: Callable[[Path], bool] | None = None) -> Path:
     """The folder an output option names, checked before anything is written, and marked: a folder that does not
     exist yet (created), or an existing one in which every file of ``names`` either does not exist or is a regular file
     that the folder's ``marker`` lists (written there by symsel before). The marker is then (re)written, listing
-    ``names`` too, so the next run may rewrite them; files it does not list are never touched."""
+    ``names`` too, so the next run may rewrite them; files it does not list are never touched. A folder without a
+    marker that ``unmarked`` recognises as written by symsel before markers existed counts as listing ``names``."""
     allowed = f"a new folder, or one whose files of those names symsel {where} wrote (its {marker} lists them)"
     folder = _path(value, option, where, allowed)
     kind = path_kind(folder)
@@ -96,6 +97,8 @@ def output_folder(value: Any, option: str, where: str, names: Iterable[str],
         raise _refuse(folder, option, where, allowed, f"it is a {kind}, not a folder")
     names = list(names)
     listed = read_marker(folder / marker, option, where, allowed) if kind == "folder" else set()
+    if kind == "folder" and unmarked is not None and path_kind(folder / marker) is None and unmarked(folder):
+        listed = set(names)
     for name in names:
         target = folder / name
         found = path_kind(target)

@@ -191,6 +191,22 @@ def test_a_report_folder_is_marked_and_only_its_files_are_rewritten(tmp_path: Pa
     assert (folder / "notes.txt").read_text() == "mine\n"
 
 
+def test_a_report_folder_from_before_markers_is_recognised_by_its_summary(tmp_path: Path) -> None:
+    from symsel.report.main import _earlier_report, report_files
+
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "summary.md").write_text("# symsel report (quick)\n\nCertified bounds ...\n")
+    (folder / "bounds.csv").write_text("spec,paper\n")
+    assert output_folder(folder, "--out", "report", report_files(True), unmarked=_earlier_report) == folder
+    assert {"summary.md", "bounds.csv"} <= set((folder / REPORT_MARKER).read_text().splitlines())
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "summary.md").write_text("# my symsel report notes\n")
+    with pytest.raises(ParameterError, match=r"its summary\.md exists"):
+        output_folder(other, "--out", "report", report_files(True), unmarked=_earlier_report)
+
+
 def test_every_file_the_report_writes_is_planned() -> None:
     """write_report checks report_files() before it runs: each figure step's PNG, PDF and CSV, and the tables."""
     from symsel.report.main import REPORT_TABLES, TABLE_STEPS, report_files, report_steps
@@ -236,6 +252,12 @@ def test_workers_are_capped_by_cells_and_cores(tmp_path: Path, grid: Path, paral
     three = [Cell(f"geometric(mean={m})", "gaussian(sigma=4)", "delta", 1e-6, "paper") for m in (5, 10, 20)]
     run_sweep(three, tmp_path / "c.csv", jobs=-1)
     assert parallel == [1, 1, min(3, len(os.sched_getaffinity(0)))]
+
+
+def test_jobs_may_be_any_integer_type(tmp_path: Path, grid: Path, parallel: list) -> None:
+    import numpy as np
+
+    assert run_sweep(load_grid(grid), tmp_path / "a.csv", jobs=np.int64(2))["ran"] == 1 and parallel == [1]
 
 
 def test_jobs_with_dask_is_refused(tmp_path: Path, grid: Path) -> None:

@@ -33,6 +33,7 @@ import fcntl
 import io
 import json
 import math
+import numbers
 import os
 import signal
 import sys
@@ -584,9 +585,10 @@ def run_sweep(cells: list[Cell], out: str | Path, jobs: int = -1, dask_address: 
 def check_jobs(jobs: Any, dask_address: str | None = None) -> int:
     """``jobs`` checked: ``-1`` (every core) or an integer from 1 to :data:`MAX_JOBS` (``-1`` only, with a Dask
     cluster: its workers run the cells)."""
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or not (jobs == -1 or 1 <= jobs <= MAX_JOBS):
+    if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or not (jobs == -1 or 1 <= jobs <= MAX_JOBS):
         raise ParameterError("--jobs", jobs, f"-1 (every core) or an integer from 1 to {MAX_JOBS} local processes",
                              "sweep")
+    jobs = int(jobs)
     if dask_address is not None and jobs != -1:
         raise ParameterError("--jobs", jobs, "no --jobs with --dask (the Dask cluster's workers run the cells)",
                              "sweep")

@@ -311,6 +311,20 @@ def report_files(quick: bool = False) -> list[str]:
     return [f"{step}.{ext}" for step in figures for ext in ("png", "pdf", "csv")] + list(REPORT_TABLES)
 
 
+def _earlier_report(folder: Path) -> bool:
+    """Whether ``folder`` is a report written before report folders carried a marker: its ``summary.md`` is a regular
+    file that starts as :func:`format_summary` starts it."""
+    summary = folder / "summary.md"
+    try:
+        if summary.is_symlink() or not summary.is_file():
+            return False
+        with summary.open("rb") as handle:
+            first = handle.readline(64)
+    except OSError:
+        return False
+    return first in (b"# symsel report\n", b"# symsel report (quick)\n")
+
+
 def write_report(out: str | Path = "symsel-report", quick: bool = False,
                  progress: bool | None = None) -> dict[str, Any]:
     """Run the report and write its folder: ``summary.md``, one PNG/PDF/CSV per figure, the tables as CSV.
@@ -330,7 +344,7 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
     from symsel.report.parallel import Job, run_jobs
 
     settings = QUICK if quick else FULL
-    folder = output_folder(out, "--out", "report", report_files(quick))
+    folder = output_folder(out, "--out", "report", report_files(quick), unmarked=_earlier_report)
     steps = report_steps(quick)
     figure_steps = steps[len(TABLE_STEPS):]
     laws, examples = tuple(settings["table_laws"]), tuple(settings["examples"])
