@@ -35,9 +35,9 @@ import json
 import math
 import numbers
 import os
+import secrets
 import signal
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -667,10 +667,11 @@ def write_parquet(results: str | Path, target: str | Path) -> dict[str, Any]:
         return pa.array([None if v is None else float(v) for v in values], type=pa.float64())
 
     table = pa.table({name: column(name) for name in COLUMNS})
-    partial: str | None = None
+    partial: Path | None = None
     try:  # a new file of its own beside the target (never a name someone else holds), then renamed over it
-        fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-        os.close(fd)
+        name = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.partial")
+        os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        partial = name
         pq.write_table(table, partial)
         os.replace(partial, target)
     except OSError as exc:
