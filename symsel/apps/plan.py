@@ -113,6 +113,56 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
     return out
 
 
+#: the most trials :func:`max_trials` searches.
+MAX_TRIALS = 10**6
+
+
+def max_trials(template: str, base: Profile, epsilon: float, delta: float, method: str = "best") -> dict[str, Any]:
+    """The largest whole number of trials ``k`` whose selection bound fits the budget: ``δ(ε_budget) ≤ δ_budget``
+    for the law ``template`` with ``{k}`` replaced by ``k`` (``"point(k={k})"``: a fixed number of trials, a grid or
+    a tuner's ``n_trials``; ``"binomial(n={k}, p=1/2)"``). The search doubles ``k`` to a bracket, then bisects on
+    the integers; every answer has been checked to fit (its ``delta_at_budget`` is reported), and ``k + 1`` has
+    been checked not to, unless the search hit :data:`MAX_TRIALS` (``capped``). A bound that is not monotone in
+    ``k`` can only make the answer smaller than the largest fitting ``k``, never unchecked."""
+    if "{k}" not in template:
+        raise ParameterError("dist", template, "a spec template containing {k}, e.g. point(k={k})", "plan")
+    epsilon = real(epsilon, "epsilon", "plan", lo=0.0, hi=MAX_BUDGET_EPSILON, lo_open=True,
+                   allowed=f"a budget 0 < epsilon <= {MAX_BUDGET_EPSILON:g}")
+    delta = probability(delta, "delta", "plan")
+    record: dict[str, Any] = {"method": method, "budget_epsilon": epsilon, "delta": delta}
+    seen: dict[int, float] = {}
+
+    def delta_at(k: int) -> float:
+        if k not in seen:
+            seen[k] = float(bound(parse_distribution(template.replace("{k}", str(k))), base, method).delta(epsilon))
+        return seen[k]
+
+    try:
+        if delta_at(1) > delta:
+            return {**record, "trials": None, "reason": f"even one trial needs more than delta = {delta:g} at "
+                                                         f"epsilon = {epsilon:g}"}
+    except NotApplicableError as exc:
+        return {**record, "trials": None, "reason": str(exc)}
+    lo, hi, capped = 1, 2, False
+    while delta_at(hi) <= delta:
+        lo, hi = hi, hi * 2
+        if hi > MAX_TRIALS:
+            capped = True
+            break
+    while not capped and hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if delta_at(mid) <= delta else (lo, mid)
+    law = parse_distribution(template.replace("{k}", str(lo)))
+    result = bound(law, base, method)
+    out = {**record, "trials": lo, "dist": law.spec, "delta_at_budget": delta_at(lo),
+           "epsilon": result.epsilon(delta), "evaluations": len(seen)}
+    if capped:
+        out["capped"] = True
+    else:
+        out["next_delta_at_budget"] = delta_at(lo + 1)
+    return out
+
+
 def _epsilon(template: str, mean: float, base: Profile, method: str, delta: float) -> float:
     return float(bound(_law(template, mean), base, method).epsilon(delta))
 

@@ -28,8 +28,9 @@ from symsel.cli._app import emit, main, user_errors
 @user_errors
 def plan_command(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
                  methods: tuple[str, ...], mean: float | None, candidates: float | None, as_json: bool) -> None:
-    """How many candidates (mean of K) fit a budget (epsilon, delta), per law of K and method; or the epsilon a
-    mean needs (--mean); or the most steps / least noise a base may use ({steps} or {sigma} in --base)."""
+    """How many candidates (mean of K) fit a budget (epsilon, delta), per law of K and method; how many trials k
+    ({k} in --dist: "point(k={k})" for a fixed number); or the epsilon a mean needs (--mean); or the most steps /
+    least noise a base may use ({steps} or {sigma} in --base)."""
     from symsel.bounds import METHODS
     from symsel.errors import ParameterError
 
@@ -39,6 +40,8 @@ def plan_command(base_spec: str, epsilon: float | None, delta: float, templates:
             raise ParameterError("method", m, " | ".join(METHODS), "plan")
     if "{steps}" in base_spec or "{sigma}" in base_spec:
         payload = _solve_knob(base_spec, epsilon, delta, templates, methods)
+    elif templates and all("{k}" in t for t in templates):
+        payload = _max_trials(base_spec, epsilon, delta, templates, methods)
     elif mean is not None:
         payload = _epsilon_at_mean(base_spec, delta, templates, methods, mean)
     else:
@@ -67,6 +70,17 @@ def _max_means(base_spec: str, epsilon: float | None, delta: float, templates: t
         if peer is not None and row.get("mean") and peer.get("mean"):
             row["gain_over_rdp"] = row["mean"] / peer["mean"]
     return {"base": base.spec, "epsilon": epsilon, "delta": delta, "plans": rows}
+
+
+def _max_trials(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
+                methods: tuple[str, ...]) -> dict[str, Any]:
+    from symsel.apps.plan import max_trials
+    from symsel.spec import parse_profile
+
+    epsilon = _need_epsilon(epsilon)
+    base = parse_profile(base_spec)
+    rows = [{"template": t, **max_trials(t, base, epsilon, delta, m)} for t in templates for m in methods]
+    return {"base": base.spec, "epsilon": epsilon, "delta": delta, "trials": rows}
 
 
 def _epsilon_at_mean(base_spec: str, delta: float, templates: tuple[str, ...], methods: tuple[str, ...],
@@ -111,6 +125,11 @@ def _format(p: dict[str, Any]) -> str:
             lines.append(head + f"mean K = {r['mean']:.4g} (epsilon {r['epsilon']:.4f}, expected quantile "
                          f"{r['expected_quantile']:.4f}{success}){gain}")
         return "\n".join(lines)
+    if "trials" in p:
+        return "\n".join(f"{r['template']:<32} {r['method']:<11} " + (
+            f"{r['trials']} trials (epsilon {r['epsilon']:.4f}; {r['trials'] + 1} would need delta "
+            f"{r.get('next_delta_at_budget', float('nan')):.3g} at epsilon {r['budget_epsilon']:g})"
+            if r.get("trials") is not None else "n/a: " + r["reason"]) for r in p["trials"])
     if "epsilons" in p:
         return "\n".join(f"{r['dist']:<32} {r['method']:<11} " + (
             f"epsilon = {r['epsilon']:.6g} at mean {r['mean']:.4g}" if r.get("epsilon") is not None

@@ -313,3 +313,30 @@ def test_solve_base_answers_a_zero_delta_budget():
 
     result = solve_base("gaussian(sigma={sigma})", "geometric(mean=10)", 2.0, 0.0, "paper")
     assert result["sigma"] is None or result["delta_at_budget"] == 0.0
+
+
+def test_max_trials_matches_the_exact_composition_of_gaussian_runs() -> None:
+    """Fixed K, method composition on gaussian(σ = 4): k runs are exactly (√k/4)-GDP, so the largest k with
+    δ(ε = 3) ≤ 1e-6 is read off the closed form at 50 digits here."""
+    from reference_profiles import gdp_delta_mp
+
+    from symsel.apps.plan import max_trials
+
+    reference = max(k for k in range(1, 200) if gdp_delta_mp(math.sqrt(k) / 4, 3.0) <= 1e-6)
+    found = max_trials("point(k={k})", GaussianProfile(4.0), 3.0, 1e-6, "composition")
+    assert found["trials"] == reference
+    assert found["delta_at_budget"] <= 1e-6 < found["next_delta_at_budget"]
+
+
+def test_max_trials_with_best_fits_more_trials_than_composition_on_laplace() -> None:
+    """best takes interval on Laplace: more trials fit ε = 12 than composition's k ε₀ allows (at most 12 there:
+    12 runs of a 1-DP base are 12-DP, 13 are not within δ = 1e-6 by composition's exact sums)."""
+    from symsel.apps.plan import max_trials
+    from symsel.spec import parse_profile
+
+    base = parse_profile("laplace(scale=1)")
+    best = max_trials("point(k={k})", base, 14.0, 1e-6, "best")
+    composition = max_trials("point(k={k})", base, 14.0, 1e-6, "composition")
+    assert best["trials"] >= composition["trials"] and best["delta_at_budget"] <= 1e-6
+    with pytest.raises(ParameterError, match="dist"):
+        max_trials("point(k=3)", base, 3.0, 1e-6)
