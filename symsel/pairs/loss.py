@@ -159,8 +159,9 @@ def laplace_pairs(epsilon0: float, bins: int) -> tuple[LossPair, LossPair]:
     ``Q e^{−l_max}``, the rest of ``Q'`` at loss −∞) they dominate it (:func:`from_loss_grid`'s argument)."""
     e0 = float(epsilon0)
     edges = np.linspace(0.0, e0, int(bins) + 1)
-    q_mass = 0.5 * np.exp(-e0) * np.expm1(np.diff(edges)) * np.exp(edges[:-1])
-    q_prime_mass = 0.5 * np.exp(-edges[:-1]) * -np.expm1(-np.diff(edges))
+    steps = np.diff(edges)
+    q_mass = 0.5 * np.exp(edges[1:] - e0) * -np.expm1(-steps)  # no overflow for any ε₀
+    q_prime_mass = 0.5 * np.exp(-edges[:-1]) * -np.expm1(-steps)
     outer_a = np.array([0.5 * math.exp(-e0), 0.5])
     outer_b = np.array([0.5, 0.5 * math.exp(-e0)])
     a = np.concatenate([outer_a[:1], q_mass, outer_a[1:]])
@@ -168,7 +169,8 @@ def laplace_pairs(epsilon0: float, bins: int) -> tuple[LossPair, LossPair]:
     source = f"laplace(epsilon0={e0!r}), {int(bins)} bins"
     dominated = loss_pair(a, b, "dominated", "P,Q", source, relative_error=16 * UNIT)
     top_loss = np.concatenate([[-e0], 2.0 * edges[1:] - e0, [e0]])
-    b_up = a * np.exp(-top_loss)
+    with np.errstate(divide="ignore"):
+        b_up = np.exp(np.log(a) - top_loss)  # a e^{-loss} without overflow (0 where a underflowed to 0)
     free = _free_mass(b_up, 16 * UNIT)
     dominating = loss_pair(np.append([0.0], a), np.append([free], b_up), "dominating", "P,Q", source,
                            mass_error=16 * UNIT, relative_error=16 * UNIT)
