@@ -12,7 +12,12 @@ One import is enough::
     base = symsel.parse_profile("gaussian(sigma=4)")
     symsel.bound(law, base).epsilon(1e-6)          # method "best"; see symsel.METHODS
     symsel.derive("poisson(mean=3)", "approx(eps=1, delta=1e-6)").markdown()   # a derivation, checked
+
+``symsel.__version__`` is the installed version (the one in ``pyproject.toml``).
 """
+
+#: the installed distribution's version, read on first use (importlib.metadata costs ~50 ms): see ``_version``
+__version__: str
 
 __all__ = [
     "BEST_COMPONENTS",
@@ -80,7 +85,28 @@ _SUBMODULES = {
 }
 
 
+def _version() -> str:
+    """The version of the installed distribution ``symsel``; from a source tree that was never installed, the one
+    in its ``pyproject.toml``; ``0+unknown`` when neither can be read."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("symsel")
+    except PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        try:
+            with (Path(__file__).resolve().parents[1] / "pyproject.toml").open("rb") as file:
+                return str(tomllib.load(file)["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "0+unknown"
+
+
 def __getattr__(name: str) -> object:
+    if name == "__version__":
+        value = globals()["__version__"] = _version()
+        return value
     if name in _SUBMODULES:
         import importlib
 
@@ -99,4 +125,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | {"derive"})
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | {"derive", "__version__"})

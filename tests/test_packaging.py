@@ -1,0 +1,82 @@
+"""The package carries what users of its field expect: a version, type information, a license, citation metadata,
+complete project metadata, and an sdist with everything a clone has for testing and reading."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+import symsel
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+PROJECT = PYPROJECT["project"]
+
+
+def test_version_is_the_one_in_pyproject():
+    assert symsel.__version__ == PROJECT["version"]
+    assert "__version__" in dir(symsel)
+
+
+def test_version_falls_back_to_pyproject_without_installed_metadata(monkeypatch):
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert symsel._version() == PROJECT["version"]
+
+
+def test_py_typed_ships_as_package_data():
+    assert (ROOT / "symsel" / "py.typed").is_file()
+    assert "py.typed" in PYPROJECT["tool"]["setuptools"]["package-data"]["symsel"]
+
+
+def test_license_is_spdx_with_its_full_text():
+    assert PROJECT["license"] == "Apache-2.0"  # an SPDX expression, not the deprecated {text = ...} table
+    assert PROJECT["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+    requires = " ".join(PYPROJECT["build-system"]["requires"])
+    minimum = re.search(r"setuptools>=(\d+)", requires)
+    assert minimum and int(minimum.group(1)) >= 77, "setuptools < 77 reads no SPDX license string"
+
+
+def test_citation_cff_matches_the_package():
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert citation["cff-version"] == "1.2.0"
+    assert str(citation["version"]) == PROJECT["version"]
+    assert citation["license"] == PROJECT["license"]
+    assert citation["title"] and citation["abstract"] and citation["authors"]
+    titles = {reference["title"] for reference in citation.get("references", [])}
+    assert {"Privacy Profiles for Private Selection", "Hyperparameter Tuning with Renyi Differential Privacy"} <= titles
+
+
+def test_project_metadata_is_complete():
+    classifiers = set(PROJECT["classifiers"])
+    for expected in ("Programming Language :: Python :: 3.11", "Operating System :: OS Independent",
+                     "Intended Audience :: Science/Research", "Topic :: Security", "Typing :: Typed"):
+        assert expected in classifiers
+    assert not any(c.startswith("License ::") for c in classifiers), "license classifiers clash with an SPDX license"
+    assert PROJECT["authors"] == [{"name": "The symsel developers"}]
+    assert PROJECT["keywords"]
+    assert PROJECT["requires-python"] == ">=3.11"
+
+
+@pytest.mark.parametrize("path", ["tests", "docs", "benchmarks", "derivations", "notebooks", "README.md", "LICENSE",
+                                  "CITATION.cff", "constraints.txt", "run.py"])
+def test_the_sdist_carries(path):
+    """MANIFEST.in names every folder and file a clone uses for testing and reading (a real `python -m build --sdist`
+    needs the registry for its isolated build environment, so this reads the manifest's own lines)."""
+    assert (ROOT / path).exists()
+    covered = set()
+    for line in (ROOT / "MANIFEST.in").read_text().splitlines():
+        words = line.split()
+        if words and words[0] in ("graft", "include"):
+            covered.update(words[1:])
+    assert path in covered
