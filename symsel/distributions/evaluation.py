@@ -107,13 +107,23 @@ class EvaluationMixin:
 
     def phi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
         """``phi(x)`` in mpmath at ``dps`` decimal digits (``x`` is converted at that precision)."""
-        with mpmath.workdps(dps):
-            return +self._phi_mpf(mpmath.mpf(x), *self._args_mp())
+        return self._stable_mp(self._phi_mpf, x, dps)
 
     def dphi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
         """``phi'(x)`` in mpmath at ``dps`` decimal digits."""
+        return self._stable_mp(self._dphi_mpf, x, dps)
+
+    def _stable_mp(self, fn: Callable, x: Any, dps: int) -> mpmath.mpf:
+        """``fn(x)`` rounded to ``dps`` digits; a stable form is evaluated with :attr:`_guard_digits` more (its
+        ``1 + z (gamma - 1)`` at ``z = 1`` keeps ``gamma``'s digits only so: ``geometric(mean=1e50)`` divided by 0)."""
         with mpmath.workdps(dps):
-            return +self._dphi_mpf(mpmath.mpf(x), *self._args_mp())
+            x = mpmath.mpf(x)
+            if self.stable_form is None:
+                return +fn(x)
+        with mpmath.workdps(dps + self._guard_digits):
+            value = fn(x, *self._args_mp())
+        with mpmath.workdps(dps):
+            return +value
 
     @cached_property
     def _guard_digits(self) -> int:

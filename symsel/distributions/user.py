@@ -255,7 +255,7 @@ MAX_CERTIFIED_DEGREE = 1000
 #: decimal digits of the interval arithmetic, tried in turn while a coefficient's sign stays undecided.
 _INTERVAL_DPS = (50, 200)
 #: an undecided coefficient up to this degree is then computed exactly by SymPy.
-_EXACT_FALLBACK_DEGREE = 40
+_EXACT_FALLBACK_DEGREE = 24
 #: the polynomial part is split off sums of at most this many terms (products of a number and a sum distributed).
 _SPLIT_MAX_TERMS = 20_000
 
@@ -323,6 +323,9 @@ def _prove(expr: sympy.Expr) -> _Series:
         return _Series(signs.pop() if signs else 0, sympy.Add(*[p.c0 for p in parts]),
                        sympy.Add(*[p.v1 for p in parts]))
     if expr.is_Mul:
+        merged = _merge_exponentials(expr)
+        if merged is not expr:
+            return _prove(merged)
         parts = [_prove(a) for a in expr.args]
         factor = sympy.Mul(*[p.c0 for p in parts if p.sign == 0])
         series = [p for p in parts if p.sign != 0]
@@ -387,6 +390,17 @@ def _prove(expr: sympy.Expr) -> _Series:
         return _Series(-1, sympy.log(p.c0), sympy.log(p.v1))
     raise _UnprovedError(f"{_short(expr)} is not among the forms proved (numbers, z, +, *, powers, exp, log, "
                          "cosh, sinh)")
+
+
+def _merge_exponentials(expr: sympy.Mul) -> sympy.Expr:
+    """``exp(a) exp(b) ... = exp(a + b + ...)`` for a product with several exponentials of ``z`` (SymPy keeps
+    ``exp(1 - z) exp(2 z - 2)`` apart); ``expr`` itself otherwise."""
+    exps = [f for f in expr.args if isinstance(f, sympy.exp) and f.has(z)]
+    if len(exps) < 2:
+        return expr
+    rest = [f for f in expr.args if not (isinstance(f, sympy.exp) and f.has(z))]
+    exponent = sympy.Add(*[f.args[0] for f in exps])
+    return sympy.Mul(*rest, sympy.exp(exponent, evaluate=False), evaluate=False)
 
 
 def _split_polynomial(expr: sympy.Expr) -> tuple[list[sympy.Expr], dict[int, sympy.Expr]]:
@@ -468,6 +482,9 @@ def _interval_taylor(expr: sympy.Expr, n: int) -> list:
                 out = [x + y for x, y in zip(out, walk(a), strict=True)]
             return out
         if e.is_Mul:
+            merged = _merge_exponentials(e)
+            if merged is not e:
+                return walk(merged)
             factors = [walk(a) for a in e.args]
             out = factors[0]
             for f in factors[1:]:
@@ -531,7 +548,7 @@ def _prove_pgf(dist: Distribution, shown: str, where: str, pmf: sympy.Expr | Non
 def _certify_coefficients(dist: Distribution, series: sympy.Expr, poly: Mapping[int, sympy.Expr], n: int,
                           info: _Series, shown: str, where: str) -> None:
     """Every coefficient of ``series + poly`` up to ``z^(n-1)`` is >= 0: ``P[K = 0]`` exactly, the others by
-    interval arithmetic (then exactly by SymPy up to ``z^40`` while an interval straddles 0)."""
+    interval arithmetic (then exactly by SymPy up to ``z^24`` while an interval straddles 0)."""
     try:
         p0 = _sign(info.c0 + poly.get(0, sympy.Integer(0)))
     except _UnprovedError as exc:
@@ -582,9 +599,10 @@ def _interval_number(c: sympy.Expr | None):
         return iv.mpf(0)
     if c.is_Rational:
         return iv.mpf(int(c.p)) / int(c.q)
-    value = mpmath.mpf(sympy.N(c, iv.dps + 15))
-    radius = abs(value) * mpmath.mpf(10) ** (5 - iv.dps)
-    return iv.mpf([value - radius, value + radius])
+    with mpmath.workdps(iv.dps + 15):  # SymPy's digits at their own precision (mpf() would round to mp.prec)
+        value = mpmath.mpf(sympy.N(c, iv.dps + 15))
+        radius = abs(value) * mpmath.mpf(10) ** (5 - iv.dps)
+        return iv.mpf([value - radius, value + radius])
 
 
 def _check_sum_is_one(total: sympy.Expr, shown: str, where: str) -> None:
