@@ -52,6 +52,10 @@ SUM_ALLOWANCE = 1e-9
 RATIO_ALLOWANCE = 8 * 2.0**-53
 #: ``h``-cells evaluated at once.
 CHUNK = 256
+#: the first pass charges runs of this many contributing pieces; runs carrying together at most
+#: :data:`COARSE_SHARE` of its sum keep that charge, the others are charged piece by piece.
+H_COARSE = 8
+COARSE_SHARE = 1e-3
 
 
 class _Pieces:
@@ -69,26 +73,33 @@ class _Pieces:
         self.r = self.ratio * (1 + RATIO_ALLOWANCE)  # an upper bound on each piece's true ratio
         # prefix sums in extended precision: a difference of two is then within (n + 4) ε_ext of the total (absolute)
         # and one float64 rounding (relative) of its exact value
-        self.A = np.concatenate([[0.0], np.cumsum(self.a.astype(np.longdouble))])
-        self.B = np.concatenate([[0.0], np.cumsum(self.b.astype(np.longdouble))])
+        # prefix sums in extended precision, kept as two float64 (head and tail): a difference of two is the
+        # difference of the heads (one rounding, relative) plus that of the tails, within (n + 4) ε_ext of the total
+        self.sums = {}
+        for name, values in (("A", self.a), ("B", self.b)):
+            extended_sums = np.concatenate([[0.0], np.cumsum(values.astype(np.longdouble))])
+            head = extended_sums.astype(float)
+            self.sums[name] = (head, (extended_sums - head).astype(float))
         extended = float(np.finfo(np.longdouble).eps)
-        total = max(1.0, float(self.A[-1]), float(self.B[-1]))
+        total = max(1.0, float(self.sums["A"][0][-1]), float(self.sums["B"][0][-1]))
         self.error = pair.mass_error + (self.a.size + 4) * extended * total
-        #: relative allowance on interval masses: the pair's, the split into pieces and the final rounding
-        self.relative = pair.relative_error + 4 * 2.0**-53
+        #: relative allowance on interval masses: the pair's, the split into pieces and the roundings of a difference
+        self.relative = pair.relative_error + 8 * 2.0**-53
         self.n = int(self.a.size)
 
-    def up(self, hi: np.ndarray, lo: np.ndarray, which: str) -> np.ndarray:
-        """The mass of pieces ``[lo, hi)`` of ``Q`` (``which="A"``) or ``Q'`` (``"B"``) from above (at most 1)."""
-        cum = self.A if which == "A" else self.B
-        exact = (cum[hi] - cum[lo]).astype(float)
-        return np.minimum(exact * (1 + self.relative) + self.error, 1.0)
+    def mass(self, hi: np.ndarray, lo: np.ndarray, which: str) -> np.ndarray:
+        """The float64 mass of pieces ``[lo, hi)`` of ``Q`` (``which="A"``) or ``Q'`` (``"B"``), within
+        :attr:`relative` and :attr:`error` of the exact one."""
+        head, tail = self.sums[which]
+        return (head[hi] - head[lo]) + (tail[hi] - tail[lo])
 
-    def down(self, hi: np.ndarray, lo: np.ndarray, which: str) -> np.ndarray:
-        """The same mass from below (at least 0)."""
-        cum = self.A if which == "A" else self.B
-        exact = (cum[hi] - cum[lo]).astype(float)
-        return np.maximum(exact * (1 - self.relative) - self.error, 0.0)
+    def up(self, mass: np.ndarray) -> np.ndarray:
+        """A :meth:`mass` from above (at most 1)."""
+        return np.minimum(mass * (1 + self.relative) + self.error, 1.0)
+
+    def down(self, mass: np.ndarray) -> np.ndarray:
+        """A :meth:`mass` from below (at least 0)."""
+        return np.maximum(mass * (1 - self.relative) - self.error, 0.0)
 
 
 class PairIntervalProfile(Profile):
@@ -139,26 +150,53 @@ class PairIntervalProfile(Profile):
         threshold = 1.0
         if self.support_max is not None:
             threshold = max(1.0, math.exp(min(eps / max(self.support_max, 1), 700.0)))
-        rows = np.flatnonzero(pieces.r > threshold)
+        first = int(np.searchsorted(pieces.r, threshold, side="right"))  # the contributing pieces: [first, n)
         total = 0.0
-        for s in range(0, rows.size, CHUNK):
-            j = rows[s:s + CHUNK]
-            bound = self._row_bounds(pieces, j, e)
-            with np.errstate(invalid="ignore", over="ignore"):
-                charge = np.where(bound > 0, pieces.b[j] * (1 + 1e-12) * bound, 0.0)
-            charge = np.where(np.isnan(charge), np.inf, charge)
-            total += float(np.sum(charge))
+        if first < pieces.n:
+            # a first pass on runs of H_COARSE pieces; the smallest runs, together at most COARSE_SHARE of its sum,
+            # keep their (valid) coarse charge, the others are charged piece by piece
+            starts = np.arange(first, pieces.n, H_COARSE)
+            ends = np.minimum(starts + H_COARSE, pieces.n)
+            coarse = self._charges(pieces, starts, ends, e)
+            by_size = np.argsort(coarse, kind="stable")
+            kept = np.cumsum(coarse[by_size]) <= COARSE_SHARE * float(np.sum(coarse))
+            total = float(np.sum(coarse[by_size[kept]]))
+            refine = np.sort(by_size[~kept])
+            if refine.size:
+                fine = (starts[refine, None] + np.arange(H_COARSE)[None, :]).ravel()
+                fine = fine[fine < ends[refine].repeat(H_COARSE)]
+                total += float(np.sum(self._charges(pieces, fine, fine + 1, e)))
         top = pair.a_infinity * (1 + pair.relative_error) + pair.mass_error
         return min(1.0, total * (1 + SUM_ALLOWANCE) + self._phi_increment_top(top))
 
+    def _charges(self, pieces: _Pieces, starts: np.ndarray, ends: np.ndarray, e: float) -> np.ndarray:
+        """For each ``h``-run of pieces ``[starts, ends)``: its ``Q'``-mass (from above) times an upper bound on the
+        integrand over it (0 where that bound is negative; ``+inf`` where it overflowed)."""
+        out = np.empty(starts.size)
+        for s in range(0, starts.size, CHUNK):
+            j0, j1 = starts[s:s + CHUNK], ends[s:s + CHUNK]
+            bound = self._row_bounds(pieces, j0, j1, e)
+            # the run's Q'-mass summed directly (non-negative terms: a relative error only, no prefix-sum error)
+            run_mass = np.zeros(j0.size)
+            for offset in range(int(np.max(j1 - j0))):
+                inside = j0 + offset < j1
+                run_mass += np.where(inside, pieces.b[np.minimum(j0 + offset, pieces.n - 1)], 0.0)
+            run_mass *= 1 + pieces.relative + (H_COARSE + 2) * 2.0**-53
+            with np.errstate(invalid="ignore", over="ignore"):
+                charge = np.where(bound > 0, run_mass * bound, 0.0)
+            out[s:s + CHUNK] = np.where(np.isnan(charge), np.inf, charge)
+        return out
+
     # ------------------------------------------------------------------ cells
-    def _row_bounds(self, pieces: _Pieces, j: np.ndarray, e: float) -> np.ndarray:
-        """For each ``h``-piece ``j``, an upper bound on the integrand over the piece and every ``l ≤ h``."""
-        jj = j[:, None]
+    def _row_bounds(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, e: float) -> np.ndarray:
+        """For each ``h``-run of pieces ``[j0, j1)``, an upper bound on the integrand over the run and every
+        ``l ≤ h``."""
+        jj0, jj1 = j0[:, None], j1[:, None]
+        j = j0
         width = L_COARSE
-        cells = math.ceil((int(j.max()) + 1) / width)
+        cells = math.ceil(int(j1.max()) / width)
         lower = np.broadcast_to(np.arange(cells) * width, (j.size, cells))
-        values = self._cells(pieces, jj, lower, np.minimum(lower + width, pieces.n), e)
+        values = self._cells(pieces, jj0, jj1, lower, np.minimum(lower + width, pieces.n), e)
         row = np.full(j.size, -np.inf)
         for split, window in REFINEMENTS:
             if width == 1:
@@ -174,36 +212,40 @@ class PairIntervalProfile(Profile):
             lower = (starts[:, :, None] + offsets[None, None, :]).reshape(j.size, -1)
             upper = np.minimum(lower + new_width, pieces.n)
             width = new_width
-            values = self._cells(pieces, jj, lower, upper, e)
+            values = self._cells(pieces, jj0, jj1, lower, upper, e)
         return np.maximum(row, values.max(axis=1))
 
-    def _cells(self, pieces: _Pieces, j: np.ndarray, lo: np.ndarray, hi: np.ndarray, e: float) -> np.ndarray:
-        """An upper bound on ``r_j φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h`` in piece ``j`` and ``l`` in the
-        run of pieces ``[lo, hi)`` (``l ≤ h``); ``−inf`` for runs entirely above the piece."""
+    def _cells(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+               e: float) -> np.ndarray:
+        """An upper bound on ``r(h) φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h`` in the run of pieces ``[j0, j1)`` and
+        ``l`` in the run ``[lo, hi)`` (``l ≤ h``); ``−inf`` for runs entirely above the ``h``-run. ``r(h)`` is at most
+        the ratio of the run's last piece."""
         grow, shrink = 1 + self.value_margin, 1 - self.value_margin
-        r = pieces.r[j]
-        lo_c = np.minimum(lo, j)  # a run reaching above j: l stays at or below h
-        hi_c = np.minimum(hi, j)
-        apart = hi <= j
-        a_hi = pieces.up(j + 1, lo_c, "A")
-        b_lo = np.where(apart, pieces.down(j, hi_c, "B"), 0.0)
+        r = pieces.r[j1 - 1]
+        lo_c = np.minimum(lo, j0)  # a run reaching above j0: the masses below stay non-negative
+        hi_c = np.minimum(hi, j0)
+        apart = hi <= j0
+        a_hi = pieces.up(pieces.mass(j1, lo_c, "A"))
+        b_lo = np.where(apart, pieces.down(pieces.mass(j0, hi_c, "B")), 0.0)
         d_hi = self._dphi(a_hi) * grow
         d_b_lo = self._dphi(b_lo) * shrink
         with np.errstate(over="ignore", invalid="ignore"):
             corner = _upper_difference(r * d_hi, e * d_b_lo)
         if np.any(apart):
-            a_lo = np.where(apart, pieces.down(j, hi_c, "A"), 0.0)
-            b_hi = pieces.up(j + 1, lo_c, "B")
-            linear = self._linear(pieces, j, lo_c, hi_c, r, e, (a_lo, a_hi, d_hi), (b_lo, b_hi, d_b_lo))
+            a_lo = np.where(apart, pieces.down(pieces.mass(j0, hi_c, "A")), 0.0)
+            b_hi = pieces.up(pieces.mass(j1, lo_c, "B"))
+            linear = self._linear(pieces, j0, j1, lo_c, hi_c, r, e, (a_lo, a_hi, d_hi), (b_lo, b_hi, d_b_lo))
             corner = np.where(apart, np.minimum(corner, linear), corner)
-        return np.where(lo <= j, corner, -np.inf)
+        return np.where(lo < j1, corner, -np.inf)
 
-    def _linear(self, pieces: _Pieces, j: np.ndarray, lo: np.ndarray, hi: np.ndarray, r: np.ndarray, e: float,
-                a_side: tuple, b_side: tuple) -> np.ndarray:
-        """The linearized bound of docs/interval.md on cells whose ``l``-run lies below the ``h``-piece: ``φ'(A)``
+    def _linear(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                r: np.ndarray, e: float, a_side: tuple, b_side: tuple) -> np.ndarray:
+        """The linearized bound of docs/interval.md on cells whose ``l``-run lies below the ``h``-run: ``φ'(A)``
         below its chord over ``[A_lo, A_hi]``, ``φ'(B)`` above a tangent at ``B_lo`` (slope: a secant to its left),
-        so the integrand is at most ``c + λ₁ A − λ₂ B``, maximal at ``h ∈ {start, end of piece j}`` and at the run
-        boundary ``l*`` where the pieces' ratio first reaches ``λ₂ / λ₁``."""
+        so the integrand is at most ``c + λ₁ A − λ₂ B = c + g(h) − g(l)``. ``g`` is piecewise linear with slope
+        of the sign of ``λ₁ r − λ₂`` (``r`` non-decreasing: falling, then rising), so its maximum over the ``h``-run
+        is at an end and its minimum over the ``l``-run at the boundary ``l*`` where the ratio first reaches
+        ``λ₂ / λ₁``."""
         a_lo, a_hi, d_a_hi = a_side
         b_lo, b_hi, d_b_lo = b_side
         grow = 1 + self.value_margin
@@ -219,14 +261,26 @@ class PairIntervalProfile(Profile):
             slope_a, slope_b = r * chord, e * secant
             target = np.where(slope_a > 0, slope_b / slope_a, np.inf)
         # the true crossing lies between the crossings of the ratios moved down and up by their rounding; between
-        # them g is linear (one atom) or flat to rounding, so its minimum is at one of the two
+        # them g is linear (one atom) or flat to rounding, so its minimum is at one of the two. One search finds
+        # the crossing of the ratios as computed; where a neighbouring ratio is within rounding of the target the
+        # two moved crossings are searched as well.
         target = np.nan_to_num(target, nan=np.inf)
-        crossings = [np.clip(np.searchsorted(pieces.ratio * (1 + side * RATIO_ALLOWANCE), target, side="left"), lo, hi)
-                     for side in (-1, 1)]
-        best = np.full(np.broadcast_shapes(crossings[0].shape, j.shape), -np.inf)
-        for h, l_star in ((h, l_star) for h in (j, j + 1) for l_star in crossings):
-            a = np.clip(pieces.up(h, l_star, "A"), a_lo, a_hi)
-            b = np.maximum(pieces.down(h, l_star, "B"), b_lo)
+        found = np.searchsorted(pieces.ratio, target, side="left")
+        n = pieces.ratio.size
+        below = pieces.ratio[np.clip(found - 1, 0, n - 1)]
+        above = pieces.ratio[np.clip(found, 0, n - 1)]
+        near = ((found > 0) & (below * (1 + RATIO_ALLOWANCE) >= target)) | (
+            (found < n) & (above * (1 - RATIO_ALLOWANCE) < target))
+        crossings = [np.clip(found, lo, hi)]
+        if np.any(near):
+            for side in (-1, 1):
+                moved = found.copy()
+                moved[near] = np.searchsorted(pieces.ratio * (1 + side * RATIO_ALLOWANCE), target[near], side="left")
+                crossings.append(np.clip(moved, lo, hi))
+        best = np.full(np.broadcast_shapes(crossings[0].shape, j0.shape), -np.inf)
+        for h, l_star in ((h, l_star) for h in (j0, j1) for l_star in crossings):
+            a = np.clip(pieces.up(pieces.mass(h, l_star, "A")), a_lo, a_hi)
+            b = np.maximum(pieces.down(pieces.mass(h, l_star, "B")), b_lo)
             with np.errstate(over="ignore", invalid="ignore"):
                 value = _upper_difference(r * (d_a_lo + chord * (a - a_lo)), e * (d_b_lo + secant * (b - b_lo)))
             best = np.maximum(best, value)
