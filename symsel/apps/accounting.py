@@ -43,6 +43,11 @@ the hockey-stick duality ``δ(−ε) = 1 − e^{−ε} + e^{−ε} δ'(ε)`` wit
 bound falls to ``floor`` (``1e-20``; the rest of the mass sits at ``+∞``, as dp-accounting's own PLDs do with their
 truncated tails: about 2e-22 for a Gaussian, and below 1e-15 in its compositions).
 
+dp-accounting's version. dp-accounting has no public way to put a PLD into a ``PLDAccountant`` or to read its PLD:
+the accountant overrides ``_maybe_compose`` (the extension point every ``PrivacyAccountant`` implements), calls the
+held ``PLDAccountant``'s ``_maybe_compose`` and composes the selections' PLDs into its ``_pld``. Those are private
+names, so ``pyproject.toml`` pins ``dp-accounting>=0.6,<0.7`` (the series this was written and tested against).
+
 Refusals follow dp-accounting: ``supports(event)`` is ``False`` and ``compose(event)`` raises
 ``privacy_accountant.UnsupportedEventError`` naming the event, for events the PLD accountant refuses (under the
 accountant's neighbouring relation), for a ``RepeatAndSelectDpEvent`` whose mean is not a finite number ``> 0``
@@ -55,6 +60,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
@@ -66,6 +72,7 @@ from dp_accounting.pld import pld_pmf, pld_privacy_accountant, privacy_loss_dist
 from symsel import validate
 from symsel.bounds.api import METHODS, SelectionBound, bound
 from symsel.distributions import Distribution
+from symsel.distributions.core import MAX_MEAN
 from symsel.errors import ParameterError, SymselError
 from symsel.profiles import DpsgdProfile, GaussianProfile, LaplaceProfile, PldProfile, Profile
 from symsel.profiles.export import MAX_EPSILON, lower_convex_hull, to_pld
@@ -87,6 +94,20 @@ DEFAULT_FLOOR = 1e-20
 INITIAL_POINTS = 33
 #: the refinement stops adding rounds once the grid has this many points.
 MAX_POINTS = 20001
+#: the largest mean of a Poisson ``RepeatAndSelectDpEvent`` (``shape = inf``) accounted: beyond it the bound of the
+#: selection does not answer in seconds (a mean of 1e9 ran for hours); larger means are refused, naming this limit.
+#: Other shapes are accounted up to ``symsel.distributions.core.MAX_MEAN`` (1e300, excluded).
+MAX_POISSON_MEAN = 1e6
+
+
+class UnsupportedSelectionError(privacy_accountant.UnsupportedEventError, ParameterError):
+    """``compose`` of a selection whose law is out of range: dp-accounting's ``UnsupportedEventError`` (as for any
+    event the accountant refuses) and symsel's :class:`~symsel.errors.ParameterError` (a ``ValueError``) naming the
+    parameter, its value and the allowed range (``name``, ``value``, ``allowed``, ``where``)."""
+
+    def __init__(self, event: dp_event.DpEvent, selection: dp_event.DpEvent, error: ParameterError):
+        Exception.__init__(self, f"Unsupported event: {event}. Error: [{error}] caused by subevent {selection}.")
+        self.name, self.value, self.allowed, self.where = error.name, error.value, error.allowed, error.where
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +135,12 @@ class SelectionDpEvent(dp_event.DpEvent):
 
 
 _SELECTION_EVENTS = (dp_event.RepeatAndSelectDpEvent, SelectionDpEvent)
+
+
+def _clip(value: Any) -> str:
+    """A bounded repr for error messages."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class _Marker:
@@ -175,10 +202,15 @@ def _repeat_and_select_law(mean: Any, shape: Any) -> Distribution:
                       allowed="shape > -1 (inf: Poisson, 1: geometric, 0: logarithmic, else truncated negative "
                               "binomial with eta = shape)")
     if s == math.inf:
+        if m > MAX_POISSON_MEAN:
+            raise ParameterError("mean", mean, f"mean <= {MAX_POISSON_MEAN:g} for shape=inf (a Poisson law; "
+                                 "MAX_POISSON_MEAN: larger means do not answer in seconds)", where)
         return _memo(("poisson", m), lambda: laws.poisson(mean=m))
     if m < 1:
         raise ParameterError("mean", mean, f"mean >= 1 for shape={shape!r} (a truncated negative binomial law, "
                                            "support {1, 2, ...})", where)
+    if not m < MAX_MEAN:
+        raise ParameterError("mean", mean, f"mean < {MAX_MEAN:g} (every bound scales with E[K] in float64)", where)
     if m == 1:  # every truncated negative binomial of mean 1 is K = 1
         return _memo(("point", 1), lambda: laws.point(1))
     if s == 1:
@@ -473,8 +505,25 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         """Account ``count`` runs of ``event`` (``UnsupportedEventError`` if it is not supported).
 
         Every selection in ``event`` is bounded and exported before anything is composed, so an error there
-        (raised as ``UnsupportedEventError``) leaves the accountant as it was."""
-        if isinstance(event, dp_event.DpEvent) and self._maybe_compose(event, count, False) is None:
+        (raised as ``UnsupportedEventError``) leaves the accountant as it was. A selection whose law is out of range
+        raises :class:`UnsupportedSelectionError` (also a ``ParameterError``); an ``event`` that is not a ``DpEvent``
+        or a ``count`` that is not an integer ``>= 0`` raises ``ParameterError``."""
+        where = "SelectionAccountant.compose"
+        if not isinstance(event, dp_event.DpEvent):
+            raise ParameterError("event", _clip(event), "a dp_accounting DpEvent (e.g. dp_event.GaussianDpEvent(4.0), "
+                                 "dp_event.RepeatAndSelectDpEvent(run, mean, shape) or SelectionDpEvent(run, "
+                                 "'point(k=40)')); a symsel spec string is not an event", where)
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
+            raise ParameterError("count", count, "an integer >= 0 (the number of times the event is composed)", where)
+        count = int(count)
+        for selection in self._selections(event):
+            try:
+                selection_law(selection)
+            except ParameterError as exc:
+                raise UnsupportedSelectionError(event, selection, exc) from None
+            except SymselError:  # a spec that does not parse: dp-accounting's UnsupportedEventError, below
+                pass
+        if self._maybe_compose(event, count, False) is None:
             for selection in self._selections(event):
                 self._part(selection)
         super().compose(event, count)

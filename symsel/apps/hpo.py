@@ -26,6 +26,8 @@ Optuna is an optional dependency (``pip install 'symsel[hpo]'``): this module im
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
 
 WHERE = "tune"
 DIRECTIONS = ("maximize", "minimize")
+#: the most trials one search may run: a law with ``E[K]`` above it (``point(k=100000000)``) is refused before any
+#: trial, and so is a ``K`` drawn above it (``P[K > MAX_TRIALS] <= E[K] / MAX_TRIALS``, Markov).
+MAX_TRIALS = 10**6
 INSTALL_HINT = "pip install 'symsel[hpo]' (or pip install 'optuna>=5.0')"
 
 
@@ -108,6 +113,23 @@ def _optuna() -> Any:
 
 
 
+def _law_or_trials(law: Any, n_trials: Any) -> Any:
+    """``law``, or ``point(k=n_trials)`` for a fixed number of trials; exactly one of them."""
+    if n_trials is None:
+        if law is None:
+            raise ParameterError("law", None, "the law of K (a spec string such as \"geometric(mean=10)\" or a "
+                                 "symsel.Distribution), or n_trials=N for a fixed number of trials", WHERE)
+        return law
+    if law is not None:
+        raise ParameterError("n_trials", n_trials, "None when law is given (n_trials=N is the law point(k=N))", WHERE)
+    count = validate.integer(n_trials, "n_trials", WHERE, lo=1)
+    if count > MAX_TRIALS:
+        raise ParameterError("n_trials", n_trials, f"an integer from 1 to MAX_TRIALS = {MAX_TRIALS}", WHERE)
+    from symsel.distributions import point
+
+    return point(count)
+
+
 def _search_space(optuna: Any, search_space: Any) -> dict[str, Any] | None:
     if search_space is None:
         return None
@@ -161,14 +183,16 @@ def _note(method: str, sampler_name: str, iid: bool, k: int, completed: int, see
 
 def tune(
     objective: Callable[[Any], float],
-    law: Any,
-    base: Any,
-    delta: float,
+    law: Any = None,
+    base: Any = None,
+    delta: float | None = None,
     sampler: optuna.samplers.BaseSampler | None = None,
     seed: int | np.random.Generator | None = None,
     method: str = "best",
     direction: str = "maximize",
     search_space: Mapping[str, Any] | None = None,
+    *,
+    n_trials: int | None = None,
 ) -> TuningResult:
     """Run the best of ``K ~ law`` Optuna trials of ``objective`` and return it with the certified ``ε(δ)`` of the
     whole search (module docstring: what the search must satisfy and what ``ε`` covers).
@@ -176,10 +200,11 @@ def tune(
     Args:
         objective: ``objective(trial) -> float``, one private run per call (Optuna's define-by-run: it calls
             ``trial.suggest_…``; with ``search_space`` the configuration is already in ``trial.params``).
-            ``optuna.TrialPruned`` marks the trial pruned, a NaN or non-number value failed (both are that run's
-            output); any other exception marks it failed and is raised.
+            ``optuna.TrialPruned`` marks the trial pruned, a non-number value (``None``) failed (both are that run's
+            output); a NaN or infinite value is refused (``ParameterError`` naming ``objective``: it would be
+            released as the best value), and any other exception marks the trial failed and is raised.
         law: the law of ``K``: a spec string (``"geometric(mean=10)"``, ``"point(k=40)"``) or a
-            :class:`symsel.Distribution`.
+            :class:`symsel.Distribution`, with ``E[K] <= MAX_TRIALS``; or ``None`` with ``n_trials``.
         base: the privacy profile of one trial: a spec string (``"gaussian(sigma=4)"``,
             ``"dpsgd(q=0.01, sigma=1.1, steps=100)"``) or a :class:`symsel.profiles.Profile`.
         delta: the target ``δ`` in ``(0, 1)``.
@@ -190,11 +215,14 @@ def tune(
         method: the bound method, one of :data:`symsel.METHODS` (default ``"best"``).
         direction: ``"maximize"`` or ``"minimize"``.
         search_space: optional ``{name: optuna distribution}`` drawn for every trial before ``objective`` is called.
+        n_trials: a fixed number of trials instead of ``law``: the law ``point(k=n_trials)`` (an integer from 1 to
+            :data:`MAX_TRIALS`; give ``law`` or ``n_trials``, not both).
 
     Raises:
         OptunaMissingError: Optuna is not installed.
         ParameterError: a bad ``objective``, ``delta``, ``method``, ``direction``, ``seed``, ``search_space``,
-            ``law`` or ``base``; or an adaptive ``sampler`` without ``method="composition"``.
+            ``law``, ``n_trials`` or ``base`` (a law with ``E[K] > MAX_TRIALS``, or a ``K`` drawn above it); an
+            objective value that is NaN or infinite; or an adaptive ``sampler`` without ``method="composition"``.
         NotApplicableError: the method does not apply to the law and base.
     """
     optuna = _optuna()
@@ -202,6 +230,10 @@ def tune(
 
     if not callable(objective):
         raise ParameterError("objective", objective, "a callable objective(trial) -> float", WHERE)
+    law = _law_or_trials(law, n_trials)
+    if base is None:
+        raise ParameterError("base", None, "the privacy profile of one trial: a spec string "
+                             "(\"gaussian(sigma=4)\") or a symsel Profile", WHERE)
     delta = validate.real(delta, "delta", WHERE, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     method = validate.choice(method, "method", WHERE, METHODS)
     direction = validate.choice(direction, "direction", WHERE, DIRECTIONS)
@@ -218,6 +250,9 @@ def tune(
             "does not draw configurations i.i.d. (it adapts to earlier trials, or follows a grid or a sequence); "
             "method='composition' also holds for adaptive samplers (docs/composition.md)", WHERE)
     law_obj, base_obj = as_distribution(law, "law", WHERE), as_profile(base, "base", WHERE)
+    if law_obj.support_min > MAX_TRIALS or not law_obj.mean <= MAX_TRIALS:
+        raise ParameterError("law", law_obj.spec, f"a law of K with E[K] <= MAX_TRIALS = {MAX_TRIALS} trials (it has "
+                             f"E[K] = {law_obj.mean:g}; one search runs the objective K times)", WHERE)
 
     # The bound first: it depends only on (law, base, method, delta), never on the K drawn or on any trial.
     selection = bound(law_obj, base_obj, method)
@@ -225,6 +260,9 @@ def tune(
     certificate = dict(selection.certificate)
 
     k = int(law_obj.rvs(1, rng=rng)[0])
+    if k > MAX_TRIALS:
+        raise ParameterError("law", law_obj.spec, f"a law whose K stays within MAX_TRIALS = {MAX_TRIALS} trials (K = "
+                             f"{k} was drawn, before any trial ran)", WHERE)
     seed_derived = sampler is None
     if sampler is None:
         sampler = optuna.samplers.RandomSampler(seed=int(rng.integers(2**32)))
@@ -239,7 +277,12 @@ def tune(
         except BaseException:
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             raise
-        study.tell(trial, value)  # NaN or a non-number: Optuna marks the trial failed, with a warning
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(float(value)):
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            raise ParameterError("objective", float(value), "a finite real value from every trial (trial "
+                                 f"{trial.number} returned {float(value)}; an infinite or NaN value would be released "
+                                 "as the best)", WHERE)
+        study.tell(trial, value)  # a non-number (None): Optuna marks the trial failed, with a warning
 
     trials = study.get_trials(deepcopy=True)
     best = _best(trials, direction)

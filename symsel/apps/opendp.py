@@ -48,8 +48,10 @@ the map never under-reports the selection's privacy loss (given a correct base m
 
 The function. ``K`` is drawn with a ``numpy.random.Generator`` (seeded by ``seed``; ``law.rvs``); the base's own
 noise is OpenDP's (its cryptographically secure sampler). ``K`` is never released: ``K = 0`` releases ``None``,
-otherwise the best of the ``K`` outputs by ``score`` (the first in run order among equal scores; a NaN score never
-wins unless every score is NaN). The random-``K`` bounds assume i.i.d. runs: the base must be one fixed
+otherwise the best of the ``K`` outputs by ``score`` (the first in run order among equal scores). A score that is
+not a real number, or is NaN, and a ``score`` function that raises, end the run with one ``ParameterError`` naming
+``score``. At most :data:`MAX_RUNS` runs: a law with a larger mean is refused. The random-``K`` bounds assume
+i.i.d. runs: the base must be one fixed
 measurement, run on the same data each time (OpenDP's measurements are).
 
 Features: :func:`make_selection` turns on OpenDP's ``"contrib"`` and ``"honest-but-curious"`` features
@@ -90,6 +92,10 @@ GRID_FLOOR = 1e-20
 MAX_GRID_EPSILON = 100.0
 #: the profile handed to OpenDP is the bound shifted right by this much in ε (see :func:`_curve`).
 EPSILON_SHIFT = 1e-9
+#: the most runs of the base one selection may execute: a law with ``E[K]`` above it (``point(k=100000000)``) is
+#: refused by :func:`make_selection`, and a run that draws a ``K`` above it is refused before running the base
+#: (``P[K > MAX_RUNS] <= E[K] / MAX_RUNS``, Markov).
+MAX_RUNS = 10**6
 
 
 class OpenDPMissingError(SymselError, ImportError):
@@ -325,7 +331,7 @@ def make_selection(
         measurement: the base, an OpenDP ``Measurement`` (output measure: module docstring's table, or any with
             ``base_profile``).
         law: the law of ``K``: a spec string (``"geometric(mean=10)"``, ``"point(k=5)"``) or a
-            :class:`symsel.Distribution`.
+            :class:`symsel.Distribution`, with ``E[K] <= MAX_RUNS``.
         score: ``score(output) -> float`` ranks the base's outputs. ``None``: the base outputs ``(score, candidate)``
             pairs and the first element is the score. The whole best output is released.
         direction: ``"maximize"`` (default) or ``"minimize"`` the score.
@@ -356,6 +362,9 @@ def make_selection(
     if not isinstance(measurement, dp.Measurement):
         raise ParameterError("measurement", measurement, "an opendp Measurement (e.g. dp.m.make_laplace(...))", WHERE)
     law_obj = as_distribution(law, "law", WHERE)
+    if law_obj.support_min > MAX_RUNS or not law_obj.mean <= MAX_RUNS:
+        raise ParameterError("law", law_obj.spec, f"a law of K with E[K] <= MAX_RUNS = {MAX_RUNS} runs of the base (it "
+                             f"has E[K] = {law_obj.mean:g})", WHERE)
     if score is not None and not callable(score):
         raise ParameterError("score", score, "None (outputs are (score, candidate) pairs) or a callable "
                              "score(output) -> float", WHERE)
@@ -372,6 +381,10 @@ def make_selection(
 
     def function(data: Any) -> Any:
         k = int(law_obj.rvs(1, rng=rng)[0])
+        if k > MAX_RUNS:
+            state.error = ParameterError("law", law_obj.spec, f"a law whose K stays within MAX_RUNS = {MAX_RUNS} runs "
+                                         f"(K = {k} was drawn, before any run)", WHERE)
+            raise state.error
         best, best_key = None, None
         for _ in range(k):
             output = measurement(data)
@@ -380,6 +393,11 @@ def make_selection(
             except SymselError as exc:
                 state.error = exc
                 raise
+            except Exception as exc:  # the user's score function failed: one line naming score, no traceback
+                state.error = ParameterError("score", getattr(score, "__name__", repr(score)),
+                                             "a callable score(output) -> float that returns a real number for every "
+                                             f"output (it raised {type(exc).__name__}: {_one_line(exc)})", WHERE)
+                raise state.error from None
             if best_key is None or key > best_key:
                 best, best_key = output, key
         return best
@@ -404,8 +422,13 @@ def make_selection(
     return selection
 
 
+def _one_line(exc: BaseException, width: int = 120) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _ranker(score: Callable[[Any], float] | None, direction: str) -> Callable[[Any], tuple[int, float]]:
-    """A key that orders outputs best-last: ``(is a number, ±score)``; NaN scores rank below every number."""
+    """A key that orders outputs best-last: ``(1, ±score)``; a NaN score is refused (``ParameterError``)."""
     sign = 1.0 if direction == "maximize" else -1.0
 
     def rank(output: Any) -> tuple[int, float]:
@@ -419,7 +442,10 @@ def _ranker(score: Callable[[Any], float] | None, direction: str) -> Callable[[A
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ParameterError("score", value, "a real number for every output", WHERE)
         value = float(value)
-        return (0, 0.0) if math.isnan(value) else (1, sign * value)
+        if math.isnan(value):
+            raise ParameterError("score", value, "a real number, not NaN, for every output (a NaN score cannot be "
+                                 "ranked)", WHERE)
+        return (1, sign * value)
 
     return rank
 
