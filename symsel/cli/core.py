@@ -68,7 +68,10 @@ def profile_command(spec: str, delta: float | None, epsilon: float | None, as_js
 
 @main.command("bound")
 @click.option("--dist", "dist_spec", required=True, help='Law of K, e.g. "geometric(mean=30)".')
-@click.option("--base", "base_spec", required=True, help='Base mechanism, e.g. "gaussian(sigma=4)".')
+@click.option("--base", "base_spec", required=True,
+              help='Base mechanism, e.g. "gaussian(sigma=4)". A base given by a pair (pair, randomized_response, '
+                   'dpsgd, ...) means: every ordered pair of neighbouring inputs is a post-processing of (P, P\') or '
+                   'of (P\', P), the same for all K runs; both orders are computed (docs/setting.md).')
 @click.option("--delta", type=float, default=None, help="Report epsilon at this delta.")
 @click.option("--epsilon", type=float, default=None, help="Report delta at this epsilon (>= 0).")
 @click.option("--method", default="best", show_default=True,
@@ -173,7 +176,8 @@ def _format_bound_rows(payload: dict[str, Any]) -> str:
 @click.option("--example", "example", default=None, help="A registered worst case (see --list).")
 @click.option("--list", "list_examples", is_flag=True, help="List the registered examples.")
 @click.option("--dist", "dist_spec", default=None, help="Law of K (with --base and --delta).")
-@click.option("--base", "base_spec", default=None, help="Base mechanism with a known dominating pair.")
+@click.option("--base", "base_spec", default=None,
+              help="Base mechanism with a known dominating pair (DP-SGD: its dominated pair of docs/lower-bounds.md).")
 @click.option("--delta", type=float, default=None, help="delta at which epsilon is compared.")
 @click.option("--budget", type=click.IntRange(1, MAX_BUDGET), default=200, show_default=True,
               help=f"Exact evaluations for the search (at most {MAX_BUDGET}).")
