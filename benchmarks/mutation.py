@@ -49,6 +49,7 @@ DEFAULT_MODULES = (
     "symsel/bounds/api.py", "symsel/bounds/composition.py", "symsel/bounds/envelope.py",
     "symsel/bounds/hockey_stick.py", "symsel/bounds/mixture.py", "symsel/bounds/precision.py",
     "symsel/bounds/ratio.py", "symsel/bounds/rnm.py", "symsel/bounds/summary.py", "symsel/bounds/interval.py",
+    "symsel/bounds/interval_pairs.py", "symsel/pairs/loss.py", "symsel/evidence/pld_lower.py",
     "symsel/apps/plan.py", "symsel/apps/tuning.py", "symsel/apps/ptr.py", "symsel/profiles/export.py",
 )
 #: the fast test subset run against each module's mutants (fastest killers first; a file that does not exist in the
@@ -58,6 +59,7 @@ FINITE = P + "test_no_bound_is_below_the_exact_selection_on_a_finite_pair"
 FIXED_K = P + "test_fixed_k_runs_of_pure_dp_are_never_below_k_eps"
 GAUSS = P + "test_no_bound_on_a_gaussian_base_is_below_a_binned_gaussian_selection"
 CLOSE = P + "test_envelope_and_best_clear_the_certified_lower_bound_closely"
+PAIRS = "tests/bounds/test_interval_pairs.py::"
 TESTS = {
     "symsel/bounds/api.py": [FINITE, "tests/bounds/test_api.py", "tests/bounds/test_bounds_edges.py"],
     "symsel/bounds/composition.py": [FINITE, "tests/bounds/test_composition.py"],
@@ -69,6 +71,16 @@ TESTS = {
     "symsel/bounds/rnm.py": ["tests/bounds/test_rnm.py"],
     "symsel/bounds/summary.py": ["tests/bounds/test_api.py", "tests/bounds/test_bounds_edges.py"],
     "symsel/bounds/interval.py": ["tests/bounds/test_interval.py"],
+    "symsel/bounds/interval_pairs.py": [PAIRS + "test_finite_pairs_between_the_certified_lower_bound_and_a_hair_above",
+                                        PAIRS + "test_never_below_any_score_order_of_split_atoms",
+                                        PAIRS + "test_mass_at_infinite_loss_is_charged_its_top_increment",
+                                        PAIRS + "test_two_runs_of_a_finite_pair_never_below_their_exact_composition"],
+    "symsel/pairs/loss.py": [PAIRS + "test_the_laplace_pairs_dominate_and_are_dominated",
+                             PAIRS + "test_a_pld_rounded_up_dominates_it",
+                             PAIRS + "test_laplace_point40_inside_the_independent_bracket"],
+    "symsel/evidence/pld_lower.py": [PAIRS + "test_the_lower_sum_meets_the_exact_selection_and_moves_down_with_its_"
+                                             "allowance",
+                                     PAIRS + "test_dpsgd_certified_lower_bound_sits_below_interval_and_near_it"],
     "symsel/apps/plan.py": [P + "test_the_planned_mean_fits_the_budget_and_a_larger_one_does_not",
                        P + "test_the_solved_sigma_fits_and_less_noise_does_not", "tests/apps/test_plan.py"],
     "symsel/apps/tuning.py": [P + "test_gaussian_sigma_for_is_never_below_the_exact_root",
