@@ -16,6 +16,8 @@ One import is enough::
 ``symsel.__version__`` is the installed version (the one in ``pyproject.toml``).
 """
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers take it as True)
+
 #: the installed distribution's version, read on first use (importlib.metadata costs ~50 ms): see ``_version``
 __version__: str
 
@@ -56,6 +58,42 @@ __all__ = [
     "truncated",
     "two_point",
 ]
+
+if TYPE_CHECKING:  # what the names below are, for type checkers: at run time each is imported on first use
+    from symsel import derive as derive
+    from symsel.apps import accounting as accounting
+    from symsel.apps import hpo as hpo
+    from symsel.apps import opendp as opendp
+    from symsel.apps import plan as plan
+    from symsel.apps import ptr as ptr
+    from symsel.apps import sweep as sweep
+    from symsel.apps import tuning as tuning
+    from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
+    from symsel.bounds import BEST_COMPONENTS, METHODS, SelectionBound, bound
+    from symsel.distributions import (
+        Distribution,
+        beta_binomial,
+        binomial,
+        compound,
+        from_pgf,
+        from_pmf,
+        geometric,
+        logarithmic,
+        mixture,
+        negative_binomial,
+        point,
+        poisson,
+        tnb,
+        truncated,
+        two_point,
+    )
+    from symsel.errors import NotApplicableError, ParameterError, SpecError, SymselError
+    from symsel.evidence.examples import get_example, list_examples
+    from symsel.evidence.lower import lower_bound
+    from symsel.profiles import Profile
+    from symsel.profiles import export as export
+    from symsel.profiles.export import compose, to_pld
+    from symsel.spec import parse_distribution, parse_expression, parse_profile
 
 #: every public name, imported on first use: ``import symsel`` (and so ``symsel --help``) stays cheap, and SymPy,
 #: SciPy and dp-accounting load only when a law, a profile or a bound is first asked for.

@@ -21,6 +21,9 @@ class ParameterError(SymselError, ValueError):
     ``tnb: parameter eta=-2 is out of range; allowed: eta > -1``.
     """
 
+    #: set on a copy re-raised under the family name the user typed (``symsel.spec``); absent otherwise
+    spec_named: bool
+
     def __init__(self, name: str, value: Any, allowed: str, where: str | None = None):
         self.name = name
         self.value = value

@@ -19,7 +19,7 @@ import ast
 import inspect
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import sympy
 
@@ -180,9 +180,10 @@ def _value(node: ast.AST, text: str, families: Mapping[str, Callable[..., Any]])
             return -inner if isinstance(node.op, ast.USub) else inner
     if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
             and all(isinstance(n, ast.Constant) and type(n.value) is int for n in (node.left, node.right))):
-        if node.right.value == 0:
+        numerator, denominator = cast(ast.Constant, node.left).value, cast(ast.Constant, node.right).value
+        if denominator == 0:
             raise SpecError("division by zero", text, node.col_offset + 1)
-        return sympy.Rational(node.left.value, node.right.value)  # an exact fraction such as 9/10
+        return sympy.Rational(numerator, denominator)  # an exact fraction such as 9/10
     if isinstance(node, ast.Name) and node.id in {"true", "false", "True", "False"}:
         return node.id.lower() == "true"
     if isinstance(node, ast.Name) and node.id in {"inf", "infinity"}:
@@ -240,7 +241,7 @@ def _check_signature(constructor: Callable, name: str, args: list, kwargs: dict,
             raise SpecError(
                 f"{name}() has no parameter {kw.arg!r} (parameters: {', '.join(accepted)})",
                 text,
-                kw.value.col_offset + 1 - len(kw.arg) - 1,
+                kw.value.col_offset + 1 - len(cast(str, kw.arg)) - 1,
             )
     try:
         signature.bind(*args, **kwargs)

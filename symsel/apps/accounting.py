@@ -63,7 +63,7 @@ import math
 import numbers
 from collections import OrderedDict
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 from dp_accounting import dp_event, privacy_accountant
@@ -79,7 +79,7 @@ from symsel.profiles.export import MAX_EPSILON, lower_convex_hull, to_pld
 
 __all__ = ["SelectionAccountant", "SelectionDpEvent", "selection_base", "selection_law", "selection_pld"]
 
-NeighboringRelation = privacy_accountant.NeighboringRelation
+NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 _CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
 _NEIGHBOURING = {
     NeighboringRelation.ADD_OR_REMOVE_ONE: "add_remove",
@@ -564,7 +564,7 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
                 accountant = self._pld_accountant
                 accountant._pld = pld if self._empty else accountant._pld.compose(pld)
                 self._empty = False
-                self._bounds.append((event, part.bound, count))
+                self._bounds.append((event, cast(SelectionBound, part.bound), count))
         return None
 
     def _selections(self, event: dp_event.DpEvent) -> list[dp_event.DpEvent]:

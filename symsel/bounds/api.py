@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
+from typing import cast
 
 import numpy as np
 import sympy
@@ -178,7 +179,7 @@ def _composition(dist: Distribution, base: Profile) -> SelectionBound:
 
     selection, certificate = composition_profile(dist, base)
     theorem = "sum_k P[K=k] delta of the k-fold composition of the base (docs/composition.md)"
-    return SelectionBound("composition", theorem, selection, dist, base, certificate, {})
+    return SelectionBound("composition", theorem, selection, dist, base, cast("dict[str, Scalar]", certificate), {})
 
 
 def _interval(dist: Distribution, base: Profile) -> SelectionBound:

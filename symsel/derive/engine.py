@@ -18,13 +18,14 @@ reason, which depends on the input alone.
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, cast
 
 import mpmath
 import sympy
 
 import symsel
 from symsel.bounds.hockey_stick import paper_log_ratio_at, polygon_ratio_at
+from symsel.bounds.ratio import SupCertificate
 from symsel.derive.common import (
     DELTA1,
     DPS,
@@ -90,9 +91,10 @@ def symbolic_law(law: str | Distribution) -> tuple[str, sympy.Expr, Distribution
     if not (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and tree.func.id == "pgf"):
         raise error
     kw = {k.arg: k.value for k in tree.keywords}
-    if tree.args or not isinstance(kw.get("expr"), ast.Constant) or not isinstance(kw["expr"].value, str):
+    if tree.args or not isinstance(kw.get("expr"), ast.Constant) or not isinstance(cast(ast.Constant, kw["expr"]).value,
+                                                                                  str):
         raise error
-    text = kw.pop("expr").value
+    text = cast(str, cast(ast.Constant, kw.pop("expr")).value)
     called = {n.func.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Call)
               and isinstance(n.func, ast.Name)}
     names = sorted({n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
@@ -315,7 +317,7 @@ def _symbolic_sections(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distr
         for name in ("pure_dp", "renyi", "utility"):
             skipped[name] = _skip(name, size.huge_reason())
         return out
-    eps0 = sympy.Rational(repr(float(base.eps))) if getattr(base, "family", None) == "pure" else EPS0
+    eps0 = sympy.Rational(repr(float(cast(Any, base).eps))) if getattr(base, "family", None) == "pure" else EPS0
     if size.symbolic:
         out["pure_dp"], c1 = _section("pure_dp", skipped, lambda: pure_dp(spec, phi, dphi, dist, eps0))
         out["renyi"], c2 = _section("renyi", skipped,
@@ -348,8 +350,9 @@ def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution 
         raise SpecError("a base needs every parameter of the law bound to a value (e.g. pgf(expr=..., mu=3))")
     polygon = symsel.bound(dist, base, "polygon")
     best = symsel.bound(dist, base)
-    e1 = sympy.Rational(repr(float(polygon.details["eps1"])))
+    e1 = sympy.Rational(repr(float(cast(float, polygon.details["eps1"]))))
     d1 = sympy.Rational(repr(float(base.delta(float(e1)))))
+    corners: dict[str, Any]
     if size.huge:
         skipped["sup_location"] = _skip("sup_location", size.huge_reason())
         where, argument, kind, corners = ("unknown", "law too large to locate the sup on the polygon (see skipped)",
@@ -363,7 +366,7 @@ def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution 
         q, qp = corners[where]
         log_r = sympy.log(dphi.subs(z, q)) - sympy.log(dphi.subs(z, qp))
         value = sympy.N(log_r, DPS)
-        cert = polygon_ratio_at(dist, base, float(e1)).certificate
+        cert = cast(SupCertificate, polygon_ratio_at(dist, base, float(e1)).certificate)
         # the engine's grid attains cert.lower and certifies cert.upper: the claimed sup must lie between them
         # (1e-12: float64 log phi' on the grid); how far the certificate's upper end is above it is reported.
         below_grid = float(value) - cert.lower

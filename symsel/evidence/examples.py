@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import mpmath
 import sympy
@@ -119,9 +119,9 @@ class Example:
 
     def _laws(self, dps: int) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
         if self.kind == "selection":
-            return selection_laws(self.pair, self.dist, dps)
+            return selection_laws(cast(FinitePair, self.pair), self.dist, dps)
         if self.kind == "conditional":
-            return conditional_laws(self.pair, self.params["S"], dps)
+            return conditional_laws(cast(FinitePair, self.pair), self.params["S"], dps)
         if self.kind == "rnm":
             return (report_noisy_max_law(self.params["values_x"], self.params["sigma"], dps),
                     report_noisy_max_law(self.params["values_x_prime"], self.params["sigma"], dps))
@@ -188,8 +188,8 @@ def report_noisy_max_law(values: Sequence[float], sigma: float, dps: int = DEFAU
     if isinstance(sigma, bool) or not (isinstance(sigma, int | float) and 0 < sigma < math.inf):
         raise ParameterError("sigma", sigma, "sigma > 0", "report_noisy_max_law")
     groups: dict[float, list[int]] = {}
-    for i, v in enumerate(vals):
-        groups.setdefault(v, []).append(i)
+    for i, val in enumerate(vals):
+        groups.setdefault(val, []).append(i)
     ordered = sorted(groups, key=lambda v: (-len(groups[v]), v))
     with mpmath.workdps(dps + 15):
         s = mpmath.mpf(repr(float(sigma)))

@@ -37,7 +37,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import mpmath
 import numpy as np
@@ -168,7 +168,7 @@ class _ContinuousSearch:
         c = np.sort(np.asarray(cuts, dtype=float))
         if len(c) > 1 and np.any(np.diff(c) <= 0):
             return -math.inf
-        p, q = self.pair.bin_masses_float(c)
+        p, q = self.pair.bin_masses_float(cast(Sequence[float], c))
         return self.obj(p, q, order, (tuple(c), tuple(order)))
 
     def quantile(self, u: float, side: int = 1) -> float:
@@ -203,8 +203,8 @@ class _ContinuousSearch:
         candidates.sort(key=lambda t: -t[0])
         zig3 = []
         for _, cuts, order in candidates[:2]:
-            c, v = self.polish(cuts, order, min(60, obj.left // 4))
-            zig3.append((v, list(c), order))
+            polished, value = self.polish(cuts, order, min(60, obj.left // 4))
+            zig3.append((value, list(polished), order))
         # 3. deeper zigzags (5, 7, ... bins): split the outermost tail bins, polish all cuts
         if zig3:
             _, cuts, order3 = max(zig3, key=lambda t: t[0])
@@ -214,8 +214,8 @@ class _ContinuousSearch:
             while 2 * (k + 1) + 1 <= self.max_bins and obj.left > 16:
                 k += 1
                 cuts = [cuts[0] - w, *cuts, cuts[-1] + w]
-                cuts, _ = self.polish(cuts, zigzag_order(k, k, high_first), min(60 * k, obj.left // 2))
-                cuts = list(cuts)
+                polished, _ = self.polish(cuts, zigzag_order(k, k, high_first), min(60 * k, obj.left // 2))
+                cuts = list(polished)
         # 4. simulated annealing from the best state
         self.anneal()
         return obj.best_state
@@ -235,13 +235,13 @@ class _ContinuousSearch:
             move = rng.integers(0, 4)
             n = len(new_order)
             if move == 0 and new_cuts:  # move a cut point
-                i = rng.integers(0, len(new_cuts))
+                i = int(rng.integers(0, len(new_cuts)))
                 new_cuts[i] += rng.normal(0, 0.3 * self.pair.scale) * (1 - 0.9 * frac)
             elif move == 1 and n >= 2:  # swap two bins in the order
                 i, j = rng.choice(n, 2, replace=False)
                 new_order[i], new_order[j] = new_order[j], new_order[i]
             elif move == 2 and n < self.max_bins and new_cuts:  # split a bin
-                i = rng.integers(0, n)
+                i = int(rng.integers(0, n))
                 lo = new_cuts[i - 1] if i > 0 else new_cuts[0] - 3 * self.pair.scale
                 hi = new_cuts[i] if i < len(new_cuts) else new_cuts[-1] + 3 * self.pair.scale
                 c = float(rng.uniform(lo, hi))
@@ -460,14 +460,14 @@ def expanding_interval_order(p: Sequence[float] | np.ndarray, q: Sequence[float]
         down[lo, hi] = down_value > up_value
     start = int(np.argmax(np.diag(value)))
     order: list[int] = []
-    lo = hi = start
-    while hi - lo < n:
-        if down[lo, hi]:
-            lo -= 1
-            order.append(int(cells[lo]))
+    low = high = start
+    while high - low < n:
+        if down[low, high]:
+            low -= 1
+            order.append(int(cells[low]))
         else:
-            order.append(int(cells[hi]))
-            hi += 1
+            order.append(int(cells[high]))
+            high += 1
     return tuple(null + order)
 
 
@@ -607,7 +607,7 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
         candidates.append((discretize(pair, cuts, order, dps=dps + 30),
                            {"cuts": cuts, "construction": "search", "mono": None}))
         if slices >= 3 and math.isfinite(obj.best):
-            c = slice_cuts(pair, slices, delta)
+            c = cast(Sequence[float], slice_cuts(pair, slices, delta))
             ps, qs = pair.bin_masses_float(c)
             for order, info in _slice_orders(ps, qs, dist, delta, obj.best, both_directions=False):
                 candidates.append((discretize(pair, c, order, dps=dps + 30), {**info, "cuts": c, "mono": None}))
@@ -622,13 +622,13 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
     mono = selection_epsilon(mono_pair, dist, delta, dps)
     if mono > exact:  # ties of the likelihood ratio can make the "monotone" order the better one
         found, exact = mono_pair, mono
-    cuts = info.get("cuts")
+    found_cuts = info.get("cuts")
     kernel = info.get("kernel")
     return LowerBoundResult(
         epsilon=_round_down(exact), epsilon_mp=exact, pair=found, order=tuple(int(i) for i in found.order),
         evaluations=obj.calls, monotone_epsilon=_round_down(mono), delta=delta,
         search_epsilon=float(info.get("search_epsilon", obj.best)),
-        cuts=None if cuts is None else tuple(float(x) for x in cuts),
+        cuts=None if found_cuts is None else tuple(float(x) for x in found_cuts),
         kernel=None if kernel is None else tuple(tuple(float(x) for x in row) for row in kernel),
         seconds=time.perf_counter() - start, base=pair, construction=info["construction"],
         slice_evaluations=int(sum(i.get("calls", 0) for _, i in candidates)),
