@@ -363,7 +363,7 @@ def selection_pld(profile: Profile, discretization: float = 1e-4, tolerance: flo
 COSTLY_POINTS = 40
 
 
-def _split_costly(profile: Profile) -> tuple[Profile, list[Profile]]:
+def _split_costly(profile: Profile) -> tuple[Profile, list[SelectionBound]]:
     """For ``best``, the pointwise minimum of its cheap components (every one but ``interval``) and the list of its
     costly ones; any other profile is returned whole, with no costly part. Every value of either is an upper bound
     on the selection's curve, so any mix of them per grid point is too."""
@@ -376,10 +376,11 @@ def _split_costly(profile: Profile) -> tuple[Profile, list[Profile]]:
     cheap = [part for part in inner.parts if part.method != "interval"]
     if not costly or not cheap:
         return profile, []
-    return (cheap[0] if len(cheap) == 1 else PointwiseMinimum(tuple(cheap))), costly
+    merged: Profile = cheap[0] if len(cheap) == 1 else PointwiseMinimum(tuple(cheap))
+    return merged, costly
 
 
-def _lowered_at_some_points(eps: np.ndarray, deltas: np.ndarray, costly: list[Profile]) -> np.ndarray:
+def _lowered_at_some_points(eps: np.ndarray, deltas: np.ndarray, costly: list[SelectionBound]) -> np.ndarray:
     """``deltas`` lowered to the costly components' values at :data:`COSTLY_POINTS` grid points spread (in ``ε``)
     over the stretch where the curve lies in ``[1e-15, 0.5]``: the connect-the-dots PLD and its convex minorant
     then follow the tighter component between those points (module docstring of :mod:`symsel.profiles.export`:

@@ -50,7 +50,7 @@ def test_the_readme_dask_example_equals_the_local_run(tmp_path: Path, monkeypatc
     cells = load_grid("grid.yaml")
     assert len(cells) == 16
     run_sweep(cells, tmp_path / "local.csv", jobs=1)
-    namespace: dict[str, object] = {}
+    namespace: dict[str, object] = {"__name__": "__main__"}  # the block runs under its script guard
     exec(readme_block("On a Dask cluster"), namespace)
     assert any("run_cell" in prefix for prefix in namespace["cluster"].scheduler.task_prefixes)  # on the workers
     local = rows(tmp_path / "local.csv")
