@@ -50,6 +50,18 @@ def _excess(log_value: float, delta: float) -> float:
     return log_value - math.log(delta) if delta > 0 else (0.0 if log_value == -math.inf else math.inf)
 
 
+def _checked_budget(template: str, placeholder: str, example: str, epsilon: float, delta: float,
+                    method: str) -> tuple[float, float, dict[str, Any]]:
+    """The template, ``epsilon`` and ``delta`` of a planning question checked (one-line errors naming each), and
+    the record every answer starts from."""
+    if placeholder not in template:
+        raise ParameterError("dist", template, f"a spec template containing {placeholder}, e.g. {example}", "plan")
+    epsilon = real(epsilon, "epsilon", "plan", lo=0.0, hi=MAX_BUDGET_EPSILON, lo_open=True,
+                   allowed=f"a budget 0 < epsilon <= {MAX_BUDGET_EPSILON:g}")
+    delta = probability(delta, "delta", "plan")
+    return epsilon, delta, {"method": method, "budget_epsilon": epsilon, "delta": delta}
+
+
 def max_mean(template: str, base: Profile, epsilon: float, delta: float, method: str = "best",
              min_mean: float = 1.0 + 1e-6, candidates: float | None = None) -> dict[str, Any]:
     """The largest ``E[K]`` (within ``MEAN_RTOL``) with the selection bound ``<= epsilon`` at ``delta``.
@@ -61,12 +73,7 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
     utility of that law: the expected quantile of the best run (P&S eq. 8) and, with ``candidates``, the
     probability that the best of ``candidates`` equally likely configurations is found (P&S App. A.2.1).
     ``mean`` is ``None`` when even ``min_mean`` exceeds the budget; the search is capped at ``MAX_MEAN``."""
-    if "{mean}" not in template:
-        raise ParameterError("dist", template, "a spec template containing {mean}, e.g. poisson(mean={mean})", "plan")
-    epsilon = real(epsilon, "epsilon", "plan", lo=0.0, hi=MAX_BUDGET_EPSILON, lo_open=True,
-                   allowed=f"a budget 0 < epsilon <= {MAX_BUDGET_EPSILON:g}")
-    delta = probability(delta, "delta", "plan")
-    record: dict[str, Any] = {"method": method, "budget_epsilon": epsilon, "delta": delta}
+    epsilon, delta, record = _checked_budget(template, "{mean}", "poisson(mean={mean})", epsilon, delta, method)
     seen: dict[float, float] = {}
 
     def over_budget(x: float) -> float:  # x = -log(mean): non-increasing, feasible (<= 0) on the right
@@ -124,12 +131,7 @@ def max_trials(template: str, base: Profile, epsilon: float, delta: float, metho
     the integers; every answer has been checked to fit (its ``delta_at_budget`` is reported), and ``k + 1`` has
     been checked not to, unless the search hit :data:`MAX_TRIALS` (``capped``). A bound that is not monotone in
     ``k`` can only make the answer smaller than the largest fitting ``k``, never unchecked."""
-    if "{k}" not in template:
-        raise ParameterError("dist", template, "a spec template containing {k}, e.g. point(k={k})", "plan")
-    epsilon = real(epsilon, "epsilon", "plan", lo=0.0, hi=MAX_BUDGET_EPSILON, lo_open=True,
-                   allowed=f"a budget 0 < epsilon <= {MAX_BUDGET_EPSILON:g}")
-    delta = probability(delta, "delta", "plan")
-    record: dict[str, Any] = {"method": method, "budget_epsilon": epsilon, "delta": delta}
+    epsilon, delta, record = _checked_budget(template, "{k}", "point(k={k})", epsilon, delta, method)
     seen: dict[int, float] = {}
 
     def delta_at(k: int) -> float:

@@ -79,7 +79,7 @@ def _mass_above(b: np.ndarray, below: tuple[np.ndarray, np.ndarray], shift: floa
     return np.where(b - shift <= 0, ndtr(b - shift) - cdf, sf - ndtr(shift - b))
 
 
-def _upper_difference(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
+def upper_difference(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
     """``positive − negative``, ``+inf`` where both overflowed to ``inf`` (the sign is then unknown: the
     conservative answer)."""
     difference = positive - negative
@@ -132,15 +132,49 @@ def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray,
         a = np.clip(_mass_above(h, at_q, mu) * (1 + MASS_ALLOWANCE), q_lo, q_hi)
         b = np.maximum(_mass_above(h, at_q_prime, 0.0) * (1 - MASS_ALLOWANCE), p_lo)
         with np.errstate(over="ignore", invalid="ignore"):
-            value = _upper_difference(r * (dphi_q_lo + chord * (a - q_lo)), e * (dphi_p_lo + secant * (b - p_lo)))
+            value = upper_difference(r * (dphi_q_lo + chord * (a - q_lo)), e * (dphi_p_lo + secant * (b - p_lo)))
         best = np.maximum(best, value)
     return np.where(steep, np.inf, best)
 
 
-class IntervalProfile(Profile):
-    """``δ(ε)`` of the interval bound for ``K ~ dist`` on the ``μ``-GDP pair (module docstring)."""
+class CellBoundProfile(Profile):
+    """What the interval bounds share: a certified ``δ`` at each ``ε ≥ 0`` (:meth:`delta_nonnegative`, cached by
+    the subclass), negative ``ε`` by the profile's symmetry, and ``ε(δ)`` from above by the one root finder."""
 
     family = "selection"
+
+    def delta_nonnegative(self, eps: float) -> float:
+        raise NotImplementedError
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        def nonnegative(x: np.ndarray) -> np.ndarray:
+            return np.array([min(1.0, self.delta_nonnegative(v)) for v in np.ravel(x)]).reshape(np.shape(x))
+
+        return delta_by_symmetry(eps, nonnegative)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest ``ε ≥ 0`` with the bound ``≤ delta``, from above (checked, :func:`last_feasible`)."""
+        d = self._check_delta(delta)
+        if d <= 0:
+            return math.inf
+        if self.delta_nonnegative(0.0) <= d:
+            return 0.0
+        log_target = math.log(d)
+
+        def gap(eps: float) -> float:
+            value = self.delta_nonnegative(eps)
+            return math.log(value) - log_target if value > 0 else -math.inf
+
+        lo, hi = 0.0, 1.0
+        while gap(hi) > 0:
+            lo, hi = hi, 2.0 * hi
+            if hi > 1e4:
+                return math.inf
+        return last_feasible(gap, lo, hi, xtol=1e-6, rtol=1e-9)
+
+
+class IntervalProfile(CellBoundProfile):
+    """``δ(ε)`` of the interval bound for ``K ~ dist`` on the ``μ``-GDP pair (module docstring)."""
 
     def __init__(self, dist: Distribution, mu: float, value_margin: float = 0.0):
         self.dist = dist
@@ -256,7 +290,7 @@ class IntervalProfile(Profile):
         grow, shrink = 1 + self.value_margin, 1 - self.value_margin
         dphi_q_hi, dphi_p_lo = self._dphi(q_hi) * grow, self._dphi(p_lo) * shrink
         with np.errstate(over="ignore", invalid="ignore"):
-            corner = _upper_difference(r * dphi_q_hi, e * dphi_p_lo)
+            corner = upper_difference(r * dphi_q_hi, e * dphi_p_lo)
         apart = lb <= ha  # the l-cell lies below the h-cell: the linearization applies
         if np.any(apart):
             linear = _linear_cell_bound(self, ha, hb, r, la, lb, e, (q_lo, q_hi, dphi_q_hi), (p_lo, p_hi, dphi_p_lo))
@@ -271,34 +305,8 @@ class IntervalProfile(Profile):
         q_prime = _mass(lb, ha, 0.0) * (1 - MASS_ALLOWANCE)
         up, down = 1 + self.value_margin, 1 - self.value_margin
         with np.errstate(over="ignore", invalid="ignore"):
-            value = _upper_difference(r * self._dphi(q) * up, e * self._dphi(q_prime) * down)
+            value = upper_difference(r * self._dphi(q) * up, e * self._dphi(q_prime) * down)
         return np.where(la <= hb, value, -np.inf)
-
-    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        def nonnegative(x: np.ndarray) -> np.ndarray:
-            return np.array([min(1.0, self.delta_nonnegative(v)) for v in np.ravel(x)]).reshape(np.shape(x))
-
-        return delta_by_symmetry(eps, nonnegative)
-
-    def epsilon(self, delta: float) -> float:
-        """The smallest ``ε ≥ 0`` with the bound ``≤ delta``, from above (checked, :func:`last_feasible`)."""
-        d = self._check_delta(delta)
-        if d <= 0:
-            return math.inf
-        if self.delta_nonnegative(0.0) <= d:
-            return 0.0
-        log_target = math.log(d)
-
-        def gap(eps: float) -> float:
-            value = self.delta_nonnegative(eps)
-            return math.log(value) - log_target if value > 0 else -math.inf
-
-        lo, hi = 0.0, 1.0
-        while gap(hi) > 0:
-            lo, hi = hi, 2.0 * hi
-            if hi > 1e4:
-                return math.inf
-        return last_feasible(gap, lo, hi, xtol=1e-6, rtol=1e-9)
 
 
 def interval_profile(dist: Distribution, base: Profile) -> IntervalProfile:

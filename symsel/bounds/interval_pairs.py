@@ -30,13 +30,12 @@ from collections.abc import Sequence
 import mpmath
 import numpy as np
 
+from symsel.bounds.interval import CellBoundProfile, upper_difference
 from symsel.bounds.precision import usable_float_error
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
-from symsel.numeric import last_feasible
 from symsel.pairs.loss import LossPair
 from symsel.profiles import Profile
-from symsel.profiles.base import delta_by_symmetry
 
 #: the largest ``Q``- or ``Q'``-mass of one piece of an atom.
 PIECE_MASS = 2e-4
@@ -102,11 +101,9 @@ class _Pieces:
         return np.maximum(mass * (1 - self.relative) - self.error, 0.0)
 
 
-class PairIntervalProfile(Profile):
+class PairIntervalProfile(CellBoundProfile):
     """``δ(ε)`` of the interval bound for ``K ~ dist`` on a base given by dominating :class:`LossPair`\\ s, the
     largest over the pairs (one per direction of the base; module docstring)."""
-
-    family = "selection"
 
     def __init__(self, dist: Distribution, pairs: Sequence[LossPair], value_margin: float = 0.0,
                  piece_mass: float = PIECE_MASS):
@@ -230,7 +227,7 @@ class PairIntervalProfile(Profile):
         d_hi = self._dphi(a_hi) * grow
         d_b_lo = self._dphi(b_lo) * shrink
         with np.errstate(over="ignore", invalid="ignore"):
-            corner = _upper_difference(r * d_hi, e * d_b_lo)
+            corner = upper_difference(r * d_hi, e * d_b_lo)
         if np.any(apart):
             a_lo = np.where(apart, pieces.down(pieces.mass(j0, hi_c, "A")), 0.0)
             b_hi = pieces.up(pieces.mass(j1, lo_c, "B"))
@@ -282,42 +279,9 @@ class PairIntervalProfile(Profile):
             a = np.clip(pieces.up(pieces.mass(h, l_star, "A")), a_lo, a_hi)
             b = np.maximum(pieces.down(pieces.mass(h, l_star, "B")), b_lo)
             with np.errstate(over="ignore", invalid="ignore"):
-                value = _upper_difference(r * (d_a_lo + chord * (a - a_lo)), e * (d_b_lo + secant * (b - b_lo)))
+                value = upper_difference(r * (d_a_lo + chord * (a - a_lo)), e * (d_b_lo + secant * (b - b_lo)))
             best = np.maximum(best, value)
         return np.where(steep, np.inf, best)
-
-    # ------------------------------------------------------------------ profile
-    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        def nonnegative(x: np.ndarray) -> np.ndarray:
-            return np.array([min(1.0, self.delta_nonnegative(v)) for v in np.ravel(x)]).reshape(np.shape(x))
-
-        return delta_by_symmetry(eps, nonnegative)
-
-    def epsilon(self, delta: float) -> float:
-        """The smallest ``ε ≥ 0`` with the bound ``≤ delta``, from above (checked, :func:`last_feasible`)."""
-        d = self._check_delta(delta)
-        if d <= 0:
-            return math.inf
-        if self.delta_nonnegative(0.0) <= d:
-            return 0.0
-        log_target = math.log(d)
-
-        def gap(eps: float) -> float:
-            value = self.delta_nonnegative(eps)
-            return math.log(value) - log_target if value > 0 else -math.inf
-
-        lo, hi = 0.0, 1.0
-        while gap(hi) > 0:
-            lo, hi = hi, 2.0 * hi
-            if hi > 1e4:
-                return math.inf
-        return last_feasible(gap, lo, hi, xtol=1e-6, rtol=1e-9)
-
-
-def _upper_difference(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
-    """``positive − negative``, ``+inf`` where both overflowed (the sign is then unknown)."""
-    difference = positive - negative
-    return np.where(np.isnan(difference), np.inf, difference)
 
 
 def pair_interval_profile(dist: Distribution, base: Profile) -> PairIntervalProfile:
