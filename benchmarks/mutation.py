@@ -76,6 +76,7 @@ TESTS = {
                                         PAIRS + "test_mass_at_infinite_loss_is_charged_its_top_increment",
                                         PAIRS + "test_two_runs_of_a_finite_pair_never_below_their_exact_composition"],
     "symsel/pairs/loss.py": [PAIRS + "test_the_laplace_pairs_dominate_and_are_dominated",
+                             PAIRS + "test_every_loss_pair_is_two_distributions",
                              PAIRS + "test_a_pld_rounded_up_dominates_it",
                              PAIRS + "test_laplace_point40_inside_the_independent_bracket"],
     "symsel/evidence/pld_lower.py": [PAIRS + "test_the_lower_sum_meets_the_exact_selection_and_moves_down_with_its_"
