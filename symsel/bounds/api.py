@@ -218,8 +218,10 @@ def _interval_may_help(dist: Distribution, base: Profile) -> bool:
     points, or a mean of at least :data:`BEST_INTERVAL_MIN_MEAN` and a ``φ'`` of at most
     :data:`BEST_INTERVAL_MAX_OPS` SymPy operations (``poisson(mean=1e6)``, ``binomial(n=1e6, p=1/2)``). On
     spread laws (variance above the mean: geometric, TNB, two-point, beta-binomial, uniform) the envelope is within
-    0.1 % and much faster. Decided by the law alone, so the same
-    inputs always take the same components."""
+    0.1 % and much faster. On the other bases with a pair ``interval`` costs more per ``ε`` and is taken only for
+    laws with a small bounded support (fixed ``K``, binomial laws): a planner bisecting over Poisson means would pay it
+    at every step. Decided by the law and the kind of base alone, so the same inputs always take the same
+    components."""
     from symsel.pairs.location import GaussianPair
 
     if not dist.variance <= dist.mean:
@@ -228,7 +230,9 @@ def _interval_may_help(dist: Distribution, base: Profile) -> bool:
         int(dist.support_max) - int(dist.support_min) + 1 <= BEST_COMPOSITION_MAX_SUPPORT)
     if not small and (dist.mean < BEST_INTERVAL_MIN_MEAN or sympy.count_ops(dist.dpgf) > BEST_INTERVAL_MAX_OPS):
         return False
-    return isinstance(base.dominating_pair(), GaussianPair) or bool(base.loss_pairs("dominating"))
+    if isinstance(base.dominating_pair(), GaussianPair):
+        return True
+    return small and bool(base.loss_pairs("dominating"))
 
 
 def _composition_may_help(dist: Distribution, base: Profile) -> bool:
@@ -282,7 +286,7 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
             if method == "interval" and not _interval_may_help(dist, base):
                 skipped["skipped_interval"] = (
                     "taken by best only on bases with a dominating pair for laws with a variance at most the mean "
-                    "and either a "
+                    "(off the Gaussian base: a bounded support only) and either a "
                     f"bounded support of at most {BEST_COMPOSITION_MAX_SUPPORT} points or a mean of at least "
                     f"{BEST_INTERVAL_MIN_MEAN:g} and a phi' of at most {BEST_INTERVAL_MAX_OPS} operations; ask for "
                     "it by name")
