@@ -10,11 +10,11 @@ Writes benchmarks/results/every_base.json and prints a Markdown table for benchm
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
-from pathlib import Path
+
+from _common import fmt, write_results
 
 import symsel
 from symsel.errors import NotApplicableError
@@ -65,13 +65,9 @@ def main() -> None:
                 rows.append(row)
                 short = base_spec if len(base_spec) < 40 else base_spec[:18] + "…"
 
-                def show(x):
-                    return "n/a" if x is None else f"{x:.4f}"
-
-                print(f"| `{short}` | `{law}` | {delta:g} | {show(best)} | {show(comp)} | {show(interval)} | "
-                      f"{lower:.4f} | {ratio:.4f} | {t_interval:.1f}, {t_lower:.1f} |", flush=True)
-    out = Path(__file__).parent / "results" / "every_base.json"
-    out.write_text(json.dumps(rows, indent=1))
+                print(f"| `{short}` | `{law}` | {delta:g} | {fmt(best, 6)} | {fmt(comp, 6)} | {fmt(interval, 6)} | "
+                      f"{fmt(lower, 6)} | {fmt(ratio, 5)} | {t_interval:.1f}, {t_lower:.1f} |", flush=True)
+    write_results("every_base", {"rows": rows})
 
 
 if __name__ == "__main__":

@@ -11,10 +11,9 @@ the table is the README's "A fixed number of trials of DP-SGD".
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 
+from _common import fmt, write_results
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant
 
@@ -50,10 +49,10 @@ def main() -> None:
         row["lower"] = symsel.lower_bound(base, law, DELTA).epsilon
         row["lower_cpu_s"] = time.process_time() - start
         rows.append(row)
-        print(f"| {k} | {row['best']:.4f} | {row['composition']:.4f} | {row['envelope']:.4f} | "
-              f"{row['dp_accounting_rdp']:.4f} | {row['lower']:.4f} | {row['best'] / row['lower']:.4f} |", flush=True)
-    out = Path(__file__).parent / "results" / "fixed_trials.json"
-    out.write_text(json.dumps(rows, indent=1))
+        cells = [row[name] for name in ("best", "composition", "envelope", "dp_accounting_rdp", "lower")]
+        text = [str(k), *(fmt(c, 6) for c in cells), fmt(row["best"] / row["lower"], 5)]
+        print("| " + " | ".join(text) + " |", flush=True)
+    write_results("fixed_trials", {"rows": rows})
 
 
 if __name__ == "__main__":
