@@ -11,11 +11,11 @@ a valid upper bound on the same privacy profile.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import sympy
@@ -25,6 +25,9 @@ from symsel.bounds.precision import usable_float_error
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 #: every method, in the order reports list them (``best`` last: it combines the others).
 METHODS = ("paper", "polygon", "fdp", "envelope", "composition", "interval", "rdp", "rdp_lemma7", "best")
@@ -109,6 +112,23 @@ class SelectionBound(Profile):
 
     def __repr__(self) -> str:
         return f"<SelectionBound {self.method}: {self.dist.spec} on {self.base.spec}>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's ``text/html`` display: ``ε`` at δ ∈ {1e-3, 1e-6, 1e-10} (each ``self.epsilon(δ)``, evaluated
+        when displayed), the certified lower bound where it is cheap, method, theorem and a one-line certificate
+        summary (:func:`symsel.display.bound_html`)."""
+        from symsel.display import bound_html
+
+        return bound_html(self)
+
+    def plot(self, ax: Axes | None = None, deltas: Sequence[float] | None = None) -> Axes:
+        """``ε`` against ``δ`` on a log ``δ`` axis: the bound at each of ``deltas`` (default 1e-12 … 1e-2, one
+        ``self.epsilon(δ)`` each), the certified lower bound where it is cheap and one run of the base; drawn on
+        ``ax`` (a new figure when ``None``), which is returned. Needs matplotlib (the ``notebooks`` extra)
+        (:func:`symsel.display.plot_bound`)."""
+        from symsel.display import plot_bound
+
+        return plot_bound(self, ax, deltas)
 
 
 class PointwiseMinimum(Profile):
@@ -333,6 +353,12 @@ class BestCertificate(Mapping):
 
     def __len__(self) -> int:
         return len(self._computed())
+
+    def __repr__(self) -> str:
+        """``BestCertificate({...})``: the entries (computing them on first read), never an object address."""
+        from symsel.display import certificate_repr
+
+        return certificate_repr(type(self).__name__, self._computed())
 
 
 def _best_certificate(parts: list[SelectionBound]) -> BestCertificate:

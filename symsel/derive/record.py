@@ -189,6 +189,13 @@ class Derivation:
         (:func:`render_markdown` of the JSON data)."""
         return render_markdown(self.data())
 
+    def _repr_markdown_(self) -> str:
+        """Jupyter's ``text/markdown`` display: the :meth:`markdown` report, its set braces written
+        ``\\lbrace``/``\\rbrace`` (:func:`symsel.display.derivation_markdown`)."""
+        from symsel.display import derivation_markdown
+
+        return derivation_markdown(self)
+
 
 def _json_data(value: Any) -> Any:
     if isinstance(value, Expression):

@@ -206,7 +206,16 @@ class Distribution(EvaluationMixin, MassesMixin, UtilityMixin, SamplingMixin):
         return f"{self.name}({args})"
 
     def __repr__(self) -> str:
-        return f"Distribution({self.spec})"
+        from symsel.display import distribution_repr
+
+        return distribution_repr(self)
+
+    def _repr_latex_(self) -> str:
+        """Jupyter's ``text/latex`` display: ``φ(z)``, ``E[K]``, ``P[K = 0]``, the support and the spec
+        (:func:`symsel.display.distribution_latex`)."""
+        from symsel.display import distribution_latex
+
+        return distribution_latex(self)
 
     # ----------------------------------------------------------------- moments
     def _number(self, expr: sympy.Expr) -> sympy.Expr:

@@ -1,0 +1,209 @@
+"""Rich display in Jupyter (symsel/display.py): what a law, a derivation and a bound show, checked against values
+written here (PGFs built in the test with SymPy, ε rounded up with fractions), not against the display's own code."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import sys
+import xml.etree.ElementTree as ET
+from fractions import Fraction
+
+import matplotlib
+import pytest
+import sympy
+
+import symsel
+from symsel.display import derivation_markdown, lower_bound_cost
+from symsel.distributions import z
+from symsel.errors import ParameterError
+
+matplotlib.use("Agg")
+
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+DELTAS = (1e-3, 1e-6, 1e-10)
+
+
+def six_digits(value: float, up: bool) -> Fraction:
+    """``value`` rounded up (or down) to 6 significant digits, exactly (fractions)."""
+    exact = Fraction(value)
+    scale = Fraction(10) ** (5 - math.floor(math.log10(value)))
+    rounded = math.ceil(exact * scale) if up else math.floor(exact * scale)
+    return Fraction(rounded) / scale
+
+
+@pytest.fixture(scope="module")
+def gaussian():
+    return symsel.parse_profile("gaussian(sigma=4)")
+
+
+@pytest.fixture(scope="module")
+def envelope(gaussian):
+    return symsel.bound(symsel.geometric(mean=10), gaussian, "envelope")
+
+
+# ------------------------------------------------------------------------------------ laws
+@pytest.mark.parametrize(("spec", "pgf", "mean", "support", "bounded"), [
+    ("pgf(expr='z*exp(mu*(z-1))', mu=3)", z * sympy.exp(3 * (z - 1)), "4", r"\lbrace 0, 1, 2, \dots \rbrace",
+     "(unbounded)"),
+    ("point(k=5)", z**5, "5", r"\lbrace 5 \rbrace", "(bounded: a fixed number of runs)"),
+    ("binomial(n=4, p=1/2)", (z / 2 + sympy.Rational(1, 2)) ** 4, "2", r"\lbrace 0, \dots, 4 \rbrace", "(bounded)"),
+    ("pgf(expr='(1+z)^2/4')", (1 + z) ** 2 / 4, "1", r"\lbrace 0, \dots, 2 \rbrace", "(bounded)"),
+])
+def test_law_latex_shows_pgf_mean_support_and_spec(spec, pgf, mean, support, bounded):
+    law = symsel.parse_distribution(spec)
+    text = law._repr_latex_()
+    assert rf"\varphi(z) = \mathbb{{E}}\left[z^K\right] = {sympy.latex(pgf)}$" in text
+    assert rf"\mathbb{{E}}[K] = {mean}," in text
+    assert rf"K \in {support}$ {bounded}" in text
+    assert f"for $K \\sim$ {law.spec}:" in text
+    assert text.count("$") % 2 == 0 and r"\{" not in text and r"\}" not in text
+
+
+def test_law_latex_of_a_long_pgf_is_abbreviated():
+    law = symsel.parse_distribution("pmf(expr='1/1000', k_min=1, k_max=1000)")
+    text = law._repr_latex_()
+    assert r"\frac{z^{1000}}{1000}" in text and r"\cdots" in text and r"\text{(1000 terms)}" in text
+    assert r"\mathbb{E}[K] = \frac{1001}{2}" in text
+    assert len(text) < 1000
+
+
+def test_law_p0_is_shown_rounded_up():
+    text = symsel.parse_distribution("binomial(n=20, p=0.5)")._repr_latex_()
+    assert "P[K = 0] = 9.53675e-07" in text  # 2^-20 = 9.5367431640625e-07
+
+
+def test_law_repr_is_readable():
+    assert repr(symsel.geometric(mean=30)) == "Distribution(geometric(mean=30))"
+    assert repr(symsel.parse_distribution("point(k=10)")) == "Distribution(point(k=10))"
+    unlabelled = symsel.from_pgf(z * sympy.exp(sympy.Symbol("mu") * (z - 1)), {"mu": 3})
+    assert repr(unlabelled) == "Distribution(pgf(expr='z*exp(mu*(z - 1))', mu=3))"
+
+
+# ------------------------------------------------------------------------------------ derivations
+def test_derivation_markdown_has_the_steps_as_math():
+    derivation = symsel.derive("poisson(mean=3)")
+    text = derivation._repr_markdown_()
+    assert text.startswith("### Derivation for `poisson(mean=3)`")
+    assert f"$\\varphi(z) = {sympy.latex(sympy.exp(3 * (z - 1)))}$" in text
+    assert f"$\\varphi'(z) = {sympy.latex(3 * sympy.exp(3 * (z - 1)))}$" in text
+    assert "mean $m = 3$" in text
+    assert "#### Checks" in text and "\n# " not in text and "\n## " not in text
+    assert r"\{" not in text and r"\}" not in text
+
+
+def test_derivation_markdown_writes_set_braces_as_lbrace():
+    class Stub:
+        def markdown(self) -> str:
+            return "# Title\n\n- support $\\{1, 2\\}$\n\n## Section"
+
+    assert derivation_markdown(Stub()) == "### Title\n\n- support $\\lbrace 1, 2\\rbrace $\n\n#### Section"
+
+
+# ------------------------------------------------------------------------------------ bounds
+def _table(html_text: str) -> tuple[list[list[str]], dict[str, str]]:
+    root = ET.fromstring(html_text)  # well-formed: every tag closed, every text escaped
+    numbers, facts = root.findall("table")
+    rows = [[td.text or "" for td in tr.findall("td")] for tr in numbers.find("tbody").findall("tr")]
+    info = {tr.find("th").text: tr.find("td").text for tr in facts.find("tbody").findall("tr")}
+    return rows, info
+
+
+def test_bound_html_table(envelope):
+    html_text = envelope._repr_html_()
+    rows, info = _table(html_text)
+    assert [row[0] for row in rows] == ["0.001", "1e-06", "1e-10"]
+    for (_, upper, lower), delta in zip(rows, DELTAS, strict=True):
+        eps = envelope.epsilon(delta)
+        assert Fraction(upper) == six_digits(eps, up=True)
+        assert Fraction(lower) <= Fraction(eps) and float(lower) > 0.95 * eps  # a cheap search, still close
+    # the envelope at delta = 1e-6 is 1.5571 and the certified lower bound 1.5566 (README's results table)
+    assert 1.55 < float(rows[1][2]) <= 1.5566 < 1.5571 <= float(rows[1][1]) < 1.558
+    assert info["method"] == "envelope"
+    assert info["theorem"] == envelope.theorem
+    assert info["certificate"].startswith("eps_shift=0.0005")
+    assert not ADDRESS.search(html_text)
+
+
+def test_bound_html_escapes_every_text(envelope):
+    hostile = dataclasses.replace(envelope, theorem="a <b> & 'c' \"d\"")
+    html_text = hostile._repr_html_()
+    assert "a &lt;b&gt; &amp; &#x27;c&#x27; &quot;d&quot;" in html_text
+    assert "<b>" not in html_text
+    assert _table(html_text)[1]["theorem"] == "a <b> & 'c' \"d\""
+
+
+def test_best_certificate_is_readable(gaussian):
+    best = symsel.bound(symsel.geometric(mean=10), gaussian)
+    text = repr(best.certificate)
+    assert text.startswith("BestCertificate({'wins_at_delta_0.001': 'envelope'")
+    assert not ADDRESS.search(text) and not ADDRESS.search(str(best.certificate))
+    assert _table(best._repr_html_())[1]["certificate"].startswith(
+        "smallest at delta 0.001: envelope, 1e-06: envelope, 1e-10: envelope;")
+
+
+def test_no_lower_bound_where_it_is_not_cheap(gaussian):
+    zcdp = symsel.bound(symsel.geometric(mean=10), symsel.parse_profile("zcdp(rho=0.1)"), "rdp")
+    rows, info = _table(zcdp._repr_html_())
+    assert all(len(row) == 2 for row in rows)
+    assert [Fraction(row[1]) for row in rows] == [six_digits(zcdp.epsilon(d), up=True) for d in DELTAS]
+    assert "no dominating pair" in info["lower bound"]
+    p, q = [1 / 20] * 20, [(1 + (i % 2) / 2) / 25 for i in range(20)]  # 20 atoms
+    big_pair = symsel.parse_profile(f"pair(p={p}, q={q})")
+    assert "20 atoms" in lower_bound_cost(symsel.geometric(mean=10), big_pair)
+    long_law = symsel.parse_distribution("beta_binomial(n=20, a=2, b=3)")
+    assert "operations" in lower_bound_cost(long_law, gaussian)
+    assert lower_bound_cost(symsel.geometric(mean=10), symsel.parse_profile("laplace(scale=1)")) is None
+
+
+def test_an_infinite_epsilon_is_shown_as_inf():
+    approx = symsel.parse_profile("approx(eps=1, delta=1e-4)")  # 10 runs leak delta ~ 1e-3 > 1e-6
+    bound = symsel.bound(symsel.geometric(mean=10), approx, "envelope")
+    rows, _ = _table(bound._repr_html_())
+    assert rows[2][1] == "inf" and math.isinf(bound.epsilon(1e-10))
+
+
+# ------------------------------------------------------------------------------------ plot
+def test_plot_draws_bound_lower_bound_and_base(envelope, gaussian):
+    import matplotlib.pyplot as plt
+
+    deltas = [1e-8, 1e-6, 1e-4]
+    ax = envelope.plot(deltas=deltas)
+    try:
+        assert isinstance(ax, matplotlib.axes.Axes)
+        assert ax.get_xscale() == "log"
+        lines = {line.get_label(): line for line in ax.get_lines()}
+        assert set(lines) == {"envelope: certified upper bound", "certified lower bound", "one run of the base"}
+        upper = lines["envelope: certified upper bound"]
+        assert list(upper.get_xdata()) == deltas
+        assert list(upper.get_ydata()) == [envelope.epsilon(d) for d in deltas]
+        assert all(lo <= up for lo, up in zip(lines["certified lower bound"].get_ydata(), upper.get_ydata(),
+                                              strict=True))
+        assert list(lines["one run of the base"].get_ydata()) == [gaussian.epsilon(d) for d in deltas]
+    finally:
+        plt.close(ax.figure)
+
+
+def test_plot_on_given_axes_without_a_cheap_lower_bound():
+    import matplotlib.pyplot as plt
+
+    bound = symsel.bound(symsel.geometric(mean=10), symsel.parse_profile("zcdp(rho=0.1)"), "rdp")
+    fig, ax = plt.subplots()
+    try:
+        assert bound.plot(ax, deltas=(1e-6, 1e-3)) is ax
+        assert [line.get_label() for line in ax.get_lines()] == ["rdp: certified upper bound", "one run of the base"]
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("deltas", [[], [0.0, 1e-6], [1e-6, 1.0], ["x"], 3])
+def test_plot_refuses_bad_deltas(envelope, deltas):
+    with pytest.raises(ParameterError, match=r"SelectionBound.plot: parameter deltas=.* allowed: .*0 < delta < 1"):
+        envelope.plot(deltas=deltas)
+
+
+def test_plot_without_matplotlib_names_the_extra(envelope, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import matplotlib.pyplot now raises ImportError
+    with pytest.raises(ImportError, match=r"symsel\[notebooks\]"):
+        envelope.plot(deltas=[1e-6])
