@@ -51,15 +51,53 @@ def save_figure(name: str, rows: Rows, draw: Draw, folder: Path) -> list[Path]:
 
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{name}.png", folder / f"{name}.pdf", folder / f"{name}.csv"]
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    draw(ax)
-    _legend_outside_when_long(fig, ax)
-    fig.tight_layout()
+    fig = draw_figure(draw)
     fig.savefig(paths[0], dpi=130, bbox_inches="tight")
     fig.savefig(paths[1], bbox_inches="tight")
     plt.close(fig)
     write_csv(rows, paths[2])
     return paths
+
+
+def draw_figure(draw: Draw) -> Any:
+    """A new matplotlib figure (Agg backend) with ``draw`` drawn on it and every axes' long legend moved beside it:
+    the figure :func:`save_figure` writes, for a caller (a test) that inspects its artists. Close it with
+    ``matplotlib.pyplot.close``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    draw(ax)
+    for axes in fig.axes:  # the axes drawn on: ``ax`` itself, or the panels that replaced it (:func:`panels`)
+        _legend_outside_when_long(fig, axes)
+    fig.tight_layout()
+    return fig
+
+
+def panels(ax: Any, count: int, width: float = 5.0) -> list[Any]:
+    """Replace ``ax`` by ``count`` side-by-side panels sharing the vertical axis, in a figure widened to ``width``
+    inches per panel: a draw function's way to one panel per law."""
+    fig = ax.figure
+    ax.remove()
+    fig.set_size_inches(width * count, fig.get_size_inches()[1])
+    return list(np.atleast_1d(fig.subplots(1, count, sharey=True)))
+
+
+#: relative gap under which two curves count as one where they meet (1 %: the agreement the report's tests ask of
+#: symsel's rdp and dp-accounting's RDP; at 130 dpi two such points overlap).
+COINCIDE_REL = 0.01
+
+
+def coincide(first: Sequence[tuple[float, float]], second: Sequence[tuple[float, float]],
+             rel: float = COINCIDE_REL) -> bool:
+    """Whether two curves, as ``(x, y)`` points, are drawn on top of each other: the same ``x`` values and every
+    ``y`` within ``rel`` of the other's (the reader cannot tell them apart, so the figure has to say so)."""
+    if not first or len(first) != len(second):
+        return False
+    return all(xa == xb and math.isclose(ya, yb, rel_tol=rel)
+               for (xa, ya), (xb, yb) in zip(sorted(first), sorted(second), strict=True))
 
 
 #: a legend with more entries than this is drawn beside the axes instead of over the data.
@@ -121,30 +159,79 @@ def candidates_vs_budget(budgets: Sequence[float], laws: Sequence[tuple[str, str
     tasks = [(label, template, shape, eps, method) for label, template, shape in laws for eps in budgets
              for method in (*methods, "dp-accounting RDP")]
     rows: Rows = joblib.Parallel(n_jobs=JOBS)(joblib.delayed(_fig7_cell)(*task) for task in tasks)
+    return rows, draw_candidates_vs_budget(rows, [label for label, _, _ in laws], (*methods, "dp-accounting RDP"))
+
+
+#: one colour per law of K in the figures that tell laws apart by colour (methods by line style).
+LAW_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+#: ``candidates_vs_budget``'s style per method: a line style and a marker of its own (the law gives the colour).
+#: ``dp-accounting RDP``, thin and dotted with crosses, is drawn over symsel's ``rdp`` (wide, pale, dashed): for the
+#: TNB laws the two are the same theorem and coincide, and the crosses inside the squares show both.
+CANDIDATE_METHOD_STYLE: dict[str, dict[str, Any]] = {
+    "best": {"linestyle": "-", "marker": "o", "linewidth": 1.8, "markersize": 4},
+    "rdp": {"linestyle": "--", "marker": "s", "linewidth": 3.0, "markersize": 7, "alpha": 0.45},
+    "dp-accounting RDP": {"linestyle": ":", "marker": "x", "linewidth": 1.4, "markersize": 6},
+}
+
+
+def draw_candidates_vs_budget(rows: Rows, laws: Sequence[str], methods: Sequence[str]) -> Draw:
+    """The drawing of :func:`candidates_vs_budget`'s rows: one colour per law, one line style and marker per method
+    (:data:`CANDIDATE_METHOD_STYLE`), a legend of the laws and one of the methods beside the axes, and a note
+    naming the laws whose curves of two methods coincide (:func:`coincide`), drawn one over the other."""
+    from matplotlib.lines import Line2D
 
     from symsel.apps.plan import MAX_MEAN
 
+    colours = dict(zip(laws, LAW_COLOURS * (1 + len(laws) // len(LAW_COLOURS)), strict=False))
+    curves = {(law, method): sorted((r["epsilon"], r["mean"]) for r in rows if r["law"] == law
+                                    and r["method"] == method and r["mean"])
+              for law in laws for method in methods}
+
     def draw(ax: Any) -> None:
-        markers = dict(zip([label for label, _, _ in laws], "os^Dv", strict=False))
-        for label, _, _ in laws:
-            for method in (*methods, "dp-accounting RDP"):
-                pts = [(r["epsilon"], r["mean"]) for r in rows if r["law"] == label and r["method"] == method
-                       and r["mean"]]
-                if pts:
-                    style = _style(ax, method)
-                    style.update(label=f"{label}, {method}", marker=markers[label], markersize=4)
-                    ax.plot(*zip(*pts, strict=True), **style)
-        ax.axhline(MAX_MEAN, color="0.5", linestyle=":", linewidth=1.2,
-                   label=r"search limit $10^{10}$ (a point on it: at least this)")
+        ax.figure.set_size_inches(8.8, 4.6)
+        for law in laws:
+            for method in methods:
+                if curves[law, method]:
+                    style = {"linestyle": "-", "marker": "o", **CANDIDATE_METHOD_STYLE.get(method, {})}
+                    ax.plot(*zip(*curves[law, method], strict=True), color=colours[law], label=f"{law}, {method}",
+                            **style)
+        ax.axhline(MAX_MEAN, color="0.5", linestyle="-", linewidth=0.8, label="search limit")
         ax.set_yscale("log")
         ax.set_xlabel(r"budget $\varepsilon$ ($\delta = 10^{-5}$)")
         ax.set_ylabel(r"largest certified $E[K]$")
         ax.set_title("Largest certified E[K] per budget, DP-SGD in the CIFAR-10 setting of Koskela et al. Fig. 7",
                      fontsize=9)
-        ax.legend(fontsize=7)
         ax.grid(True, which="both", alpha=0.3)
+        law_handles = [Line2D([], [], color=colours[law], linewidth=2.5, label=law) for law in laws]
+        method_handles = [Line2D([], [], color="0.3", label=method,
+                                 **{"linestyle": "-", "marker": "o", **CANDIDATE_METHOD_STYLE.get(method, {})})
+                          for method in methods]
+        method_handles.append(Line2D([], [], color="0.5", linewidth=0.8,
+                                     label=r"search limit $10^{10}$ (a point on it: at least this)"))
+        first = ax.legend(handles=law_handles, title="law of K (colour)", fontsize=7, title_fontsize=7,
+                          loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        ax.add_artist(first)
+        ax.legend(handles=method_handles, title="method (line style)", fontsize=7, title_fontsize=7,
+                  loc="lower left", bbox_to_anchor=(1.02, 0.0), borderaxespad=0.0)
+        notes = coincidence_notes(curves, laws, methods)
+        if notes:
+            ax.text(0.0, -0.14, "\n".join(notes), transform=ax.transAxes, ha="left", va="top", fontsize=7)
 
-    return rows, draw
+    return draw
+
+
+def coincidence_notes(curves: dict[tuple[str, str], list[tuple[float, float]]], laws: Sequence[str],
+                      methods: Sequence[str]) -> list[str]:
+    """One line per pair of methods whose curves coincide (:func:`coincide`) for some laws, naming the laws:
+    the note a figure prints where one curve hides another."""
+    notes = []
+    for i, first in enumerate(methods):
+        for second in methods[i + 1:]:
+            same = [law for law in laws if coincide(curves.get((law, first), []), curves.get((law, second), []))]
+            if same:
+                notes.append(f"{first} and {second} coincide (within {COINCIDE_REL:.0%}) for {', '.join(same)}: "
+                             f"{second} drawn over {first}")
+    return notes
 
 
 def _fig7_cell(label: str, template: str, shape: float, eps: float, method: str) -> dict[str, Any]:
@@ -211,36 +298,65 @@ def epsilon_vs_mean(means: Sequence[float], methods: Sequence[str], folder: Path
                 row["lower"] = _lower(spec)
             rows.append(row)
 
+    return rows, draw_epsilon_vs_mean(rows, laws, (*methods, *(["lower"] if lower else [])))
+
+
+#: ``epsilon_vs_mean``'s style per method (colour, line style, marker, width), drawn in this order: the wide curves
+#: first, ``best`` (thin, dashed, over them) last but the lower bound's crosses, so that ``best`` shows on the curve
+#: it takes.
+EPSILON_METHOD_STYLE: dict[str, dict[str, Any]] = {
+    "rdp": {"color": "tab:red", "linestyle": ":", "marker": "v", "linewidth": 1.6},
+    "paper": {"color": "tab:orange", "linestyle": "-", "marker": "s", "linewidth": 3.0, "alpha": 0.5},
+    "fdp": {"color": "tab:green", "linestyle": "-.", "marker": "^", "linewidth": 1.4},
+    "envelope": {"color": "tab:blue", "linestyle": "-", "marker": "o", "linewidth": 3.0, "alpha": 0.5},
+    "best": {"color": "black", "linestyle": "--", "marker": ".", "linewidth": 1.0},
+    "lower": {"color": "tab:purple", "linestyle": "none", "marker": "x", "markersize": 8},
+}
+
+
+def draw_epsilon_vs_mean(rows: Rows, laws: Sequence[str], keys: Sequence[str]) -> Draw:
+    """The drawing of :func:`epsilon_vs_mean`'s rows: one panel per law, one colour, line style and marker per
+    method (:data:`EPSILON_METHOD_STYLE`), a legend of at most the methods in each panel; a curve that coincides with
+    one drawn before it (:func:`coincide`) is drawn over it and says so in the legend ("best (coincides with
+    envelope)")."""
+    order = sorted(keys, key=lambda k: list(EPSILON_METHOD_STYLE).index(k) if k in EPSILON_METHOD_STYLE else -1)
+
     def draw(ax: Any) -> None:
-        for law in laws:
-            for method in (*methods, *(["lower"] if lower else [])):
-                pts = [(r["mean"], r[method]) for r in rows if r["law"] == law and r.get(method) is not None
-                       and math.isfinite(r[method])]
-                if pts:
-                    style = _style(ax, method)
-                    style["label"] = f"{law}, {method}"
-                    style["marker"] = "o" if law == "geometric" else "s"
-                    if method == "lower":  # certified points, drawn as crosses so that a bound on them shows
-                        style.update(linestyle="none", marker="x", markersize=7, label=f"{law}, certified lower bound")
-                    ax.plot(*zip(*pts, strict=True), **style)
-        _epsilon_against_mean_axes(ax, r"Best of $K$ runs of a Gaussian ($\sigma = 4$) mechanism", 7)
+        for i, (law, panel) in enumerate(zip(laws, panels(ax, len(laws)), strict=True)):
+            drawn: dict[str, list[tuple[float, float]]] = {}
+            for key in order:
+                pts = [(r["mean"], r[key]) for r in rows if r["law"] == law and r.get(key) is not None
+                       and math.isfinite(r[key])]
+                if not pts:
+                    continue
+                label = "certified lower bound" if key == "lower" else key
+                same = [name for name, earlier in drawn.items() if key != "lower" and coincide(earlier, pts)]
+                if same:
+                    label += f" (coincides with {', '.join(same)})"
+                style = {"markersize": 4, **EPSILON_METHOD_STYLE.get(key, {"linestyle": "-", "marker": "o"})}
+                panel.plot(*zip(*pts, strict=True), label=label, **style)
+                drawn[key] = pts
+            _epsilon_against_mean_axes(panel, f"{law} K, best of $K$ runs of a Gaussian ($\\sigma = 4$)", 7, ncol=1)
+            if i:
+                panel.set_ylabel("")
 
-    return rows, draw
+    return draw
 
 
-def _epsilon_against_mean_axes(ax: Any, title: str, legend_size: int) -> None:
+def _epsilon_against_mean_axes(ax: Any, title: str, legend_size: int, ncol: int = 2) -> None:
     """Log scales on both axes: ε spans 1 to 100 across the methods, and a linear axis would flatten the
     methods that matter (within a few percent of the lower bound) into one line."""
     from matplotlib.ticker import FuncFormatter
 
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_formatter(FuncFormatter(_one_two_five))
+    for axis in (ax.xaxis, ax.yaxis):  # plain numbers, at 1, 2 and 5 times a power of ten only (no crowded labels)
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(FuncFormatter(_one_two_five))
     ax.set_xlabel(r"$E[K]$")
     ax.set_ylabel(r"$\varepsilon$ at $\delta = 10^{-6}$")
-    ax.set_title(title)
-    ax.legend(fontsize=legend_size, ncol=2)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=legend_size, ncol=ncol)
     ax.grid(True, which="both", alpha=0.3)
 
 

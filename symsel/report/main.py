@@ -508,8 +508,11 @@ def format_summary(report: dict[str, Any]) -> str:
               "docs/figures.md sets every figure beside the paper's: the setting, what differs and why, and the "
               "numbers the papers state, recomputed.", ""]
     captions = [("candidates_vs_budget",
-                 "the largest certified E[K] per budget, in the DP-SGD setting of Koskela et al. Fig. 7"),
-                ("epsilon_vs_mean", "ε against E[K], every method and the certified lower bound"),
+                 "the largest certified E[K] per budget, in the DP-SGD setting of Koskela et al. Fig. 7 (colour: the "
+                 "law; line style and marker: the method; where two methods' curves coincide, a note under the axes "
+                 "names the laws and which curve is drawn over which)"),
+                ("epsilon_vs_mean", "ε against E[K], one panel per law: every method and the certified lower bound (a "
+                 "curve drawn on another says so in the legend: \"coincides with\")"),
                 ("profiles", "the selection's privacy profile by every method"),
                 ("laws_at_equal_mean", "laws of K at equal mean: envelope against rdp"),
                 *((name, caption) for name, _, caption in (QUICK if report["quick"] else FULL)["extra"])]

@@ -4,36 +4,15 @@ numbers consistent with the engine and with dp-accounting, and every upper bound
 from __future__ import annotations
 
 import csv
-import fcntl
-import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import symsel
-from symsel.cli import main
 
 FIGURES = ("candidates_vs_budget", "epsilon_vs_mean", "profiles", "laws_at_equal_mean", "rnm_epsilon_vs_m",
            "binomial_cdfs", "ps_conditional_sampling", "geometric_delta_vs_epsilon", "success_vs_epsilon",
            "utility_vs_epsilon")
-
-
-@pytest.fixture(scope="module")
-def report(request, tmp_path_factory) -> tuple[dict, Path]:
-    """The quick report, run once per test run: the xdist workers share it (the first to ask runs it, the others wait
-    for its JSON), where each used to run its own (the report already spreads over every core)."""
-    root = tmp_path_factory.getbasetemp()
-    if hasattr(request.config, "workerinput"):  # an xdist worker: its base is one folder of this run's
-        root = root.parent
-    out, payload = root / "symsel-report-quick", root / "symsel-report-quick.json"
-    with (root / "symsel-report-quick.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not payload.is_file():
-            result = CliRunner().invoke(main, ["report", "--quick", "--out", str(out), "--no-progress", "--json"])
-            assert result.exit_code == 0, result.output
-            payload.write_text(result.stdout)
-    return json.loads(payload.read_text()), out
 
 
 def test_the_folder_holds_every_figure_and_the_summary(report) -> None:

@@ -1,0 +1,30 @@
+"""The quick report, run once for every test module of tests/report that reads it (fixture ``report``)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from symsel.cli import main
+
+
+@pytest.fixture(scope="session")
+def report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    """The quick report, run once per test run: the xdist workers share it (the first to ask runs it, the others wait
+    for its JSON), where each used to run its own (the report already spreads over every core). Returns the report's
+    JSON and its folder."""
+    root = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):  # an xdist worker: its base is one folder of this run's
+        root = root.parent
+    out, payload = root / "symsel-report-quick", root / "symsel-report-quick.json"
+    with (root / "symsel-report-quick.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not payload.is_file():
+            result = CliRunner().invoke(main, ["report", "--quick", "--out", str(out), "--no-progress", "--json"])
+            assert result.exit_code == 0, result.output
+            payload.write_text(result.stdout)
+    return json.loads(payload.read_text()), out

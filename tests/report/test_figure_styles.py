@@ -1,0 +1,136 @@
+"""Every curve of ``epsilon_vs_mean`` and ``candidates_vs_budget`` can be told apart, read from the matplotlib figure
+objects (Agg backend), not from pixels: at most 6 entries per legend, a distinct (colour, line style) for each curve
+of an axes, and a note wherever two curves coincide. The quick report's own numbers (its CSV files) and a synthetic
+full-size grid (the full report's four laws and seven budgets) are drawn."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib.colors import to_hex
+from matplotlib.legend import Legend
+
+from symsel.report.figures import (
+    draw_candidates_vs_budget,
+    draw_epsilon_vs_mean,
+    draw_figure,
+)
+
+METHODS = ("paper", "fdp", "envelope", "rdp", "best", "lower")
+FIG7_METHODS = ("best", "rdp", "dp-accounting RDP")
+
+
+@pytest.fixture
+def figures() -> Iterator[list[Any]]:
+    """The figures a test draws, closed after it."""
+    drawn: list[Any] = []
+    yield drawn
+    for fig in drawn:
+        plt.close(fig)
+
+
+def _number(value: str) -> float | None:
+    return None if value == "" else float(value)
+
+
+def _csv(path: Path, text: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The rows of a report CSV, numbers as floats (empty cells None), the ``text`` columns as they are."""
+    with path.open(newline="") as handle:
+        return [{k: v if k in text else _number(v) for k, v in row.items()} for row in csv.DictReader(handle)]
+
+
+def _legends(fig: Any) -> list[Legend]:
+    """Every legend of the figure: the figure's own and each axes' (a second legend added as an artist included)."""
+    found = list(fig.legends)
+    for ax in fig.axes:
+        found += [child for child in ax.get_children() if isinstance(child, Legend)]
+    return found
+
+
+def _style(line: Any) -> tuple[str, str]:
+    return to_hex(line.get_color()), line.get_linestyle()
+
+
+def _assert_told_apart(fig: Any) -> None:
+    """At most 6 entries in every legend, and no two curves of one axes with the same colour and line style."""
+    assert _legends(fig)
+    for legend in _legends(fig):
+        assert 1 <= len(legend.get_texts()) <= 6, [t.get_text() for t in legend.get_texts()]
+    for ax in fig.axes:
+        styles = [_style(line) for line in ax.get_lines()]
+        assert len(styles) == len(set(styles)), styles
+
+
+def _labels(ax: Any) -> list[str]:
+    return [text.get_text() for legend in _legends(ax.figure) if legend.axes is ax for text in legend.get_texts()]
+
+
+def test_epsilon_vs_mean_one_panel_per_law_with_the_coinciding_curves_named(report, figures) -> None:
+    """The quick report's numbers: one panel per law, each curve in its legend (6 entries), and the curves that lie
+    on another say so: ``best`` on ``envelope`` for geometric K (where ``best`` takes ``envelope`` at every mean),
+    ``fdp`` on ``paper`` for Poisson K (both ratio sups reach the same value)."""
+    rows = _csv(report[1] / "epsilon_vs_mean.csv", ("law",))
+    laws = ("geometric", "poisson")
+    fig = draw_figure(draw_epsilon_vs_mean(rows, laws, METHODS))
+    figures.append(fig)
+    _assert_told_apart(fig)
+    assert len(fig.axes) == len(laws)
+    for ax, law in zip(fig.axes, laws, strict=True):
+        assert ax.get_title().startswith(law)
+        assert len(ax.get_lines()) == len(_labels(ax)) == len(METHODS)
+    geometric, poisson = (_labels(ax) for ax in fig.axes)
+    assert "best (coincides with envelope)" in geometric
+    assert "fdp (coincides with paper)" in poisson
+    assert "best" in poisson  # Poisson K at mean 50: best takes interval, below envelope
+    by = {(r["law"], r["mean"]): r for r in rows}
+    assert by[("poisson", 50)]["best"] < 0.99 * by[("poisson", 50)]["envelope"]
+
+
+def test_candidates_vs_budget_colour_per_law_style_per_method_and_the_coincidence_noted(report, figures) -> None:
+    """The quick report's numbers (geometric and Poisson K at ε = 2.5): a legend of laws and one of methods, each
+    curve its own (colour, line style), and a note that symsel's ``rdp`` and dp-accounting's RDP coincide for the
+    geometric law (the same theorem; within 0.02 %) but not for Poisson K (dp-accounting converts the base's RDP
+    curve for δ̂, symsel reads its tight profile)."""
+    rows = _csv(report[1] / "candidates_vs_budget.csv", ("law", "method"))
+    fig = draw_figure(draw_candidates_vs_budget(rows, ["geometric", "poisson"], FIG7_METHODS))
+    figures.append(fig)
+    _assert_told_apart(fig)
+    (ax,) = fig.axes
+    assert len(_legends(fig)) == 2
+    assert len(ax.get_lines()) == 2 * len(FIG7_METHODS) + 1  # and the search limit
+    notes = [text.get_text() for text in ax.texts]
+    assert notes == ["rdp and dp-accounting RDP coincide (within 1%) for geometric: dp-accounting RDP drawn over rdp"]
+
+
+def test_candidates_vs_budget_at_the_full_report_size(figures) -> None:
+    """The full report's four laws and seven budgets (synthetic numbers): 12 curves and the search limit, all told
+    apart; the laws whose two RDP curves agree within 1 % at every budget are the ones the note names."""
+    laws = ["geometric", "logarithmic", "tnb(eta=0.5)", "poisson"]
+    budgets = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
+    rows = []
+    for i, law in enumerate(laws):
+        for eps in budgets:
+            rdp = 10 ** (i + eps)
+            peer = rdp * (1.004 if law != "poisson" else 0.6)
+            if law == "logarithmic" and eps == 4.0:
+                peer = rdp * 1.02  # one budget apart: not the same curve
+            rows += [{"law": law, "epsilon": eps, "method": "best", "mean": 50 * rdp},
+                     {"law": law, "epsilon": eps, "method": "rdp", "mean": rdp},
+                     {"law": law, "epsilon": eps, "method": "dp-accounting RDP", "mean": peer}]
+    fig = draw_figure(draw_candidates_vs_budget(rows, laws, FIG7_METHODS))
+    figures.append(fig)
+    _assert_told_apart(fig)
+    (ax,) = fig.axes
+    assert len(ax.get_lines()) == len(laws) * len(FIG7_METHODS) + 1
+    assert sorted(len(legend.get_texts()) for legend in _legends(fig)) == [4, 4]
+    assert [text.get_text() for text in ax.texts] == [
+        "rdp and dp-accounting RDP coincide (within 1%) for geometric, tnb(eta=0.5): dp-accounting RDP drawn over rdp"]
