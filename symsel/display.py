@@ -128,11 +128,11 @@ def _abbreviated_latex(expr: sympy.Expr) -> str:
 
 def _support(dist: Distribution) -> tuple[str, str]:
     """``(set, words)``: the support as LaTeX (a set containing it) and whether it is bounded."""
-    lo = int(dist.support_min)
+    lo = _lowest(dist)
     top: int | None = None if dist.support_max is None else int(dist.support_max)
     pgf = dist.pgf
     if top is None and pgf.is_polynomial(_z()):
-        top = _degree_at_most(pgf)
+        top = _degree_bound(pgf)
     if top is None:
         return rf"\lbrace {lo}, {lo + 1}, {lo + 2}, \dots \rbrace", "unbounded"
     if top == lo:
@@ -142,15 +142,36 @@ def _support(dist: Distribution) -> tuple[str, str]:
     return rf"\lbrace {lo}, \dots, {top} \rbrace", "bounded"
 
 
-def _degree_at_most(expr: sympy.Expr) -> int:
-    """An upper bound on the degree in ``z`` of a polynomial expression, read off its tree without expanding it
-    (``(1 + z)**1000000`` costs nothing): sums take the largest degree, products add, powers multiply."""
+def _lowest(dist: Distribution, orders: int = 4) -> int:
+    """The smallest ``k`` with ``P[K = k] > 0`` when the law's ``support_min`` does not say (a user PGF, where it is
+    0): ``φ(0)``, ``φ'(0)``, … are tried exactly in turn, up to ``orders`` of them, for PGFs of at most 200 SymPy
+    operations. Every order passed was proved zero, so ``K`` is at least the value returned."""
+    lo = int(dist.support_min)
+    if lo > 0 or dist.p0 > 0:
+        return lo
+    if dist.pgf.is_polynomial(_z()):
+        return _degree_bound(dist.pgf, lowest=True)
+    if sympy.count_ops(dist.pgf) > 200:
+        return lo
+    expr = dist.pgf
+    for order in range(orders):
+        if not sympy.simplify(expr.subs(_z(), 0)).is_zero:
+            return order
+        expr = sympy.diff(expr, _z())
+    return orders
+
+
+def _degree_bound(expr: sympy.Expr, lowest: bool = False) -> int:
+    """A bound on the degree in ``z`` of a polynomial expression, read off its tree without expanding it
+    (``(1 + z)**1000000`` costs nothing): an upper bound on the highest degree, or with ``lowest`` a lower bound on
+    the lowest one (sums take the largest, or smallest, degree of their terms; products add; powers multiply)."""
     if expr.is_Add:
-        return max(_degree_at_most(a) for a in expr.args)
+        degrees = [_degree_bound(a, lowest) for a in expr.args]
+        return min(degrees) if lowest else max(degrees)
     if expr.is_Mul:
-        return sum(_degree_at_most(a) for a in expr.args)
+        return sum(_degree_bound(a, lowest) for a in expr.args)
     if expr.is_Pow and expr.exp.is_Integer and expr.exp >= 0:
-        return _degree_at_most(expr.base) * int(expr.exp)
+        return _degree_bound(expr.base, lowest) * int(expr.exp)
     return 1 if expr == _z() else 0
 
 

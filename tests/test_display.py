@@ -45,11 +45,12 @@ def envelope(gaussian):
 
 # ------------------------------------------------------------------------------------ laws
 @pytest.mark.parametrize(("spec", "pgf", "mean", "support", "bounded"), [
-    ("pgf(expr='z*exp(mu*(z-1))', mu=3)", z * sympy.exp(3 * (z - 1)), "4", r"\lbrace 0, 1, 2, \dots \rbrace",
+    ("pgf(expr='z*exp(mu*(z-1))', mu=3)", z * sympy.exp(3 * (z - 1)), "4", r"\lbrace 1, 2, 3, \dots \rbrace",
      "(unbounded)"),
     ("point(k=5)", z**5, "5", r"\lbrace 5 \rbrace", "(bounded: a fixed number of runs)"),
     ("binomial(n=4, p=1/2)", (z / 2 + sympy.Rational(1, 2)) ** 4, "2", r"\lbrace 0, \dots, 4 \rbrace", "(bounded)"),
     ("pgf(expr='(1+z)^2/4')", (1 + z) ** 2 / 4, "1", r"\lbrace 0, \dots, 2 \rbrace", "(bounded)"),
+    ("pgf(expr='z^3*(1+z)^2/4')", z**3 * (1 + z) ** 2 / 4, "4", r"\lbrace 3, \dots, 5 \rbrace", "(bounded)"),
 ])
 def test_law_latex_shows_pgf_mean_support_and_spec(spec, pgf, mean, support, bounded):
     law = symsel.parse_distribution(spec)
