@@ -13,6 +13,7 @@ this run; the test re-executes every notebook and compares its text outputs with
 
 from __future__ import annotations
 
+import copy
 import re
 import sys
 import time
@@ -40,7 +41,28 @@ def execute(path: Path, timeout: int = 600) -> tuple[nbformat.NotebookNode, floa
     client.execute()
     probe = nb.cells.pop()
     texts = [o.get("text", "") for o in probe.outputs if o.get("output_type") == "stream"]
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = coalesced(cell.outputs)
     return nb, float(texts[0]) if texts else float("nan")
+
+
+def coalesced(outputs: list[Any]) -> list[Any]:
+    """The outputs with consecutive stream outputs of one stream merged into one: how a kernel splits a cell's
+    printing into messages depends on timing, not on the notebook."""
+    merged: list[Any] = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if (out.get("output_type") == "stream" and last is not None and last.get("output_type") == "stream"
+                and last.get("name") == out.get("name")):
+            last["text"] = _joined(last["text"]) + _joined(out["text"])
+        else:
+            merged.append(out)
+    return merged
+
+
+def _joined(text: Any) -> str:
+    return "".join(text) if isinstance(text, list) else str(text)
 
 
 def _normalised(text: Any) -> str:
@@ -50,14 +72,15 @@ def _normalised(text: Any) -> str:
 
 
 def text_outputs(nb: nbformat.NotebookNode) -> list[list[dict[str, Any]]]:
-    """Per code cell, its outputs as comparable data: the output type, a stream's name and text, a display's
-    text MIME bundles (:data:`TEXT_MIME`, trailing whitespace removed) and the set of its other MIME types."""
+    """Per code cell, its outputs as comparable data: the output type, a stream's name and text (consecutive
+    outputs of one stream merged: :func:`coalesced`), a display's text MIME bundles (:data:`TEXT_MIME`, trailing
+    whitespace removed) and the set of its other MIME types."""
     cells = []
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         outputs = []
-        for out in cell.outputs:
+        for out in coalesced(copy.deepcopy(cell.outputs)):
             kind = out["output_type"]
             if kind == "stream":
                 outputs.append({"type": kind, "name": out["name"], "text": _normalised(out["text"])})
