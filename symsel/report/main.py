@@ -8,8 +8,9 @@
 3. The papers' worst cases: exact values against the bounds (a bound below an exact value would be
    a soundness bug and is flagged).
 4. :func:`write_report`: all of the above plus certified lower bounds, the candidates each method affords on
-   Koskela et al.'s DP-SGD setting, and the figures of :mod:`symsel.report.figures` (PNG, PDF, CSV) with
-   ``summary.md``, in one folder. ``quick=True`` is the one-minute version.
+   Koskela et al.'s DP-SGD setting, the practitioner's fixed numbers of trials of one DP-SGD run
+   (:func:`fixed_trials_row`) and the figures of :mod:`symsel.report.figures` (PNG, PDF, CSV) with ``summary.md``,
+   in one folder. ``quick=True`` is the one-minute version.
 """
 
 from __future__ import annotations
@@ -70,6 +71,49 @@ FIXED_RUNS = ("point(k=2)", "point(k=3)", f"point(k={DEFAULT_MEAN})", "point(k=4
 DEFAULT_BASE = "gaussian(sigma=4)"
 DEFAULT_DELTA = 1e-6
 DEFAULT_EXAMPLES = ("xiang-example-1", "xiang-example-1-approx", "ps-fixed-k", "liu-talwar", "ps-three-point")
+
+#: the practitioner's case (issue 31, item 6): a grid or a tuner with ``n_trials`` runs one DP-SGD training run
+#: ``n_trials`` times and keeps the best; its ε at :data:`FIXED_TRIALS_DELTA` by symsel and by dp-accounting alone.
+FIXED_TRIALS_Q, FIXED_TRIALS_SIGMA, FIXED_TRIALS_STEPS = 0.01, 1.1, 1000
+FIXED_TRIALS_BASE = f"dpsgd(q={FIXED_TRIALS_Q}, sigma={FIXED_TRIALS_SIGMA}, steps={FIXED_TRIALS_STEPS})"
+FIXED_TRIALS_DELTA = 1e-6
+FIXED_TRIALS = (10, 40, 100)
+#: CPU seconds of one row on one core (2026-11-27, with other work on the machine): ``best`` (it takes ``interval``,
+#: 1-4 s per ε) and, in the full report only, the certified lower bound, which reuses ``best``'s ``interval`` as its
+#: starting point and then costs 13, 23 and 30 s (mpmath sums over 3000 atoms). They order the jobs only.
+FIXED_TRIALS_SECONDS = {10: (3.5, 16.5), 40: (2.6, 26.0), 100: (3.0, 33.0)}
+
+
+def fixed_trials_row(n_trials: int, lower: bool = True) -> dict[str, Any]:
+    """One row of the practitioner's table: the best of ``n_trials`` runs of :data:`FIXED_TRIALS_BASE` at
+    :data:`FIXED_TRIALS_DELTA`.
+
+    Keys: ``n_trials``; ``law`` (``point(k=n_trials)``); ``best`` and ``best_method``, the component of ``best``
+    that gives its ε (the smallest component ε: ``best``'s ε is their minimum, so this costs nothing more);
+    ``composition`` (releasing every trial: dp-accounting's PLD of all runs); ``dp_accounting_rdp``, dp-accounting's
+    RDP accountant on the ``n_trials``-fold composition, what dp-accounting alone reports for releasing all trials;
+    ``lower``, the certified lower bound (``symsel.lower_bound`` on DP-SGD's dominated pair, docs/lower-bounds.md),
+    ``None`` unless ``lower``. One law and one base object serve every method, so the bounds' cache shares
+    ``best``'s components with ``composition`` and with the lower bound's starting point (``interval``)."""
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    from symsel.bounds import bound
+    from symsel.evidence.lower import lower_bound
+    from symsel.spec import parse_profile
+
+    base = parse_profile(FIXED_TRIALS_BASE)
+    law = parse_distribution(f"point(k={int(n_trials)})")
+    best = bound(law, base, "best")
+    parts = getattr(best.profile, "parts", (best,))  # best's components (a single bound is its own component)
+    epsilon, method = min((float(part.epsilon(FIXED_TRIALS_DELTA)), part.method) for part in parts)
+    accountant = rdp_privacy_accountant.RdpAccountant()
+    step = dp_event.PoissonSampledDpEvent(FIXED_TRIALS_Q, dp_event.GaussianDpEvent(FIXED_TRIALS_SIGMA))
+    accountant.compose(dp_event.SelfComposedDpEvent(step, FIXED_TRIALS_STEPS * int(n_trials)))
+    return {"n_trials": int(n_trials), "law": law.spec, "best": epsilon, "best_method": method,
+            "composition": float(bound(law, base, "composition").epsilon(FIXED_TRIALS_DELTA)),
+            "dp_accounting_rdp": float(accountant.get_epsilon(FIXED_TRIALS_DELTA)),
+            "lower": float(lower_bound(base, law, FIXED_TRIALS_DELTA).epsilon) if lower else None}
 
 
 def bounds_table(specs: tuple[str, ...] = DEFAULT_DISTRIBUTIONS, base_spec: str = DEFAULT_BASE,
@@ -168,6 +212,15 @@ def format_report(report: dict[str, Any]) -> str:
                   "DP-SGD base of Koskela et al. Fig. 7", ""]
         lines += [f"{r['law']:<16} {r['method']:<20} {'n/a' if not r['mean'] else format(r['mean'], '.4g'):>10}"
                   for r in report["affordable"]]
+    if report.get("fixed_trials"):
+        table = report["fixed_trials"]
+        lines += ["", f"A fixed number of trials: epsilon at delta = {table['delta']:g}, base {table['base']} "
+                  "(lower: certified; n/a: full report only)", ""]
+        header = (f"{'n_trials':>8} {'best':>10} {'method':<12} {'composition':>12} {'dp-acc RDP':>10} "
+                  f"{'lower':>10}")
+        lines += [header, "-" * len(header)]
+        lines += [f"{r['n_trials']:>8} {_num(r['best']):>10} {r['best_method']:<12} {_num(r['composition']):>12} "
+                  f"{_num(r['dp_accounting_rdp']):>10} {_num(r.get('lower')):>10}" for r in table["rows"]]
     lines += ["", "The papers' worst cases: exact epsilon (mpmath, 50 digits) against every bound", ""]
     header = f"{'example':<24} {'delta':>7} {'exact':>10} " + " ".join(f"{m:>10}" for m in METHODS) + "  sound"
     lines += [header, "-" * len(header)]
@@ -276,7 +329,8 @@ CANDIDATE_BUDGET = 2.5
 #: benchmarks/RESULTS.md, "Timings"): they set only the order in which the jobs start (longest first), never a
 #: result. A step of several jobs shares its time out.
 STEP_SECONDS = {
-    "distributions": 0.5, "bounds": 51, "lower bounds": 15, "examples": 7, "candidates_vs_budget": 77,
+    "distributions": 0.5, "bounds": 51, "lower bounds": 15, "examples": 7,
+    "fixed trials": sum(full for _, full in FIXED_TRIALS_SECONDS.values()), "candidates_vs_budget": 77,
     "epsilon_vs_mean": 40, "profiles": 0.3, "laws_at_equal_mean": 4, "rnm_epsilon_vs_m": 0.3,
     "geometric_delta_vs_epsilon": 5.6, "binomial_vs_poisson": 5.2, "cifar_epsilon_vs_mean": 8, "binomial_cdfs": 0.3,
     "dpsgd_epsilon_vs_mean": 12, "utility_vs_epsilon": 8, "success_vs_epsilon": 4.5,
@@ -290,7 +344,7 @@ TOGETHER = (("xiang_two_point_table", "xiang_tnb_vs_base_budget"),)
 
 
 #: the steps before the figures: the tables.
-TABLE_STEPS = ("distributions", "bounds", "lower bounds", "examples")
+TABLE_STEPS = ("distributions", "bounds", "lower bounds", "examples", "fixed trials")
 
 
 def report_steps(quick: bool = False) -> list[str]:
@@ -301,7 +355,7 @@ def report_steps(quick: bool = False) -> list[str]:
 
 
 #: the files the report writes beside its figures (the figures' cell table is a sweep's results file).
-REPORT_TABLES = ("summary.md", "bounds.csv", "distributions.csv", "epsilon_vs_mean-cells.csv")
+REPORT_TABLES = ("summary.md", "bounds.csv", "distributions.csv", "fixed_trials.csv", "epsilon_vs_mean-cells.csv")
 
 
 def report_files(quick: bool = False) -> list[str]:
@@ -353,6 +407,8 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
     jobs += [Job(("lower bounds",), STEP_SECONDS["lower bounds"] / len(laws), _lower_row, (spec,)) for spec in laws]
     jobs += [Job(("examples",), STEP_SECONDS["examples"] / len(examples), _example_row, (name,))
              for name in examples]
+    jobs += [Job(("fixed trials",), FIXED_TRIALS_SECONDS[k][0 if quick else 1], fixed_trials_row, (k, not quick))
+             for k in FIXED_TRIALS]
     for group in _figure_groups(figure_steps):
         jobs.append(Job(group, sum(STEP_SECONDS[step] for step in group), _figures,
                         (group, quick, str(folder))))
@@ -393,13 +449,16 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
         row["lower"] = lower
     report["bounds"] = {"base": DEFAULT_BASE, "delta": DEFAULT_DELTA, "rows": rows}
     report["examples"] = [row for part in by_step["examples"] for row in part]
+    report["fixed_trials"] = {"base": FIXED_TRIALS_BASE, "delta": FIXED_TRIALS_DELTA, "rows": by_step["fixed trials"]}
     report["affordable"] = [r for r in drawn["candidates_vs_budget"][0] if r["epsilon"] == CANDIDATE_BUDGET]
     written = [path for step in figure_steps for path in drawn[step][1]]
     figures.write_csv(report["bounds"]["rows"], folder / "bounds.csv")
     figures.write_csv(report["distributions"], folder / "distributions.csv")
+    figures.write_csv(report["fixed_trials"]["rows"], folder / "fixed_trials.csv")
     summary = folder / "summary.md"
     summary.write_text(format_summary(report))
-    report["files"] = [*written, str(folder / "bounds.csv"), str(folder / "distributions.csv"), str(summary)]
+    report["files"] = [*written, *(str(folder / name) for name in ("bounds.csv", "distributions.csv",
+                                                                   "fixed_trials.csv")), str(summary)]
     add_to_marker(folder, report["files"])  # report_files() names them all; should a figure add one, it is listed
     return report
 
@@ -471,6 +530,35 @@ def _certified_lower(spec: str) -> float | None:
         return None
 
 
+FIXED_TRIALS_ONLY_FULL = ("The certified lower bounds of this table cost about a minute of CPU (13 to 30 s a row) and "
+                          "are computed by the full report only (`symsel report`, without `--quick`).")
+
+
+def fixed_trials_summary(report: dict[str, Any]) -> list[str]:
+    """The lines of ``summary.md``'s practitioner's table (:func:`fixed_trials_row`), starting with a blank line;
+    none when the report has no such table."""
+    table = report.get("fixed_trials")
+    if not table:
+        return []
+    lines = ["", f"## A fixed number of trials of DP-SGD: ε at δ = {table['delta']:g}, base `{table['base']}`", "",
+             "The practitioner's case (a grid, a tuner with `n_trials`): the best of `n_trials` runs of one DP-SGD "
+             "training run. `best` names the method it takes; `composition` charges every trial (dp-accounting's PLD "
+             "of all runs); `dp-accounting RDP` is dp-accounting's RDP accountant on the same composition, what "
+             "dp-accounting alone reports for releasing all trials; `lower` is certified (`symsel.lower_bound` on "
+             "DP-SGD's dominated pair, docs/lower-bounds.md).", "",
+             "| n_trials | law of K | best | best's method | composition | dp-accounting RDP | lower | best / lower |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in table["rows"]:
+        lower = row.get("lower")
+        ratio = f"{row['best'] / lower:.4f}" if lower else ""
+        lines.append(f"| {row['n_trials']} | `{row['law']}` | {_num(row['best'])} | {row['best_method']} | "
+                     f"{_num(row['composition'])} | {_num(row['dp_accounting_rdp'])} | "
+                     f"{'full report only' if lower is None else _num(lower)} | {ratio} |")
+    if any(row.get("lower") is None for row in table["rows"]):
+        lines += ["", FIXED_TRIALS_ONLY_FULL]
+    return lines
+
+
 def format_summary(report: dict[str, Any]) -> str:
     """``summary.md``: the side-by-side table, the candidates, the worst cases and the figures."""
     b = report["bounds"]
@@ -495,6 +583,7 @@ def format_summary(report: dict[str, Any]) -> str:
     for row in report.get("affordable", []):
         mean = "n/a" if not row["mean"] else f"{row['mean']:.4g}"
         lines.append(f"| {row['law']} | {row['method']} | {mean} |")
+    lines += fixed_trials_summary(report)
     lines += ["", "## The papers' worst cases (exact ε at 50 digits against every bound)", "",
               "| example | δ | exact | " + " | ".join(TABLE_METHODS) + " | sound |", "|---|---|---|" +
               "---|" * (len(TABLE_METHODS) + 1)]
