@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -90,14 +91,24 @@ def panels(ax: Any, count: int, width: float = 5.0) -> list[Any]:
 COINCIDE_REL = 0.01
 
 
-def coincide(first: Sequence[tuple[float, float]], second: Sequence[tuple[float, float]],
-             rel: float = COINCIDE_REL) -> bool:
-    """Whether two curves, as ``(x, y)`` points, are drawn on top of each other: the same ``x`` values and every
-    ``y`` within ``rel`` of the other's (the reader cannot tell them apart, so the figure has to say so)."""
-    if not first or len(first) != len(second):
-        return False
-    return all(xa == xb and math.isclose(ya, yb, rel_tol=rel)
-               for (xa, ya), (xb, yb) in zip(sorted(first), sorted(second), strict=True))
+def agreement(first: Sequence[tuple[float, float]], second: Sequence[tuple[float, float]],
+              rel: float = COINCIDE_REL) -> list[bool]:
+    """Where two curves, as ``(x, y)`` points, are drawn on top of each other: at each abscissa both curves have, in
+    increasing order, whether their ``y`` agree within ``rel`` (there the reader cannot tell them apart)."""
+    second_at = dict(second)
+    return [math.isclose(y, second_at[x], rel_tol=rel) for x, y in sorted(first) if x in second_at]
+
+
+def where_agreeing(first: Sequence[tuple[float, float]], second: Sequence[tuple[float, float]], unit: str) -> str:
+    """Whether one curve hides the other (:func:`agreement`), in words, for a figure to say so: ``"all"`` when they
+    agree at every shared point, ``"at k of n <unit>"`` when they agree along a stretch (two neighbouring shared
+    points) but not everywhere, else ``""`` (apart, or meeting at isolated points: curves that cross)."""
+    flags = agreement(first, second)
+    if flags and all(flags):
+        return "all"
+    if any(a and b for a, b in pairwise(flags)):
+        return f"at {sum(flags)} of {len(flags)} {unit}"
+    return ""
 
 
 #: a legend with more entries than this is drawn beside the axes instead of over the data.
@@ -177,7 +188,7 @@ CANDIDATE_METHOD_STYLE: dict[str, dict[str, Any]] = {
 def draw_candidates_vs_budget(rows: Rows, laws: Sequence[str], methods: Sequence[str]) -> Draw:
     """The drawing of :func:`candidates_vs_budget`'s rows: one colour per law, one line style and marker per method
     (:data:`CANDIDATE_METHOD_STYLE`), a legend of the laws and one of the methods beside the axes, and a note
-    naming the laws whose curves of two methods coincide (:func:`coincide`), drawn one over the other."""
+    naming the laws whose curves of two methods coincide (:func:`agreement`), drawn one over the other."""
     from matplotlib.lines import Line2D
 
     from symsel.apps.plan import MAX_MEAN
@@ -221,13 +232,16 @@ def draw_candidates_vs_budget(rows: Rows, laws: Sequence[str], methods: Sequence
 
 
 def coincidence_notes(curves: dict[tuple[str, str], list[tuple[float, float]]], laws: Sequence[str],
-                      methods: Sequence[str]) -> list[str]:
-    """One line per pair of methods whose curves coincide (:func:`coincide`) for some laws, naming the laws:
-    the note a figure prints where one curve hides another."""
+                      methods: Sequence[str], unit: str = "budgets") -> list[str]:
+    """One line per pair of methods whose curves coincide (:func:`agreement`) for some laws, naming the laws (with
+    "at k of n budgets" where they meet at some points only): the note a figure prints where one curve hides
+    another."""
     notes = []
     for i, first in enumerate(methods):
         for second in methods[i + 1:]:
-            same = [law for law in laws if coincide(curves.get((law, first), []), curves.get((law, second), []))]
+            where = {law: where_agreeing(curves.get((law, first), []), curves.get((law, second), []), unit)
+                     for law in laws}
+            same = [law if text == "all" else f"{law} {text}" for law, text in where.items() if text]
             if same:
                 notes.append(f"{first} and {second} coincide (within {COINCIDE_REL:.0%}) for {', '.join(same)}: "
                              f"{second} drawn over {first}")
@@ -317,8 +331,8 @@ EPSILON_METHOD_STYLE: dict[str, dict[str, Any]] = {
 def draw_epsilon_vs_mean(rows: Rows, laws: Sequence[str], keys: Sequence[str]) -> Draw:
     """The drawing of :func:`epsilon_vs_mean`'s rows: one panel per law, one colour, line style and marker per
     method (:data:`EPSILON_METHOD_STYLE`), a legend of at most the methods in each panel; a curve that coincides with
-    one drawn before it (:func:`coincide`) is drawn over it and says so in the legend ("best (coincides with
-    envelope)")."""
+    one drawn before it (:func:`agreement`) is drawn over it and says so in the legend ("best (≈ envelope)", or
+    "best (≈ envelope at 4 of 10 means)" where they meet at some means only)."""
     order = sorted(keys, key=lambda k: list(EPSILON_METHOD_STYLE).index(k) if k in EPSILON_METHOD_STYLE else -1)
 
     def draw(ax: Any) -> None:
@@ -330,9 +344,11 @@ def draw_epsilon_vs_mean(rows: Rows, laws: Sequence[str], keys: Sequence[str]) -
                 if not pts:
                     continue
                 label = "certified lower bound" if key == "lower" else key
-                same = [name for name, earlier in drawn.items() if key != "lower" and coincide(earlier, pts)]
+                where = {name: where_agreeing(pts, earlier, "means") for name, earlier in drawn.items()}
+                same = [name if text == "all" else f"{name} {text}" for name, text in where.items()
+                        if text and key != "lower"]
                 if same:
-                    label += f" (coincides with {', '.join(same)})"
+                    label += f" (≈ {', '.join(same)})"
                 style = {"markersize": 4, **EPSILON_METHOD_STYLE.get(key, {"linestyle": "-", "marker": "o"})}
                 panel.plot(*zip(*pts, strict=True), label=label, **style)
                 drawn[key] = pts

@@ -601,7 +601,7 @@ def format_summary(report: dict[str, Any]) -> str:
                  "law; line style and marker: the method; where two methods' curves coincide, a note under the axes "
                  "names the laws and which curve is drawn over which)"),
                 ("epsilon_vs_mean", "ε against E[K], one panel per law: every method and the certified lower bound (a "
-                 "curve drawn on another says so in the legend: \"coincides with\")"),
+                 "curve drawn on another says so in the legend: \"best (≈ envelope)\")"),
                 ("profiles", "the selection's privacy profile by every method"),
                 ("laws_at_equal_mean", "laws of K at equal mean: envelope against rdp"),
                 *((name, caption) for name, _, caption in (QUICK if report["quick"] else FULL)["extra"])]
