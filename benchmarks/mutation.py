@@ -3,8 +3,15 @@
 Every mutant makes a certified number *less conservative* (or is meant to): it flips ``<=``/``<`` and
 ``>=``/``>``, swaps ``max``/``min`` and ``np.maximum``/``np.minimum``, drops an additive safety term
 (``+ margin``, ``- 1e-300``, …), turns ``(1 + x)`` into ``(1 - x)`` (and back), points
-``math.nextafter(x, inf)`` the other way, and turns ``ceil`` into ``floor``. Mutants are generated from the
-syntax tree and the token stream (never inside strings or comments) and must compile.
+``math.nextafter(x, inf)`` the other way, and turns ``ceil`` into ``floor``. Aimed at the applications
+(``symsel/apps``), which read composed quantities and hand them on, it also reads the wrong element of a pair
+(``x[0]`` <-> ``x[1]``, ``a, b = pair`` -> ``b, a = pair``), drops a count factor (``count * x`` -> ``x``, with
+``count``, ``steps``, ``k``, ``mean``, ``mu2``, … as the dropped side), takes one off a count (``count`` ->
+``(count - 1)`` where it is an argument or a factor), keeps one branch of a conditional expression, drops a
+``.compose(...)``/``.self_compose(...)`` (the receiver alone, or the argument alone), sums with ``max``, drops a
+``sqrt``, and uses a smaller sensitivity (``2.0`` -> ``1.0`` on a line about sensitivity, a ``sensitivity`` argument
+-> ``1.0``). Mutants are generated from the syntax tree and the token stream (never inside strings or comments) and
+must compile. Some modules are mutated only inside the functions that produce numbers (:data:`REGIONS`).
 
 The repository is copied (without ``.git`` and virtual environments) into a temporary directory; each mutant
 is written into the copy, a fast subset of the tests is run there with ``pytest -x -n 0`` and a timeout, and
@@ -41,6 +48,7 @@ import time
 import tokenize
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,7 +59,25 @@ DEFAULT_MODULES = (
     "symsel/bounds/ratio.py", "symsel/bounds/rnm.py", "symsel/bounds/summary.py", "symsel/bounds/interval.py",
     "symsel/bounds/interval_pairs.py", "symsel/pairs/loss.py", "symsel/evidence/pld_lower.py",
     "symsel/apps/plan.py", "symsel/apps/tuning.py", "symsel/apps/ptr.py", "symsel/profiles/export.py",
+    "symsel/apps/accounting.py", "symsel/apps/opendp.py", "symsel/apps/hpo.py", "symsel/apps/sweep.py",
 )
+#: the modules of symsel/apps (``--apps`` mutates these only).
+APPS_MODULES = (
+    "symsel/apps/accounting.py", "symsel/apps/opendp.py", "symsel/apps/plan.py", "symsel/apps/tuning.py",
+    "symsel/apps/ptr.py", "symsel/apps/hpo.py", "symsel/apps/sweep.py",
+)
+#: modules mutated only inside these functions (where their numbers are produced; the rest is file handling,
+#: progress bars and argument checks, whose mutants cannot make a certified number smaller).
+REGIONS = {
+    "symsel/apps/hpo.py": ("tune", "_law_or_trials"),
+    "symsel/apps/sweep.py": ("_run_cell", "_cell", "_number", "_bad_value", "write_parquet"),
+}
+#: functions never mutated (messages, caches, batch sizes, membership checks: no number of theirs is certified),
+#: and no mutant inside a ``raise`` statement (its message) is kept either.
+UNMUTATED = {
+    "symsel/apps/accounting.py": ("_clip", "_memo", "__repr__", "_batch"),
+    "symsel/apps/opendp.py": ("_one_line", "_check_member", "_distance_type", "_dp"),
+}
 #: the fast test subset run against each module's mutants (fastest killers first; a file that does not exist in the
 #: copy, e.g. tests/test_properties.py before it was written, is skipped, so the same table serves a before/after run).
 P = "tests/test_properties.py::"
@@ -91,10 +117,32 @@ TESTS = {
                       "tests/apps/test_ptr.py"],
     "symsel/profiles/export.py": ["tests/profiles/test_export_grid.py", "tests/profiles/test_export.py"],
 }
+APPS = "tests/apps/"
+ACC = APPS + "test_accounting_oracles.py::"
+ODP = APPS + "test_opendp_oracles.py"
+TESTS.update({
+    "symsel/apps/accounting.py": [APPS + "test_apps_mutation_oracles.py", ACC + "test_the_oracle_itself",
+                                  ACC + "test_best_of_two_runs_of_a_composed_gaussian_is_its_two_fold_composition",
+                                  ACC + "test_one_run_of_a_composed_gaussian_is_exact_gdp",
+                                  ACC + "test_a_selection_beside_gaussians_adds_up_to_the_exact_gdp",
+                                  ACC + "test_one_run_of_every_supported_event_is_dp_accountings_pld",
+                                  ACC + "test_one_run_beside_other_events_is_dp_accountings_composition",
+                                  APPS + "test_app_limits.py::test_a_count_must_be_an_integer",
+                                  APPS + "test_accounting.py"],
+    "symsel/apps/opendp.py": [ODP, APPS + "test_apps_mutation_oracles.py", APPS + "test_opendp.py"],
+    "symsel/apps/hpo.py": [APPS + "test_apps_mutation_oracles.py", APPS + "test_hpo.py"],
+    "symsel/apps/sweep.py": [APPS + "test_apps_mutation_oracles.py", APPS + "test_sweep.py"],
+})
+for _module in ("symsel/apps/plan.py", "symsel/apps/tuning.py", "symsel/apps/ptr.py"):
+    TESTS[_module] = [*TESTS[_module], APPS + "test_apps_mutation_oracles.py"]
 FALLBACK_TESTS = [FINITE, GAUSS]
 #: slow tests left out of every subset (the whole suite still runs them): seconds each, and what they check is
 #: also checked by a faster test of the same subset.
-SLOW = ["tests/bounds/test_hockey_stick.py::test_every_method_is_above_the_exact_value"]
+SLOW = ["tests/bounds/test_hockey_stick.py::test_every_method_is_above_the_exact_value",
+        "tests/apps/test_opendp.py::test_integer_distances_on_a_count",
+        "tests/apps/test_accounting.py::test_a_fixed_k_selection_exports_interval_at_some_points_and_stays_above_the_"
+        "lower_bound",
+        "tests/apps/test_accounting.py::test_selection_event_with_any_law_and_fixed_k"]
 
 #: an additive term counts as a safety term when its source mentions one of these, or is a tiny literal.
 SAFETY_NAME = re.compile(r"margin|MARGIN|slack|allowance|ALLOWANCE|NUDGE|nudge|ROUNDING|rounding|floor|tol\b|"
@@ -103,6 +151,9 @@ TINY_LITERAL = 1e-6
 COMPARE_FLIP = {"<=": "<", "<": "<=", ">=": ">", ">": ">="}
 NAME_SWAP = {"max": "min", "min": "max", "maximum": "minimum", "minimum": "maximum", "fmax": "fmin",
              "fmin": "fmax", "ceil": "floor"}
+#: names whose factor is a count (``count * x`` -> ``x``) and which lose one (``count`` -> ``(count - 1)``).
+COUNT_NAME = re.compile(r"^(count|counts|steps|k|n|n_trials|trials|mean|m|mu2|inner|times|points)$")
+SENSITIVITY = re.compile(r"sensitivity", re.IGNORECASE)
 IGNORE = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".hypothesis", ".pytest_cache", ".ruff_cache",
                                 "*.egg-info", "symsel-report", ".mutation*")
 
@@ -225,7 +276,105 @@ def mutants_of(module: str, source: str) -> list[Mutant]:
             if _is_safety_term(node.value, text):
                 start, end = _span(node, starts)
                 add("drop_safety_term", node.lineno, node.col_offset, start, end, "pass")
+    _app_mutants(source, tree, starts, add)
     return sorted(found.values(), key=lambda m: (m.line, m.col, m.kind))
+
+
+def _identifier(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _app_mutants(source: str, tree: ast.AST, starts: list[int], add: Any) -> None:
+    """The mutants aimed at the applications (module docstring): wrong element, dropped count, count - 1, one
+    branch of a conditional, a dropped composition, max for sum, no sqrt, a smaller sensitivity."""
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    lines = source.splitlines()
+
+    def text(node: ast.AST) -> str:
+        return ast.get_source_segment(source, node) or ""
+
+    def replace(kind: str, node: ast.AST, replacement: str) -> None:
+        start, end = _span(node, starts)
+        if "\n" not in source[start:end]:
+            add(kind, node.lineno, node.col_offset, start, end, replacement)
+
+    def in_fstring(node: ast.AST) -> bool:
+        while node in parents:
+            node = parents[node]
+            if isinstance(node, ast.JoinedStr):
+                return True
+        return False
+
+    for node in ast.walk(tree):
+        if in_fstring(node):
+            continue
+        # the wrong element of a pair: x[0] <-> x[1]
+        if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and node.slice.value in (0, 1) and not isinstance(node.slice.value, bool)):
+            replace("index_swap", node.slice, str(1 - node.slice.value))
+        # a, b = pair -> b, a = pair
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
+                and len(node.targets[0].elts) == 2):
+            first, second = node.targets[0].elts
+            replace("swap_unpack", node.targets[0], f"{text(second)}, {text(first)}")
+        # count * x -> x
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for keep, drop in ((node.left, node.right), (node.right, node.left)):
+                if COUNT_NAME.match(_identifier(drop) or "") or (isinstance(drop, ast.Call) and any(
+                        COUNT_NAME.match(_identifier(a) or "") for a in drop.args) and _identifier(drop.func) in
+                        ("int", "float")):
+                    replace("drop_count_factor", node, text(keep))
+        # count -> (count - 1), as an argument of a call or a factor
+        name = _identifier(node)
+        if name and COUNT_NAME.match(name) and isinstance(getattr(node, "ctx", None), ast.Load):
+            parent = parents.get(node)
+            as_argument = isinstance(parent, ast.Call) and node in parent.args
+            as_keyword = isinstance(parent, ast.keyword)
+            as_factor = isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mult | ast.Div)
+            if as_argument or as_keyword or as_factor:
+                replace("count_minus_one", node, f"({text(node)} - 1)")
+        # a if c else b -> a / b
+        if isinstance(node, ast.IfExp):
+            replace("ternary_body", node, f"({text(node.body)})")
+            replace("ternary_else", node, f"({text(node.orelse)})")
+        if isinstance(node, ast.Call):
+            func = _identifier(node.func)
+            # x.compose(y) -> x / y; x.self_compose(n) -> x
+            if func in ("compose", "self_compose") and isinstance(node.func, ast.Attribute):
+                replace("drop_compose", node, text(node.func.value))
+                if func == "compose" and len(node.args) == 1:
+                    replace("drop_composed_with", node, text(node.args[0]))
+            if func == "sum" and isinstance(node.func, ast.Name):
+                replace("sum_to_max", node.func, "max")
+            if func == "sqrt" and len(node.args) == 1:
+                replace("drop_sqrt", node, f"({text(node.args[0])})")
+            for arg in node.args:
+                if _identifier(arg) == "sensitivity":
+                    replace("smaller_sensitivity", arg, "1.0")
+        if (isinstance(node, ast.Constant) and node.value in (2, 2.0) and not isinstance(node.value, bool)
+                and SENSITIVITY.search(lines[node.lineno - 1])):
+            replace("smaller_sensitivity", node, "1.0")
+
+
+def in_regions(module: str, source: str, mutants: list[Mutant]) -> list[Mutant]:
+    """The mutants of ``module`` inside the functions :data:`REGIONS` names for it (all of them if none), outside
+    the functions :data:`UNMUTATED` names and outside ``raise`` statements (only for modules named in either)."""
+    if module not in REGIONS and module not in UNMUTATED:
+        return mutants
+    tree = ast.parse(source)
+    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+    def spans(names: tuple[str, ...]) -> list[tuple[int, int]]:
+        return [(node.lineno, node.end_lineno or node.lineno) for node in functions if node.name in names]
+
+    keep = spans(REGIONS[module]) if module in REGIONS else [(1, len(source.splitlines()))]
+    drop = spans(UNMUTATED.get(module, ())) + [(node.lineno, node.end_lineno or node.lineno)
+                                                  for node in ast.walk(tree) if isinstance(node, ast.Raise)]
+    return [m for m in mutants if any(lo <= m.line <= hi for lo, hi in keep)
+            and not any(lo <= m.line <= hi for lo, hi in drop)]
 
 
 def select(all_mutants: dict[str, list[Mutant]], limit: int, seed: int) -> list[Mutant]:
@@ -316,8 +465,10 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def _run_in(work: Path, args: argparse.Namespace) -> dict:
-    modules = args.modules or list(DEFAULT_MODULES)
-    all_mutants = {m: mutants_of(m, (work / m).read_text()) for m in modules}
+    modules = args.modules or list(APPS_MODULES if args.apps else DEFAULT_MODULES)
+    all_mutants = {m: in_regions(m, (work / m).read_text(), mutants_of(m, (work / m).read_text())) for m in modules}
+    if args.kinds:
+        all_mutants = {m: [x for x in v if x.kind in args.kinds] for m, v in all_mutants.items()}
     chosen = select(all_mutants, args.limit, args.seed)
     if args.only:
         wanted = set(args.only)
@@ -368,6 +519,8 @@ def _run_in(work: Path, args: argparse.Namespace) -> dict:
         report["mutants"].append(record)
         print(f"[{i}/{len(chosen)}] {status:8s} {seconds:6.1f}s {mutant.ident}  "
               f"{mutant.original!r} -> {mutant.replacement!r}  {killer}", flush=True)
+        if args.json:  # after every mutant: an interrupted run keeps what it found
+            Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
     for module in modules:
         rows = [r for r in report["mutants"] if r["module"] == module]
         if not rows:
@@ -398,6 +551,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant before it counts as timeout")
     parser.add_argument("--baseline-timeout", type=float, default=900.0, help="seconds for each unmutated run")
     parser.add_argument("--tests", nargs="+", help="test files/node ids to run instead of the per-module subset")
+    parser.add_argument("--apps", action="store_true", help="mutate the modules of symsel/apps only")
+    parser.add_argument("--kinds", nargs="+", help="only mutants of these kinds (e.g. index_swap drop_count_factor)")
     parser.add_argument("--only", nargs="+", help="run exactly these mutant ids (see --list)")
     parser.add_argument("--list", action="store_true", help="list the selected mutants and exit")
     parser.add_argument("--json", help="write the full report here")
