@@ -99,6 +99,13 @@ MAX_POINTS = 20001
 #: of ``best`` dominates the export (1e3: 85 s, 1e6: 3 min), and a mean of 1e9 did not answer in hours.
 #: Other shapes are accounted up to ``symsel.distributions.core.MAX_MEAN`` (1e300, excluded).
 MAX_POISSON_MEAN = 1e6
+#: the most times one selection may be composed (``count`` times the counts of the ``SelfComposedDpEvent`` around
+#: it): its exported PLD is self-composed that many times by dp-accounting, which took 28 s for 1e5 (a Gaussian base,
+#: 2 cores, 2026-11-27) and did not answer for 1e18. Larger counts are refused, naming this limit.
+MAX_SELECTION_COUNT = 10**6
+#: the most points of a uniform export (``export_points``): 4001 is :func:`symsel.profiles.export.to_pld`'s default;
+#: each point is one evaluation of the bound (about 1.3 ms for ``envelope``), and 1e12 asked for 7 TiB at once.
+MAX_EXPORT_POINTS = 100_001
 
 
 class UnsupportedSelectionError(privacy_accountant.UnsupportedEventError, ParameterError):
@@ -519,7 +526,7 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         self._method = validate.choice(method, "method", where, METHODS)
         self._tolerance = validate.positive(tolerance, "tolerance", where)
         self._export_points = None if export_points is None else validate.integer(
-            export_points, "export_points", where, lo=3)
+            export_points, "export_points", where, lo=3, hi=MAX_EXPORT_POINTS)
         self._pld_accountant = pld_privacy_accountant.PLDAccountant(neighboring_relation, self._interval)
         self._empty = True  # the held accountant's PLD is still the identity
         self._prepared: dict[Hashable, _Part] = {}
@@ -548,15 +555,24 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         Every selection in ``event`` is bounded and exported before anything is composed, so an error there
         (raised as ``UnsupportedEventError``) leaves the accountant as it was. A selection whose law is out of range
         raises :class:`UnsupportedSelectionError` (also a ``ParameterError``); an ``event`` that is not a ``DpEvent``
-        or a ``count`` that is not an integer ``>= 0`` raises ``ParameterError``."""
+        or a ``count`` that is not an integer ``>= 1`` raises ``ParameterError``."""
         where = "SelectionAccountant.compose"
         if not isinstance(event, dp_event.DpEvent):
             raise ParameterError("event", _clip(event), "a dp_accounting DpEvent (e.g. dp_event.GaussianDpEvent(4.0), "
                                  "dp_event.RepeatAndSelectDpEvent(run, mean, shape) or SelectionDpEvent(run, "
                                  "'point(k=40)')); a symsel spec string is not an event", where)
-        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
-            raise ParameterError("count", count, "an integer >= 0 (the number of times the event is composed)", where)
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+            # dp-accounting's compose refuses 0 too, with a bare ValueError (``count`` must be positive)
+            raise ParameterError("count", count, "an integer >= 1 (the number of times the event is composed)", where)
         count = int(count)
+        for selection, times in self._selection_counts(event, count):
+            if not isinstance(selection.event, dp_event.DpEvent):
+                raise ParameterError("event", _clip(selection.event), "a dp_accounting DpEvent as the event a "
+                                     "selection runs (e.g. dp_event.GaussianDpEvent(4.0))", where)
+            if times > MAX_SELECTION_COUNT:
+                raise ParameterError("count", times, f"a selection composed at most MAX_SELECTION_COUNT = "
+                                     f"{MAX_SELECTION_COUNT} times (count times the counts of the SelfComposedDpEvent "
+                                     "around it)", where)
         for selection in self._selections(event):
             try:
                 selection_law(selection)
@@ -614,6 +630,14 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
             return [s for e in event.events for s in self._selections(e)]
         return [event] if isinstance(event, _SELECTION_EVENTS) else []
 
+    def _selection_counts(self, event: dp_event.DpEvent, count: int) -> list[tuple[dp_event.DpEvent, int]]:
+        """Each selection in ``event`` (not inside another selection) with the number of times it is composed."""
+        if isinstance(event, dp_event.SelfComposedDpEvent):
+            return self._selection_counts(event.event, count * int(event.count))
+        if isinstance(event, dp_event.ComposedDpEvent):
+            return [pair for e in event.events for pair in self._selection_counts(e, count)]
+        return [(event, count)] if isinstance(event, _SELECTION_EVENTS) else []
+
     def _options(self) -> dict[str, Any]:
         return {"method": self._method, "tolerance": self._tolerance, "export_points": self._export_points}
 
@@ -627,6 +651,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         else:
             try:
                 part = self._account(event)
+            except ParameterError as exc:  # e.g. the inner event's noise is NaN: a ValueError naming it, too
+                raise UnsupportedSelectionError(event, event, exc) from exc
             except SymselError as exc:
                 raise privacy_accountant.UnsupportedEventError(
                     f"Unsupported event: {event}. Error: [{exc}]") from exc

@@ -87,6 +87,8 @@ INSTALL_HINT = "pip install 'symsel[opendp]' (or pip install 'opendp>=0.16')"
 DIRECTIONS = ("maximize", "minimize")
 #: default number of ``ε`` points at which a ``smoothed_max_divergence`` base profile is sampled.
 PROFILE_POINTS = 64
+#: the most points :func:`base_profile_from_map` samples (one OpenDP call each; 1e12 was a hang).
+MAX_PROFILE_POINTS = 100_000
 #: the sampled grid of a base ``PrivacyProfile`` ends where it falls to this ``δ`` (or at :data:`MAX_GRID_EPSILON`).
 GRID_FLOOR = 1e-20
 MAX_GRID_EPSILON = 100.0
@@ -154,7 +156,7 @@ def base_profile_from_map(measurement: Any, d_in: Any, profile_points: int = PRO
     dp = _dp()
     if not isinstance(measurement, dp.Measurement):
         raise ParameterError("measurement", measurement, "an opendp Measurement", WHERE)
-    profile_points = validate.integer(profile_points, "profile_points", WHERE, lo=2)
+    profile_points = validate.integer(profile_points, "profile_points", WHERE, lo=2, hi=MAX_PROFILE_POINTS)
     from symsel.profiles import ApproxDPProfile, PointwiseProfile, pure, zcdp
 
     measure = measurement.output_measure
@@ -372,7 +374,7 @@ def make_selection(
     method = validate.choice(method, "method", WHERE, METHODS)
     if delta is not None:
         delta = validate.real(delta, "delta", WHERE, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-    profile_points = validate.integer(profile_points, "profile_points", WHERE, lo=2)
+    profile_points = validate.integer(profile_points, "profile_points", WHERE, lo=2, hi=MAX_PROFILE_POINTS)
     rng = validate.generator(seed, "seed", WHERE)
     distance_type = _distance_type(dp, measurement)
     profile_of = _profile_source(measurement, base_profile, profile_d_in, profile_points, distance_type)

@@ -24,7 +24,7 @@ from symsel.errors import NotApplicableError, ParameterError
 from symsel.numeric import last_feasible
 from symsel.profiles import Profile
 from symsel.spec import parse_distribution
-from symsel.validate import positive, probability, real
+from symsel.validate import probability, real
 
 #: relative width of the final bracket on the mean.
 MEAN_RTOL = 1e-3
@@ -54,7 +54,7 @@ def _checked_budget(template: str, placeholder: str, example: str, epsilon: floa
                     method: str) -> tuple[float, float, dict[str, Any]]:
     """The template, ``epsilon`` and ``delta`` of a planning question checked (one-line errors naming each), and
     the record every answer starts from."""
-    if placeholder not in template:
+    if not isinstance(template, str) or placeholder not in template:  # an int here was a TypeError
         raise ParameterError("dist", template, f"a spec template containing {placeholder}, e.g. {example}", "plan")
     epsilon = real(epsilon, "epsilon", "plan", lo=0.0, hi=MAX_BUDGET_EPSILON, lo_open=True,
                    allowed=f"a budget 0 < epsilon <= {MAX_BUDGET_EPSILON:g}")
@@ -169,6 +169,9 @@ def _epsilon(template: str, mean: float, base: Profile, method: str, delta: floa
     return float(bound(_law(template, mean), base, method).epsilon(delta))
 
 
+#: the largest budget :func:`solve_base` accepts (epsilon = 1e300 did not answer in minutes; 1e5 answers in seconds,
+#: the whole range of either knob fitting far below it).
+MAX_SOLVE_EPSILON = 1e5
 #: the knobs of a base template that :func:`solve_base` can solve for, with their search ranges.
 BASE_KNOBS = {"steps": (1.0, 1e6), "sigma": (1e-2, 1e4)}
 
@@ -182,11 +185,12 @@ def solve_base(base_template: str, law: str, epsilon: float, delta: float, metho
     checked feasible (steps rounded down to an integer, sigma kept on the feasible side)."""
     from symsel.spec import parse_profile
 
-    knobs = [k for k in BASE_KNOBS if "{" + k + "}" in base_template]
+    knobs = [k for k in BASE_KNOBS if isinstance(base_template, str) and "{" + k + "}" in base_template]
     if len(knobs) != 1:
         raise ParameterError("base", base_template, "a base template with exactly one of {steps} or {sigma}", "plan")
     knob = knobs[0]
-    epsilon = positive(epsilon, "epsilon", "plan")
+    epsilon = real(epsilon, "epsilon", "plan", lo=0.0, hi=MAX_SOLVE_EPSILON, lo_open=True,
+                   allowed=f"a budget 0 < epsilon <= {MAX_SOLVE_EPSILON:g}")
     delta = probability(delta, "delta", "plan")
     dist = parse_distribution(law)
     low, high = BASE_KNOBS[knob]

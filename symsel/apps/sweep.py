@@ -121,23 +121,38 @@ def _cells_from_mapping(data: Any, path: Path) -> list[Cell]:
         if not isinstance(data["cells"], list):
             raise ParameterError("cells", data["cells"], "a list of cells", "sweep")
         return [_cell(row, path) for row in data["cells"]]
-    laws, bases = _list(data, "laws"), _list(data, "bases")
-    methods = _list(data, "methods", default=["best"])
+    laws, bases = _list(data, "laws", text=True), _list(data, "bases", text=True)
+    methods = _list(data, "methods", default=["best"], text=True)
     points = [("delta", v) for v in _list(data, "deltas", default=[])]
     points += [("epsilon", v) for v in _list(data, "epsilons", default=[])]
     if not points:
         raise ParameterError("deltas", None, "a list of deltas and/or epsilons", "sweep")
-    return [Cell(str(law), str(base), quantity, _number(value, quantity), str(method))
+    return [Cell(law, base, quantity, _number(value, quantity), method)
             for law in laws for base in bases for quantity, value in points for method in methods]
 
 
-def _list(data: dict, key: str, default: list | None = None) -> list:
+def _list(data: dict, key: str, default: list | None = None, text: bool = False) -> list:
+    """``data[key]`` as a list; with ``text``, every entry must be a spec string (a nested list, a mapping or a number
+    is refused, naming ``key``, rather than written into the results as its repr: a YAML alias bomb expands to
+    hundreds of kilobytes per cell)."""
     value = data.get(key, default)
     if value is None:
         raise ParameterError(key, None, f"a list of {key}", "sweep")
     if not isinstance(value, list):
         value = [value]
+    if text:
+        for item in value:
+            _text(item, key)
     return value
+
+
+def _text(item: Any, key: str) -> str:
+    """A spec string of the grid (a law, a base or a method), or a one-line error naming ``key``."""
+    if not isinstance(item, str) or not item.strip():
+        shown = " ".join(repr(item).split())
+        raise ParameterError(key, shown if len(shown) <= 80 else shown[:77] + "...",
+                             f"a spec string for each entry of {key} (e.g. \"geometric(mean=10)\")", "sweep")
+    return item
 
 
 def _number(value: Any, name: str) -> float:
@@ -158,8 +173,8 @@ def _cell(row: dict, path: Path) -> Cell:
     if has_delta == has_epsilon:
         raise ParameterError("cell", row, "exactly one of delta or epsilon per cell", f"sweep {path.name}")
     quantity = "delta" if has_delta else "epsilon"
-    return Cell(str(row["dist"]), str(row["base"]), quantity, _number(row[quantity], quantity),
-                str(row.get("method") or "best"))
+    return Cell(_text(row["dist"], "dist"), _text(row["base"], "base"), quantity, _number(row[quantity], quantity),
+                _text(row.get("method") or "best", "method"))
 
 
 #: one cell at a time in a process: symsel is not thread-safe (mpmath's precision is one global setting, and two

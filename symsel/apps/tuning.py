@@ -79,6 +79,9 @@ def sigma_tuning(q: float, sigmas: Sequence[float], law: Any, thresholds: Sequen
                  methods: Sequence[str] = ("paper", "best"), limit: int = MAX_STEPS) -> dict[str, Any]:
     """Figure 8's numbers: the steps each noise level may run, and the tuning's ε at ``delta`` by each method."""
     delta = validate.probability(delta, "delta", "tuning")
+    if isinstance(sigmas, str | bytes) or not isinstance(sigmas, Sequence) or not sigmas:  # "abc" was float("a")
+        raise ParameterError("sigmas", sigmas, "a non-empty list of noise levels sigma > 0", "tuning")
+    sigmas = [validate.positive(s, "sigma", "tuning") for s in sigmas]
     candidates = [{"sigma": float(s), "steps": max_steps(q, s, thresholds, limit)} for s in sigmas]
     for candidate in candidates:  # the search stops at ``limit``: more steps may be admitted
         candidate["at_limit"] = candidate["steps"] >= limit

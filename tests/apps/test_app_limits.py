@@ -28,8 +28,15 @@ def test_a_spec_string_is_not_an_event() -> None:
 
 @pytest.mark.parametrize("count", [2.5, -1, "2", True, math.nan])
 def test_a_count_must_be_an_integer(count: Any) -> None:
-    with pytest.raises(ParameterError, match="integer >= 0") as info:
+    with pytest.raises(ParameterError, match="an integer >= ") as info:
         SelectionAccountant().compose(RUN, count)
+    assert info.value.name == "count"
+
+
+def test_a_count_of_zero_is_refused_naming_it() -> None:
+    """dp-accounting refuses count 0 with a bare ValueError ("`count` must be positive"); it was let through."""
+    with pytest.raises(ParameterError, match="integer >= 1") as info:
+        SelectionAccountant().compose(RUN, 0)
     assert info.value.name == "count"
 
 
@@ -54,6 +61,41 @@ def test_a_mean_out_of_range_is_one_clear_error(mean: float, shape: float, allow
     assert info.value.name == "mean" and allowed in str(info.value) and "\n" not in str(info.value)
     assert not accountant.supports(dp_event.RepeatAndSelectDpEvent(RUN, mean, shape))
     assert accountant.get_epsilon(1e-6) == 0.0  # nothing was composed
+
+
+def test_a_selection_composed_too_many_times_is_refused_at_once() -> None:
+    """count 1e18 (or 1e4 x 1e3 through a SelfComposedDpEvent) made dp-accounting self-compose the exported PLD that
+    many times: a hang. Refused before anything is bounded, naming the limit; the accountant is unchanged."""
+    accountant = SelectionAccountant()
+    selection = accounting.SelectionDpEvent(RUN, "point(k=2)")
+    for event, count in ((selection, 10**18), (dp_event.SelfComposedDpEvent(
+            dp_event.ComposedDpEvent([RUN, selection]), 10**4), 10**3)):
+        with pytest.raises(ParameterError, match=f"MAX_SELECTION_COUNT = {accounting.MAX_SELECTION_COUNT}") as info:
+            accountant.compose(event, count)
+        assert info.value.name == "count"
+    assert accountant.get_epsilon(1e-6) == 0.0
+
+
+def test_an_export_of_too_many_points_is_refused() -> None:
+    """export_points=1e12 asked numpy for 7 TiB (a MemoryError): refused by the constructor, naming the limit."""
+    with pytest.raises(ParameterError, match=str(accounting.MAX_EXPORT_POINTS)) as info:
+        SelectionAccountant(export_points=10**12)
+    assert info.value.name == "export_points"
+
+
+@pytest.mark.parametrize("inner", [dp_event.GaussianDpEvent(math.nan), dp_event.GaussianDpEvent(-4.0)], ids=repr)
+def test_a_selection_of_a_bad_inner_event_is_a_value_error_naming_it(inner: Any) -> None:
+    """A NaN or negative noise inside a selection: dp-accounting's UnsupportedEventError (as before) and now also a
+    symsel ParameterError naming sigma (it was an UnsupportedEventError only, not a ValueError)."""
+    with pytest.raises(UnsupportedSelectionError) as info:
+        SelectionAccountant().compose(accounting.SelectionDpEvent(inner, "point(k=2)"))
+    assert isinstance(info.value, ParameterError) and info.value.name == "sigma"
+
+
+def test_a_selection_of_something_that_is_not_an_event_names_it() -> None:
+    with pytest.raises(ParameterError, match="DpEvent as the event a selection runs") as info:
+        SelectionAccountant().compose(accounting.SelectionDpEvent("gaussian(sigma=4)", "point(k=2)"))
+    assert info.value.name == "event"
 
 
 def test_a_huge_geometric_mean_answers() -> None:
@@ -171,3 +213,71 @@ def test_a_nan_score_is_refused(dp: Any) -> None:
     with pytest.raises(ParameterError, match="not NaN") as info:
         selection(1.0)
     assert info.value.name == "score"
+
+
+# ------------------------------------------------------------------------------------------- sweep grids
+ALIAS_BOMB = ("a: &a ['x','x','x','x','x','x','x','x','x']\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+              "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+              "laws: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\n")
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    (ALIAS_BOMB, "laws"),  # was accepted: the nested lists' repr (600 kB) became one cell's law, written to the CSV
+    ("laws: [3]\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\n", "laws"),
+    ("laws: ['geometric(mean=3)']\nbases: [{sigma: 4}]\ndeltas: [1e-6]\n", "bases"),
+    ("laws: ['geometric(mean=3)']\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\nmethods: [[paper]]\n", "methods"),
+    ("laws: ['']\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\n", "laws"),
+    ("cells:\n  - {dist: [1, 2], base: 'gaussian(sigma=4)', delta: 1e-6}\n", "dist"),
+])
+def test_a_grid_entry_that_is_not_a_spec_string_is_refused(tmp_path: Path, text: str, name: str) -> None:
+    from symsel.apps.sweep import load_grid
+
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(text)
+    with pytest.raises(ParameterError) as info:
+        load_grid(grid)
+    assert info.value.name == name and len(str(info.value)) < 300 and "\n" not in str(info.value)
+
+
+def test_make_selection_refuses_too_many_profile_points(dp: Any) -> None:
+    """profile_points=1e12 was accepted (and, on a base whose map is a privacy profile, sampled one point at a
+    time: a hang). Refused, naming the limit."""
+    from symsel.apps.opendp import MAX_PROFILE_POINTS, make_selection
+
+    with pytest.raises(ParameterError, match=str(MAX_PROFILE_POINTS)) as info:
+        make_selection(_laplace(dp), "point(k=2)", score=float, profile_points=10**12)
+    assert info.value.name == "profile_points"
+
+
+# ------------------------------------------------------------------------------------------- plan / tuning
+def test_plan_templates_that_are_not_strings_name_the_parameter() -> None:
+    """An int as a template was a TypeError ("argument of type 'int' is not iterable")."""
+    from symsel.apps import plan
+
+    base = symsel.parse_profile("gaussian(sigma=4)")
+    with pytest.raises(ParameterError) as info:
+        plan.max_mean(3, base, 2.0, 1e-6)  # type: ignore[arg-type]
+    assert info.value.name == "dist"
+    with pytest.raises(ParameterError) as info:
+        plan.solve_base(3, "point(k=2)", 2.0, 1e-6)  # type: ignore[arg-type]
+    assert info.value.name == "base"
+
+
+def test_solve_base_refuses_a_budget_beyond_its_range() -> None:
+    """epsilon = 1e300 was a hang (every step evaluated bounds far out in their tails); refused, naming the limit."""
+    from symsel.apps.plan import MAX_SOLVE_EPSILON, solve_base
+
+    with pytest.raises(ParameterError, match=f"{MAX_SOLVE_EPSILON:g}") as info:
+        solve_base("gaussian(sigma={sigma})", "point(k=2)", 1e300, 1e-6)
+    assert info.value.name == "epsilon"
+
+
+@pytest.mark.parametrize(("sigmas", "name"), [("abc", "sigmas"), ([], "sigmas"), ([math.nan], "sigma"),
+                                              ([1.0, -2.0], "sigma")])
+def test_sigma_tuning_checks_its_noise_levels(sigmas: Any, name: str) -> None:
+    """A string of sigmas was iterated character by character (ValueError: could not convert string to float)."""
+    from symsel.apps.tuning import sigma_tuning
+
+    with pytest.raises(ParameterError) as info:
+        sigma_tuning(0.01, sigmas, symsel.geometric(mean=10), [(1.0, 1e-6)], 1e-6)
+    assert info.value.name == name

@@ -1,0 +1,768 @@
+"""A counted hostile-input run (issue 30): every CLI command and the public Python APIs, fed malformed, hostile and
+enormous arguments, each case in its own process with a per-case CPU limit, in a sandbox whose files are watched.
+
+For each case it records, and the summary counts:
+
+* ``traceback``: any output with ``Traceback``, a CLI exit status other than 0 or 2, an error that is not one line
+  ``symsel: error: …``, or a Python API raising anything but a ``ValueError`` subclass from :mod:`symsel.errors`;
+* ``hang``: the case ran out of its CPU limit (``--cpu``, default 60 s: the point is a hang, not slowness) or its wall
+  limit (``--wall``, default 120 s: a process blocked on a FIFO uses no CPU);
+* ``accepted_invalid``: exit 0 (or a value returned) for an input that is not valid (a non-law, an out-of-range
+  number, a device or a directory as an output file …);
+* ``bad_output``: a valid input answered with output that is not strict JSON, or with a NaN/negative where a number
+  in range is due;
+* ``damaged``: any file of the sandbox outside the case's requested outputs created, changed, removed or its mtime
+  moved (``sentinel/`` holds files with fixed mtimes; the working folder is watched too), or a device file of the
+  sandbox no longer a character device.
+
+The sandbox (a temporary folder) has ``sentinel/`` (files that no case may touch), ``work/`` (the cases' working
+folder, with a small grid file), a FIFO, and its own ``dev/null`` and ``dev/full``: character devices made with
+``mknod`` (same major/minor numbers as the system's), so that a case that would *replace* a device replaces the
+sandbox's copy and never the machine's (the run may be root). Without ``mknod`` the device cases are skipped and
+the JSON says so.
+
+Usage (from the repository root, inside its virtual environment)::
+
+    python benchmarks/hostile.py                       # every case; summary table; benchmarks/results/hostile.json
+    python benchmarks/hostile.py --only cli: --list     # the CLI cases' names
+    python benchmarks/hostile.py --only api:accountant  # the cases whose name starts so
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import math
+import os
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SYMSEL = str(Path(sys.executable).with_name("symsel"))
+NON_LAW = "pgf(expr='exp(2*(z-1)) + (z**30-z**40)/100')"
+#: bound options that are valid: δ = 1e-30 answers a finite ε, δ = 0 answers ε = inf (no finite ε has δ = 0).
+VALID_BOUND = ("delta_1e-30", "delta_0")
+SMALL_GRID = "laws: ['geometric(mean=3)']\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\nmethods: [paper]\n"
+LONG = "geometric(mean=" + "9" * 100_000 + ")"
+PWNED = "PWNED"  # a file a code-injection case would create in the working folder
+
+
+@dataclass
+class Case:
+    name: str  # "cli:…" or "api:…"
+    args: list[str] | str  # argv after `symsel` (CLI) or Python source setting RESULT (API)
+    invalid: bool  # True: the input is not valid and must be refused
+    outputs: tuple[str, ...] = ()  # sandbox-relative paths the case may create or change
+    files: dict[str, str] = field(default_factory=dict)  # work-relative files written before the case
+    needs_devices: bool = False
+
+
+# ------------------------------------------------------------------------------------------------ the cases
+def cli_cases() -> list[Case]:
+    c: list[Case] = []
+
+    def add(name: str, args: list[str], invalid: bool = True, **kw: Any) -> None:
+        c.append(Case("cli:" + name, [*args, "--json"] if "--help" not in args else args, invalid, **kw))
+
+    g, b = "geometric(mean=30)", "gaussian(sigma=4)"
+    # dist
+    for i, spec in enumerate([NON_LAW, "pgf(expr='1.2*z^100 - 0.2*z^101')", "geometric(mean=nan)",
+                              "geometric(mean=inf)",
+                              "geometric(mean=-1)", "geometric(mean=2e300)", "poisson(mean=2e300)", "", "   ",
+                              "géométrique(mean=3)", "geometric(mean=\uff13)", "(" * 10_000, LONG,
+                              "point(k=" + "9" * 5000 + ")", "pgf(expr='z**(10**10)')", "pgf(expr='z**(9**9**9)')",
+                              "binomial(n=10**12, p=1/2)", "pgf(expr='__import__(\"os\").system(\"touch PWNED\")')",
+                              "geometric(mean=__import__('pathlib').Path('PWNED').touch())",
+                              "pmf(p=[0.5, 0.6])", "point(k=-1)", "point(k=0.5)", "mixture(dists=[], weights=[])",
+                              "\x1b[31mgeometric(mean=3)", "geometric(mean=3)\n--delta"]):
+        add(f"dist:{i}", ["dist", spec])
+    add("dist:valid_huge_mean", ["dist", "geometric(mean=1e6)"], invalid=False)
+    add("dist:valid_mean_1e300", ["dist", "geometric(mean=1e300)"], invalid=False)  # its mean rounds below 1e300
+    add("dist:valid_poisson_1e300", ["dist", "poisson(mean=1e300)"], invalid=False)
+    add("dist:candidates_nan", ["dist", g, "--candidates", "nan"])
+    add("dist:candidates_negative", ["dist", g, "--candidates", "-5"])
+    # bound
+    for name, extra in [("delta_1e-30", ["--delta", "1e-30"]), ("delta_0", ["--delta", "0"]),
+                        ("delta_nan", ["--delta", "nan"]), ("delta_neg", ["--delta", "-1e-6"]),
+                        ("delta_inf", ["--delta", "inf"]), ("delta_2", ["--delta", "2"]),
+                        ("delta_1e300", ["--delta", "1e300"]), ("epsilon_nan", ["--epsilon", "nan"]),
+                        ("epsilon_neg", ["--epsilon", "-1"]), ("epsilon_text", ["--epsilon", "one"]),
+                        ("method_bogus", ["--delta", "1e-6", "--method", "bogus"]),
+                        ("method_empty", ["--delta", "1e-6", "--method", ""]),
+                        ("compose_bogus", ["--delta", "1e-6", "--compose-with", "bogus(x=1)"]),
+                        ("compose_nan", ["--delta", "1e-6", "--compose-with", "gaussian(sigma=nan)"])]:
+        add(f"bound:{name}", ["bound", "--dist", g, "--base", b, *extra], invalid=name not in VALID_BOUND)
+    for name, law in [("non_law", NON_LAW), ("long", LONG), ("mean_2e300", "geometric(mean=2e300)"),
+                      ("empty", "")]:
+        add(f"bound:{name}", ["bound", "--dist", law, "--base", b, "--delta", "1e-6"])
+    for name, base in [("sigma_nan", "gaussian(sigma=nan)"), ("sigma_neg", "gaussian(sigma=-1)"),
+                       ("sigma_inf", "gaussian(sigma=inf)"), ("scale_zero", "laplace(scale=0)"),
+                       ("q_2", "dpsgd(q=2, sigma=1, steps=10)"), ("steps_1e12", "dpsgd(q=0.01, sigma=1, steps=10**12)"),
+                       ("rr_k1", "randomized_response(eps=1, k=1)"), ("approx_delta2", "approx(eps=1, delta=2)")]:
+        add(f"bound:base_{name}", ["bound", "--dist", g, "--base", base, "--delta", "1e-6"])
+    add("bound:valid_epsilon_1e300", ["bound", "--dist", g, "--base", b, "--epsilon", "1e300"], invalid=False)
+    add("bound:valid_mean_1e6", ["bound", "--dist", "geometric(mean=1e6)", "--base", b, "--delta", "1e-6",
+                                 "--method", "paper"], invalid=False)
+    # profile
+    add("profile:valid_delta_0", ["profile", b, "--delta", "0"], invalid=False)  # epsilon inf: the right answer
+    # δ(ε) at ε < 0 is defined (the hockey-stick divergence; 1 - e^ε (1 - δ(-ε)) for a symmetric profile): answered
+    add("profile:valid_epsilon_negative", ["profile", b, "--epsilon", "-3"], invalid=False)
+    for name, args in [("base_non_base", [NON_LAW]), ("delta_nan", [b, "--delta", "nan"]),
+                       ("epsilon_nan", [b, "--epsilon", "nan"]),
+                       ("dpsgd_huge", ["dpsgd(q=0.01, sigma=1.1, steps=1e12)", "--delta", "1e-6"]),
+                       ("empty", ["", "--delta", "1e-6"])]:
+        add(f"profile:{name}", ["profile", *args])
+    add("profile:valid_delta_1e-30", ["profile", b, "--delta", "1e-30"], invalid=False)
+    # verify / audit / derive
+    add("verify:budget_0", ["verify", "--dist", g, "--base", b, "--delta", "1e-6", "--budget", "0"])
+    add("verify:budget_huge", ["verify", "--dist", g, "--base", b, "--delta", "1e-6", "--budget", "10**9"])
+    add("verify:non_law", ["verify", "--dist", NON_LAW, "--base", b, "--delta", "1e-6"])
+    add("verify:example_bogus", ["verify", "--example", "../../etc/passwd"])
+    add("verify:delta_nan", ["verify", "--dist", g, "--base", b, "--delta", "nan"])
+    add("audit:trials_0", ["audit", "--example", "xiang-example-1", "--delta", "0", "--trials", "0"])
+    add("audit:trials_1e12", ["audit", "--example", "xiang-example-1", "--delta", "0", "--trials", "1000000000000"])
+    add("audit:confidence_2", ["audit", "--example", "xiang-example-1", "--delta", "0", "--confidence", "2"])
+    add("audit:confidence_nan", ["audit", "--example", "xiang-example-1", "--delta", "0", "--confidence", "nan"])
+    add("audit:seed_negative", ["audit", "--example", "xiang-example-1", "--delta", "0", "--seed", "-1"])
+    add("audit:non_law", ["audit", "--dist", NON_LAW, "--base", b, "--delta", "1e-6", "--trials", "1000"])
+    add("derive:non_law", ["derive", NON_LAW])
+    add("derive:long", ["derive", LONG])
+    add("derive:delta_nan", ["derive", g, "--delta", "nan"])
+    add("derive:delta_nan_with_base", ["derive", g, "--base", b, "--delta", "nan"])
+    add("derive:base_bogus", ["derive", g, "--base", "bogus(x=1)"])
+    # plan
+    plan_g = "geometric(mean={mean})"
+    for name, args in [("epsilon_1e300", ["--epsilon", "1e300", "--delta", "1e-6", "--dist", plan_g]),
+                       ("epsilon_nan", ["--epsilon", "nan", "--delta", "1e-6", "--dist", plan_g]),
+                       ("delta_nan", ["--epsilon", "2", "--delta", "nan", "--dist", plan_g]),
+                       ("no_placeholder", ["--epsilon", "2", "--delta", "1e-6", "--dist", g]),
+                       ("non_law_template", ["--epsilon", "2", "--delta", "1e-6", "--dist",
+                                             "pgf(expr='exp({mean}*(z-1)) - z**40/100')"]),
+                       ("mean_nan", ["--mean", "nan", "--delta", "1e-6"]),
+                       ("mean_1e300", ["--mean", "1e300", "--delta", "1e-6"]),
+                       ("mean_negative", ["--mean", "-4", "--delta", "1e-6"]),
+                       ("candidates_nan", ["--epsilon", "2", "--delta", "1e-6", "--dist", plan_g, "--candidates",
+                                           "nan"]),
+                       ("two_knobs", ["--epsilon", "2", "--delta", "1e-6", "--dist", g])]:
+        add(f"plan:{name}", ["plan", "--base", b, *args])
+    add("plan:base_two_knobs", ["plan", "--base", "dpsgd(q=0.01, sigma={sigma}, steps={steps})", "--epsilon", "2",
+                                "--delta", "1e-6", "--dist", g])
+    # a δ = 0 budget: no mean fits a Gaussian base (mean null, with the reason): the right answer
+    add("plan:valid_delta_0", ["plan", "--base", b, "--epsilon", "2", "--delta", "0", "--dist", plan_g],
+        invalid=False)
+    add("plan:valid_delta_1e-30", ["plan", "--base", b, "--epsilon", "20", "--delta", "1e-30", "--dist", plan_g,
+                                   "--method", "paper"], invalid=False)
+    # rnm
+    # M = 1e12 and 1e30 queries are valid (the bounds grow with log M; answered in seconds)
+    add("rnm:valid_m_1e12", ["rnm", "--m", "1000000000000", "--base", b, "--delta", "1e-6"], invalid=False)
+    add("rnm:valid_m_1e30", ["rnm", "--m", "1" + "0" * 30, "--base", b, "--delta", "1e-6"], invalid=False)
+    for name, args in [("m_0", ["--m", "0"]), ("m_negative", ["--m", "-5"]), ("m_text", ["--m", "many"]),
+                       ("rounds_0", ["--m", "10", "--rounds", "0"]), ("base_bogus", ["--m", "10", "--base", "x"])]:
+        add(f"rnm:{name}", ["rnm", *args, "--delta", "1e-6"] + ([] if "--base" in args else ["--base", b]))
+    # ptr / tune
+    for name, guarantee in [("nan", "nan,1e-6"), ("delta_2", "1,2"), ("text", "abc"), ("one", "1"), ("empty", ""),
+                            ("inf", "inf,1e-6"), ("negative", "-1,1e-6")]:
+        add(f"ptr:{name}", ["ptr", "--dist", "geometric(mean=10)", "--guarantee", guarantee])
+    add("ptr:non_law", ["ptr", "--dist", NON_LAW, "--guarantee", "1,1e-6"])
+    for name, args in [("q_2", ["--q", "2", "--sigma", "1", "--epsilon-q", "1"]),
+                       ("sigma_0", ["--q", "0.01", "--sigma", "0", "--epsilon-q", "1"]),
+                       ("sigma_nan", ["--q", "0.01", "--sigma", "nan", "--epsilon-q", "1"]),
+                       ("threshold_nan", ["--q", "0.01", "--sigma", "1", "--threshold", "1,nan"]),
+                       ("epsilon_q_nan", ["--q", "0.01", "--sigma", "1", "--epsilon-q", "nan"])]:
+        add(f"tune:{name}", ["tune", "--dist", "geometric(mean=10)", *args])
+    # valid, if enormous: ε_Q = 1e300 (thresholds from the least noise searched; a sound, huge ε), δ = 1e-300
+    add("tune:valid_epsilon_q_1e300", ["tune", "--dist", "geometric(mean=10)", "--q", "0.01", "--sigma", "1",
+                                       "--epsilon-q", "1e300"], invalid=False)
+    add("tune:valid_delta_1e-300", ["tune", "--dist", "geometric(mean=10)", "--q", "0.01", "--sigma", "1",
+                                    "--epsilon-q", "1", "--delta", "1e-300"], invalid=False)
+    # sweep: grids
+    grids = {
+        "nan_delta": "laws: ['geometric(mean=3)']\nbases: ['gaussian(sigma=4)']\ndeltas: [.nan]\nmethods: [paper]\n",
+        "non_law": f"laws: [\"{NON_LAW}\"]\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\nmethods: [paper]\n",
+        "python_tag": "laws: !!python/object/apply:os.system ['touch PWNED']\nbases: ['gaussian(sigma=4)']\n"
+                      "deltas: [1e-6]\n",
+        "billion_laughs": "a: &a ['x','x','x','x','x','x','x','x','x']\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+                          "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+                          "laws: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nbases: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+                          "deltas: [1e-6]\n",
+        "empty": "",
+        "not_a_mapping": "- 1\n- 2\n",
+        "bad_method": "laws: ['geometric(mean=3)']\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\nmethods: [bogus]\n",
+    }
+    for name, text in grids.items():
+        add(f"sweep:grid_{name}", ["sweep", "grid.yaml", "--out", "out/g.csv"],
+            outputs=("work/out/g.csv", "work/out/g.csv.lock"), files={"grid.yaml": text, "out/.keep": ""})
+    add("sweep:grid_missing", ["sweep", "missing.yaml", "--out", "g.csv"], outputs=("work/g.csv",))
+    add("sweep:grid_directory", ["sweep", ".", "--out", "g.csv"], outputs=("work/g.csv",))
+    add("sweep:grid_devnull", ["sweep", "../dev/null", "--out", "g.csv"], outputs=("work/g.csv",), needs_devices=True)
+    add("sweep:grid_fifo", ["sweep", "../fifo", "--out", "g.csv"], outputs=("work/g.csv",))
+    small = {"grid.yaml": SMALL_GRID}
+    for name, out in [("out_devnull", "../dev/null"), ("out_devfull", "../dev/full"), ("out_directory", "."),
+                      ("out_fifo", "../fifo"), ("out_foreign_file", "../sentinel/results.csv"),
+                      ("out_sentinel_text", "../sentinel/notes.txt"), ("out_empty", ""),
+                      ("out_under_a_file", "../sentinel/notes.txt/g.csv"), ("out_long", "x" * 5000 + ".csv")]:
+        add(f"sweep:{name}", ["sweep", "grid.yaml", "--out", out], files=small,
+            outputs=(), needs_devices="dev/" in out)
+    for name, args in [("jobs_0", ["--jobs", "0"]), ("jobs_huge", ["--jobs", "1000000"]),
+                       ("dask_empty", ["--dask", ""]), ("parquet_devfull", ["--parquet", "../dev/full"]),
+                       ("parquet_sentinel", ["--parquet", "../sentinel/notes.txt"]),
+                       ("parquet_directory", ["--parquet", "."])]:
+        add(f"sweep:{name}", ["sweep", "grid.yaml", "--out", "g.csv", *args], files=small,
+            outputs=("work/g.csv", "work/g.csv.lock"), needs_devices="dev/" in " ".join(args))
+    add("sweep:valid_small", ["sweep", "grid.yaml", "--out", "g.csv", "--jobs", "1"], invalid=False, files=small,
+        outputs=("work/g.csv", "work/g.csv.lock"))
+    # report: refused before computing
+    for name, out in [("devnull", "../dev/null"), ("devfull", "../dev/full"), ("fifo", "../fifo"),
+                      ("sentinel_file", "../sentinel/notes.txt"), ("under_a_file", "../sentinel/notes.txt/r"),
+                      ("empty", "")]:
+        add(f"report:{name}", ["report", "--quick", "--no-progress", "--out", out], needs_devices="dev/" in out)
+    # every command with a bad option value / unknown option
+    for command in ("bound", "dist", "verify", "derive", "audit", "sweep", "plan", "report", "tune", "profile", "rnm",
+                    "ptr"):
+        add(f"{command}:unknown_option", [command, "--no-such-option", "\u2603" * 1000])
+    return c
+
+
+def api_cases() -> list[Case]:
+    c: list[Case] = []
+
+    def add(name: str, code: str, invalid: bool = True, **kw: Any) -> None:
+        c.append(Case("api:" + name, code, invalid, **kw))
+
+    pre = ("import math, symsel\nfrom symsel import parse_distribution, parse_profile\n"
+           "law = parse_distribution('geometric(mean=30)'); base = parse_profile('gaussian(sigma=4)')\n")
+    # parse_distribution / parse_profile
+    for i, value in enumerate([repr(NON_LAW), "None", "3", "b'geometric(mean=3)'", "''", repr(LONG),
+                               "'x' * 1_000_000", "'geometric(mean=2e300)'", "['geometric(mean=3)']",
+                               repr("pgf(expr='__import__(\"os\").system(\"touch PWNED\")')"),
+                               "'geometric(mean=\\ud800)'", "'point(k=' + '9' * 5000 + ')'"]):
+        add(f"parse_distribution:{i}", pre + f"RESULT = parse_distribution({value})")
+    for i, value in enumerate(["'gaussian(sigma=nan)'", "None", "4.0", "'dpsgd(q=0.01, sigma=1, steps=10**15)'",
+                               "'pointwise(points=[(1, 2)])'", "'laplace(scale=-0.0)'"]):
+        add(f"parse_profile:{i}", pre + f"RESULT = parse_profile({value})")
+    # bound
+    for name, call in [("law_none", "symsel.bound(None, base)"), ("base_none", "symsel.bound(law, None)"),
+                       ("law_int", "symsel.bound(3, base)"), ("method_none", "symsel.bound(law, base, None)"),
+                       ("method_bogus", "symsel.bound(law, base, 'bogus')"),
+                       ("method_list", "symsel.bound(law, base, ['best'])"),
+                       ("swapped", "symsel.bound(base, law)"),
+                       ("non_law_spec", f"symsel.bound({NON_LAW!r}, base)"),
+                       ("mean_1e300", "symsel.bound('geometric(mean=1e300)', base)")]:
+        add(f"bound:{name}", pre + f"RESULT = {call}.epsilon(1e-6)")
+    for name, arg in [("nan", "math.nan"), ("neg", "-1e-6"), ("two", "2.0"), ("text", "'1e-6'"), ("none", "None"),
+                      ("inf", "math.inf"), ("list", "[1e-6]"), ("complex", "1e-6j")]:
+        add(f"bound:epsilon_{name}", pre + f"RESULT = symsel.bound(law, base).epsilon({arg})")
+        # δ(ε) at ε < 0 is defined (hockey-stick divergence) and an array of ε is answered elementwise: valid
+        add(f"bound:delta_{name}", pre + f"RESULT = symsel.bound(law, base).delta({arg})",
+            invalid=name not in ("inf", "two", "neg", "list"))
+    add("bound:valid_delta_1e-30", pre + "RESULT = symsel.bound(law, base).epsilon(1e-30)", invalid=False)
+    add("bound:valid_mean_1e6", pre + "RESULT = symsel.bound(parse_distribution('geometric(mean=1e6)'), base, "
+        "'paper').epsilon(1e-6)", invalid=False)
+    # lower_bound
+    for name, arg in [("nan", "math.nan"), ("zero", "0.0"), ("one", "1.0"), ("text", "'x'"), ("neg", "-1.0")]:
+        # δ = 0 and δ = 1 are probabilities: a lower bound (finite, or 0) is a valid answer
+        add(f"lower_bound:delta_{name}", pre + f"RESULT = symsel.lower_bound(base, law, {arg}).epsilon",
+            invalid=name not in ("zero", "one"))
+    add("lower_bound:budget_huge", pre + "RESULT = symsel.lower_bound(base, law, 1e-6, budget=10**12).epsilon")
+    add("lower_bound:dps_huge", pre + "RESULT = symsel.lower_bound(base, law, 1e-6, dps=10**7).epsilon")
+    add("lower_bound:swapped", pre + "RESULT = symsel.lower_bound(law, base, 1e-6).epsilon")
+    # derive
+    for name, call in [("non_law", f"symsel.derive({NON_LAW!r})"), ("none", "symsel.derive(None)"),
+                       ("delta_nan", "symsel.derive('geometric(mean=3)', delta=math.nan)"),
+                       ("base_int", "symsel.derive('geometric(mean=3)', base=4)"),
+                       ("long", f"symsel.derive({LONG!r})")]:
+        add(f"derive:{name}", pre + f"RESULT = {call}")
+    # SelectionAccountant
+    acc = pre + ("from dp_accounting import dp_event\nfrom symsel.apps.accounting import SelectionAccountant, "
+                 "SelectionDpEvent\nG = dp_event.GaussianDpEvent\nA = SelectionAccountant()\n")
+    for name, code in [
+        ("relation_text", "RESULT = SelectionAccountant('add_remove')"),
+        ("interval_nan", "RESULT = SelectionAccountant(value_discretization_interval=math.nan)"),
+        ("tolerance_0", "RESULT = SelectionAccountant(tolerance=0)"),
+        ("export_points_huge", "RESULT = SelectionAccountant(export_points=10**12).compose(SelectionDpEvent(G(4.0), "
+                               "'point(k=2)')).get_epsilon(1e-6)"),
+        ("mean_nan", "RESULT = A.compose(dp_event.RepeatAndSelectDpEvent(G(4.0), math.nan, 1)).get_epsilon(1e-6)"),
+        ("mean_0", "RESULT = A.compose(dp_event.RepeatAndSelectDpEvent(G(4.0), 0, 1)).get_epsilon(1e-6)"),
+        ("mean_1e300", "RESULT = A.compose(dp_event.RepeatAndSelectDpEvent(G(4.0), 1e300, 1)).get_epsilon(1e-6)"),
+        ("shape_nan", "RESULT = A.compose(dp_event.RepeatAndSelectDpEvent(G(4.0), 10, math.nan)).get_epsilon(1e-6)"),
+        ("shape_minus_one", "RESULT = A.compose(dp_event.RepeatAndSelectDpEvent(G(4.0), 10, -1)).get_epsilon(1e-6)"),
+        ("non_law", f"RESULT = A.compose(SelectionDpEvent(G(4.0), {NON_LAW!r})).get_epsilon(1e-6)"),
+        ("law_int", "RESULT = A.compose(SelectionDpEvent(G(4.0), 7)).get_epsilon(1e-6)"),
+        ("inner_sigma_nan", "RESULT = A.compose(SelectionDpEvent(G(math.nan), 'point(k=2)')).get_epsilon(1e-6)"),
+        ("inner_sigma_negative", "RESULT = A.compose(SelectionDpEvent(G(-4.0), 'point(k=2)')).get_epsilon(1e-6)"),
+        ("inner_not_event", "RESULT = A.compose(SelectionDpEvent('gaussian(sigma=4)', 'point(k=2)'))"
+                            ".get_epsilon(1e-6)"),
+        ("count_huge", "RESULT = A.compose(SelectionDpEvent(G(4.0), 'point(k=2)'), 10**18).get_epsilon(1e-6)"),
+        ("count_negative", "RESULT = A.compose(G(4.0), -1)"),
+        ("get_epsilon_nan", "RESULT = A.compose(G(4.0)).get_epsilon(math.nan)"),
+        ("get_delta_nan", "RESULT = A.compose(G(4.0)).get_delta(math.nan)"),
+        ("get_epsilon_text", "RESULT = A.compose(G(4.0)).get_epsilon('1e-6')"),
+        ("get_epsilon_1e-30_valid", "RESULT = A.compose(SelectionDpEvent(G(4.0), 'point(k=2)')).get_epsilon(1e-30)"),
+    ]:
+        add(f"accountant:{name}", acc + code, invalid="valid" not in name)
+    # make_selection (OpenDP)
+    odp = pre + ("import opendp.prelude as dp\nfrom symsel.apps.opendp import make_selection\n"
+                 "dp.enable_features('contrib')\n"
+                 "m = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), 1.0)\n")
+    for name, code in [
+        ("law_non_law", f"RESULT = make_selection(m, {NON_LAW!r}, score=float)"),
+        ("law_huge_mean", "RESULT = make_selection(m, 'geometric(mean=1e300)', score=float)"),
+        ("delta_nan", "RESULT = make_selection(m, 'geometric(mean=3)', score=float, delta=math.nan)"),
+        ("delta_1e-30_valid", "RESULT = make_selection(m, 'geometric(mean=3)', score=float, delta=1e-30).map(1.0)"),
+        ("profile_points_huge", "RESULT = make_selection(m, 'geometric(mean=3)', score=float, "
+                                "profile_points=10**12).map(1.0)"),
+        ("profile_points_1", "RESULT = make_selection(m, 'geometric(mean=3)', score=float, profile_points=1)"),
+        ("base_profile_bogus", "RESULT = make_selection(m, 'geometric(mean=3)', score=float, base_profile='bogus', "
+                               "profile_d_in=1.0)"),
+        ("profile_d_in_nan", "RESULT = make_selection(m, 'geometric(mean=3)', score=float, "
+                             "base_profile='gaussian(sigma=1)', profile_d_in=math.nan)"),
+        ("seed_text", "RESULT = make_selection(m, 'geometric(mean=3)', score=float, seed='x')"),
+        ("map_nan", "RESULT = make_selection(m, 'geometric(mean=3)', score=float).map(math.nan)"),
+        ("map_1e300_valid", "RESULT = make_selection(m, 'geometric(mean=3)', score=float).map(1e300)"),
+        ("measurement_text", "RESULT = make_selection('laplace', 'geometric(mean=3)')"),
+        ("score_raises", "RESULT = make_selection(m, 'point(k=2)', score=lambda x: 1 / 0, seed=1)(1.0)"),
+    ]:
+        add(f"opendp:{name}", odp + code, invalid="valid" not in name)
+    # tune (Optuna)
+    hpo = pre + "from symsel.apps.hpo import tune\nobj = lambda t: t.suggest_float('x', 0, 1)\n"
+    for name, code in [
+        ("law_huge", "RESULT = tune(obj, 'geometric(mean=1e300)', 'gaussian(sigma=4)', 1e-6, seed=1)"),
+        ("law_non_law", f"RESULT = tune(obj, {NON_LAW!r}, 'gaussian(sigma=4)', 1e-6, seed=1)"),
+        ("delta_nan", "RESULT = tune(obj, 'geometric(mean=3)', 'gaussian(sigma=4)', math.nan, seed=1)"),
+        ("delta_0", "RESULT = tune(obj, 'geometric(mean=3)', 'gaussian(sigma=4)', 0.0, seed=1)"),
+        ("n_trials_0", "RESULT = tune(obj, base='gaussian(sigma=4)', delta=1e-6, n_trials=0, seed=1)"),
+        ("n_trials_huge", "RESULT = tune(obj, base='gaussian(sigma=4)', delta=1e-6, n_trials=10**12, seed=1)"),
+        ("objective_none", "RESULT = tune(None, 'geometric(mean=3)', 'gaussian(sigma=4)', 1e-6, seed=1)"),
+        ("base_none", "RESULT = tune(obj, 'geometric(mean=3)', None, 1e-6, seed=1)"),
+        ("direction_bogus", "RESULT = tune(obj, 'geometric(mean=3)', 'gaussian(sigma=4)', 1e-6, seed=1, "
+                            "direction='up')"),
+        ("objective_nan", "RESULT = tune(lambda t: math.nan, 'geometric(mean=3)', 'gaussian(sigma=4)', 1e-6, "
+                                "seed=1).epsilon"),
+    ]:
+        add(f"hpo:{name}", hpo + code, invalid="valid" not in name)
+    # run_sweep / load_grid
+    sw = pre + "from symsel.apps.sweep import Cell, load_grid, run_sweep\ncell = Cell('geometric(mean=3)', " \
+               "'gaussian(sigma=4)', 'delta', 1e-6, 'paper')\n"
+    for name, code, outputs, devices in [
+        ("cells_text", "RESULT = run_sweep('cells', 'g.csv')", (), False),
+        ("cells_empty_valid", "RESULT = run_sweep([], 'g.csv')", ("work/g.csv", "work/g.csv.lock"), False),
+        ("cell_nan_value", "RESULT = run_sweep([Cell('geometric(mean=3)', 'gaussian(sigma=4)', 'delta', math.nan, "
+                           "'paper')], 'g.csv', jobs=1)", ("work/g.csv", "work/g.csv.lock"), False),
+        ("out_devfull", "RESULT = run_sweep([cell], '../dev/full', jobs=1)", (), True),
+        ("out_devnull", "RESULT = run_sweep([cell], '../dev/null', jobs=1)", (), True),
+        ("out_directory", "RESULT = run_sweep([cell], '.', jobs=1)", (), False),
+        ("out_fifo", "RESULT = run_sweep([cell], '../fifo', jobs=1)", (), False),
+        ("out_foreign", "RESULT = run_sweep([cell], '../sentinel/results.csv', jobs=1)", (), False),
+        ("out_int", "RESULT = run_sweep([cell], 3, jobs=1)", (), False),
+        ("jobs_0", "RESULT = run_sweep([cell], 'g.csv', jobs=0)", (), False),
+        ("jobs_float", "RESULT = run_sweep([cell], 'g.csv', jobs=1.5)", (), False),
+        ("load_grid_devnull", "RESULT = load_grid('../dev/null')", (), True),
+        ("load_grid_none", "RESULT = load_grid(None)", (), False),
+    ]:
+        add(f"sweep:{name}", sw + code, outputs=outputs, needs_devices=devices, invalid="valid" not in name)
+    # plan / tuning / ptr
+    pl = pre + "from symsel.apps import plan, ptr, tuning\n"
+    for name, code in [
+        ("max_mean_epsilon_nan", "RESULT = plan.max_mean('geometric(mean={mean})', base, math.nan, 1e-6)"),
+        ("max_mean_epsilon_1e300", "RESULT = plan.max_mean('geometric(mean={mean})', base, 1e300, 1e-6)"),
+        ("max_mean_delta_2", "RESULT = plan.max_mean('geometric(mean={mean})', base, 2.0, 2.0)"),
+        ("max_mean_no_placeholder", "RESULT = plan.max_mean('geometric(mean=3)', base, 2.0, 1e-6)"),
+        ("max_mean_template_int", "RESULT = plan.max_mean(3, base, 2.0, 1e-6)"),
+        ("max_mean_base_none", "RESULT = plan.max_mean('geometric(mean={mean})', None, 2.0, 1e-6)"),
+        ("max_mean_non_law", "RESULT = plan.max_mean(\"pgf(expr='exp({mean}*(z-1)) - z**40/100')\", base, 2.0, "
+                             "1e-6)"),
+        ("max_mean_min_mean_nan", "RESULT = plan.max_mean('geometric(mean={mean})', base, 2.0, 1e-6, "
+                                  "min_mean=math.nan)"),
+        ("max_mean_candidates_nan", "RESULT = plan.max_mean('geometric(mean={mean})', base, 2.0, 1e-6, "
+                                    "candidates=math.nan)"),
+        ("max_mean_valid_delta_1e-30", "RESULT = plan.max_mean('geometric(mean={mean})', base, 20.0, 1e-30, "
+                                       "'paper')['mean']"),
+        ("max_trials_epsilon_nan", "RESULT = plan.max_trials('point(k={k})', base, math.nan, 1e-6)"),
+        ("max_trials_no_placeholder", "RESULT = plan.max_trials('point(k=3)', base, 2.0, 1e-6)"),
+        ("max_trials_method_bogus", "RESULT = plan.max_trials('point(k={k})', base, 2.0, 1e-6, 'bogus')"),
+        ("solve_base_two_knobs", "RESULT = plan.solve_base('dpsgd(q=0.01, sigma={sigma}, steps={steps})', "
+                                 "'point(k=2)', 2.0, 1e-6)"),
+        ("solve_base_epsilon_nan", "RESULT = plan.solve_base('gaussian(sigma={sigma})', 'point(k=2)', math.nan, "
+                                   "1e-6)"),
+        ("solve_base_law_none", "RESULT = plan.solve_base('gaussian(sigma={sigma})', None, 2.0, 1e-6)"),
+        ("solve_base_template_int", "RESULT = plan.solve_base(3, 'point(k=2)', 2.0, 1e-6)"),
+        ("solve_base_epsilon_1e300", "RESULT = plan.solve_base('gaussian(sigma={sigma})', 'point(k=2)', 1e300, "
+                                     "1e-6)"),
+        ("max_steps_q_2", "RESULT = tuning.max_steps(2.0, 1.0, [(1.0, 1e-6)])"),
+        ("max_steps_sigma_nan", "RESULT = tuning.max_steps(0.01, math.nan, [(1.0, 1e-6)])"),
+        ("max_steps_thresholds_text", "RESULT = tuning.max_steps(0.01, 1.0, 'abc')"),
+        ("max_steps_limit_huge_valid", "RESULT = tuning.max_steps(0.01, 1.0, [(1.0, 1e-6)], limit=10**18)"),
+        ("gaussian_sigma_for_nan", "RESULT = tuning.gaussian_sigma_for(math.nan, 1e-6)"),
+        # sound: the least noise searched (1e-3) already meets a budget of 1e300
+        ("gaussian_sigma_for_1e300_valid", "RESULT = tuning.gaussian_sigma_for(1e300, 1e-6)"),
+        ("tuning_bound_empty", "RESULT = tuning.tuning_bound(law, [])"),
+        ("sigma_tuning_sigmas_text", "RESULT = tuning.sigma_tuning(0.01, 'abc', law, [(1.0, 1e-6)], 1e-6)"),
+        ("corollary_non_tnb", "RESULT = tuning.corollary_6_2_thresholds('poisson(mean=3)', 1.0, 1e-6)"),
+        ("ptr_guarantee_nan", "RESULT = ptr.ptr_tuning(law, [(math.nan, 1e-6)], 1e-6)"),
+        ("ptr_guarantee_delta_2", "RESULT = ptr.ptr_tuning(law, [(1.0, 2.0)], 1e-6)"),
+        ("ptr_guarantees_text", "RESULT = ptr.ptr_tuning(law, 'abc', 1e-6)"),
+        ("ptr_law_int", "RESULT = ptr.ptr_tuning(3, [(1.0, 1e-6)], 1e-6)"),
+        ("ptr_methods_bogus", "RESULT = ptr.ptr_tuning(law, [(1.0, 1e-6)], 1e-6, methods=['bogus'])"),
+        ("gen_ptr_nan", "RESULT = ptr.gen_ptr_guarantee(math.nan, 1e-6, 1.0, 1e-6, 1e-6)"),
+    ]:
+        add(f"plan:{name}" if "max_" in name or "solve" in name else f"tuning:{name}", pl + code,
+            invalid="valid" not in name)
+    return c
+
+
+CASES = cli_cases() + api_cases()
+
+
+# ------------------------------------------------------------------------------------------------ the sandbox
+def _make_sandbox(root: Path) -> dict[str, Any]:
+    (root / "sentinel" / "sub").mkdir(parents=True)
+    (root / "work").mkdir()
+    files = {
+        "sentinel/notes.txt": "mine, not a sweep\n",
+        "sentinel/results.csv": "name,value\nalice,1\n",
+        "sentinel/sub/data.bin": "\x00\x01\x02" * 100,
+    }
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+        os.utime(root / rel, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    os.mkfifo(root / "fifo")
+    devices = True
+    (root / "dev").mkdir()
+    try:
+        os.mknod(root / "dev" / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        os.mknod(root / "dev" / "full", stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    except (PermissionError, OSError):
+        devices = False
+    return {"devices": devices}
+
+
+def _snapshot(root: Path) -> dict[str, tuple]:
+    out: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(root))
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode):
+                digest = hashlib.sha1(path.read_bytes()).hexdigest()
+                out[rel] = ("file", st.st_size, st.st_mtime_ns, digest)
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = ("dir",)
+            else:
+                out[rel] = (stat.S_IFMT(st.st_mode), st.st_rdev, st.st_mtime_ns if not stat.S_ISCHR(st.st_mode) else 0)
+    return out
+
+
+def _damage(before: dict[str, tuple], after: dict[str, tuple], allowed: tuple[str, ...]) -> list[str]:
+    def ok(rel: str) -> bool:
+        return any(rel == a or rel.startswith(a + "/") for a in allowed) or rel == "work/__pycache__"
+
+    changes = []
+    for rel in sorted(set(before) | set(after)):
+        if before.get(rel) != after.get(rel) and not ok(rel):
+            what = "created" if rel not in before else "removed" if rel not in after else "changed"
+            changes.append(f"{rel} {what}")
+    return changes
+
+
+def _reset_work(root: Path, case: Case) -> None:
+    work = root / "work"
+    shutil.rmtree(work)
+    work.mkdir()
+    for rel, text in case.files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text)
+
+
+# ------------------------------------------------------------------------------------------------ running
+def _limits(cpu: int) -> Any:
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+        os.setsid()
+
+    return apply
+
+
+def _api_child(name: str) -> int:
+    """Run one API case in this process and print one JSON line: what it returned or raised."""
+    case = next(c for c in CASES if c.name == name)
+    from symsel.errors import SymselError
+
+    namespace: dict[str, Any] = {}
+    try:
+        exec(case.args, namespace)  # the case's own source, from this file
+        value = namespace.get("RESULT")
+        out = {"outcome": "value", "value": repr(value)[:300], "nan": _has_nan(value)}
+    except BaseException as exc:
+        out = {"outcome": "raised", "type": type(exc).__name__, "message": " ".join(str(exc).split())[:400],
+               "symsel_value_error": isinstance(exc, SymselError) and isinstance(exc, ValueError)}
+    print("HOSTILE-RESULT " + json.dumps(out), flush=True)
+    return 0
+
+
+def _has_nan(value: Any, depth: int = 0) -> bool:
+    if depth > 4:
+        return False
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, dict):
+        return any(_has_nan(v, depth + 1) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_nan(v, depth + 1) for v in value)
+    return False
+
+
+def _strict_json(text: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"non-strict JSON constant {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def run_case(case: Case, root: Path, cpu: int, wall: float) -> dict[str, Any]:
+    _reset_work(root, case)
+    before = _snapshot(root)
+    env = {**os.environ, "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(root.parent / "mpl"), "PYTHONDONTWRITEBYTECODE": "1",
+           "COLUMNS": "120", "TQDM_DISABLE": "1"}
+    if case.name.startswith("cli:"):
+        cmd = [SYMSEL, *case.args]
+    else:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--api-child", case.name]
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=root / "work", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, preexec_fn=_limits(cpu))
+    hang = False
+    try:
+        out_b, err_b = proc.communicate(timeout=wall)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)  # the process group this run started for the case
+        out_b, err_b = proc.communicate()
+        hang = True
+    seconds = time.monotonic() - started
+    cpu_used = sum(getattr(resource.getrusage(resource.RUSAGE_CHILDREN), f) - getattr(usage, f)
+                   for f in ("ru_utime", "ru_stime"))
+    out, err = out_b.decode("utf-8", "replace"), err_b.decode("utf-8", "replace")
+    rc = proc.returncode
+    if rc in (-signal_number("SIGXCPU"), -9) and not hang:
+        hang = True  # the CPU limit (SIGXCPU, then SIGKILL at the hard limit)
+    after = _snapshot(root)
+    damaged = _damage(before, after, case.outputs)
+    for dev in ("dev/null", "dev/full"):
+        if dev in before and not stat.S_ISCHR(os.lstat(root / dev).st_mode):
+            damaged.append(f"{dev} is no longer a character device")
+    if (root / "work" / PWNED).exists():
+        damaged.append("code ran: work/PWNED created")
+    record: dict[str, Any] = {"name": case.name, "invalid": case.invalid, "rc": rc, "seconds": round(seconds, 2),
+                              "cpu_seconds": round(cpu_used, 2), "hang": hang, "damaged": damaged,
+                              "traceback": False, "accepted_invalid": False, "bad_output": False,
+                              "args": (case.args if isinstance(case.args, str) else " ".join(case.args))[-300:],
+                              "stderr": " ".join(err.split())[-300:]}
+    if hang:
+        return record
+    if "Traceback" in out or "Traceback" in err:
+        record["traceback"] = True
+    if case.name.startswith("cli:"):
+        _judge_cli(case, rc, out, err, record)
+    else:
+        _judge_api(case, rc, out, record)
+    return record
+
+
+def signal_number(name: str) -> int:
+    import signal
+
+    return int(getattr(signal, name))
+
+
+def _recorded_errors(text: str) -> bool:
+    """A sweep's answer in which every cell it ran is recorded as its one-line error (symsel.apps.sweep.run_cell:
+    an invalid cell is written with its error, by design), and it ran some."""
+    try:
+        data = _strict_json(text)
+    except ValueError:
+        try:
+            data = ast.literal_eval(text)  # an API case's repr of the returned dict
+        except (ValueError, SyntaxError):
+            return False
+    return isinstance(data, dict) and data.get("ran", 0) > 0 and data.get("errors") == data.get("ran")
+
+
+def _judge_cli(case: Case, rc: int, out: str, err: str, record: dict[str, Any]) -> None:
+    if rc == 0:
+        if case.invalid and case.name.startswith("cli:sweep:") and _recorded_errors(out):
+            record["recorded_as_error"] = True
+        elif case.invalid:
+            record["accepted_invalid"] = True
+            record["stdout"] = " ".join(out.split())[:300]
+        try:
+            data = _strict_json(out)
+            record["bad_output"] = not isinstance(data, dict) or bool(_out_of_range(data))
+            if record["bad_output"]:
+                record["stdout"] = _out_of_range(data) if isinstance(data, dict) else str(data)[:200]
+        except ValueError:
+            record["bad_output"] = "--json" in case.args
+    elif rc == 2:
+        lines = [line for line in err.splitlines() if line.strip()]
+        if len(lines) != 1 or not (lines[0].startswith("symsel: error:") or lines[0].startswith("Error:")
+                                   or "Usage:" in err):
+            record["traceback"] = record["traceback"] or len(lines) > 3
+            record["bad_output"] = True
+        if not case.invalid:
+            record["refused_valid"] = True
+    else:
+        record["traceback"] = True  # exit 1 (an escaped exception), a signal, anything else
+
+
+#: JSON keys whose values are probabilities (in [0, 1]) or privacy parameters (>= 0).
+PROBABILITIES = ("expected_quantile", "success_probability", "p0", "delta", "delta_at_budget")
+NONNEGATIVE = ("mean", "variance")
+
+
+def _out_of_range(data: Any, depth: int = 0) -> list[str]:
+    """Values in the JSON answer out of their range: a probability outside [0, 1], a negative ε or mean, NaN."""
+    bad: list[str] = []
+    if depth > 6:
+        return bad
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else []
+    for key, value in items:
+        if isinstance(value, dict | list):
+            bad += _out_of_range(value, depth + 1)
+            continue
+        try:
+            x = float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else None
+        except ValueError:
+            x = None
+        if x is None:
+            continue
+        if math.isnan(x) or (key in PROBABILITIES and not 0 <= x <= 1) or (key in NONNEGATIVE and x < 0):
+            bad.append(f"{key}={value!r}")
+    return bad
+
+
+def _judge_api(case: Case, rc: int, out: str, record: dict[str, Any]) -> None:
+    lines = [line for line in out.splitlines() if line.startswith("HOSTILE-RESULT ")]
+    if rc != 0 or not lines:
+        record["traceback"] = True
+        return
+    result = json.loads(lines[-1].removeprefix("HOSTILE-RESULT "))
+    record["result"] = result
+    if result["outcome"] == "raised":
+        if not result["symsel_value_error"]:
+            record["traceback"] = True
+        if not case.invalid:
+            record["refused_valid"] = True
+    else:
+        if case.invalid and case.name.startswith("api:sweep:") and _recorded_errors(result["value"]):
+            record["recorded_as_error"] = True
+        elif case.invalid:
+            record["accepted_invalid"] = True
+        elif result["nan"]:
+            record["bad_output"] = True
+
+
+KINDS = ("traceback", "hang", "accepted_invalid", "bad_output", "damaged")
+
+
+def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        groups.setdefault(":".join(r["name"].split(":")[:2]), []).append(r)
+    table = {}
+    for group, rows in sorted(groups.items()):
+        table[group] = {"cases": len(rows), **{k: sum(bool(r[k]) for r in rows) for k in KINDS}}
+    total = {"cases": len(records), **{k: sum(bool(r[k]) for r in records) for k in KINDS}}
+    return {"by_group": table, "total": total,
+            "findings": [r for r in records if any(r[k] for k in KINDS)],
+            "refused_valid": [r["name"] for r in records if r.get("refused_valid")],
+            "recorded_as_error": [r["name"] for r in records if r.get("recorded_as_error")]}
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    head = f"{'group':24s} {'cases':>5s} {'traceback':>9s} {'hang':>5s} {'accepted_invalid':>16s} " \
+           f"{'bad_output':>10s} {'damaged':>7s}"
+    print(head)
+    for group, row in [*summary["by_group"].items(), ("TOTAL", summary["total"])]:
+        print(f"{group:24s} {row['cases']:5d} {row['traceback']:9d} {row['hang']:5d} {row['accepted_invalid']:16d} "
+              f"{row['bad_output']:10d} {row['damaged']:7d}")
+    for r in summary["findings"]:
+        kinds = ",".join(k for k in KINDS if r[k])
+        detail = r["damaged"] or r.get("stdout") or r.get("result") or r["stderr"]
+        print(f"  {r['name']}: {kinds}: {str(detail)[:240]}")
+    if summary["refused_valid"]:
+        print("  refused although valid (not counted): " + ", ".join(summary["refused_valid"]))
+    if summary["recorded_as_error"]:
+        print("  invalid sweep cells recorded as their error rows, by design (not counted): "
+              + ", ".join(summary["recorded_as_error"]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--api-child", help=argparse.SUPPRESS)
+    parser.add_argument("--only", nargs="+", help="run the cases whose name starts with one of these")
+    parser.add_argument("--list", action="store_true", help="list the selected cases and exit")
+    parser.add_argument("--cpu", type=int, default=60, help="CPU seconds per case before it counts as a hang")
+    parser.add_argument("--wall", type=float, default=120.0, help="wall seconds per case before it counts as a hang")
+    parser.add_argument("--merge", help="a JSON of an earlier run: its records are kept, those of the cases run now "
+                        "replace theirs (and a case no longer defined is dropped), and the summary is of the whole")
+    parser.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "hostile.json"),
+                        help="where to write the records and the summary")
+    args = parser.parse_args(argv)
+    if args.api_child:
+        return _api_child(args.api_child)
+    cases = [c for c in CASES if not args.only or any(c.name.startswith(p) for p in args.only)]
+    if args.list:
+        for c in cases:
+            print(c.name)
+        print(f"{len(cases)} cases", file=sys.stderr)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="symsel-hostile-") as tmp:
+        root = Path(tmp) / "sandbox"
+        root.mkdir()
+        info = _make_sandbox(root)
+        records, skipped = [], []
+        for i, case in enumerate(cases, 1):
+            if case.needs_devices and not info["devices"]:
+                skipped.append(case.name)
+                continue
+            record = run_case(case, root, args.cpu, args.wall)
+            records.append(record)
+            flags = ",".join(k for k in KINDS if record[k]) or "ok"
+            print(f"[{i}/{len(cases)}] {flags:10s} rc={record['rc']!s:4s} {record['seconds']:6.1f}s {case.name}",
+                  flush=True)
+    if args.merge:
+        names = {c.name for c in CASES}
+        now = {r["name"] for r in records}
+        earlier = json.loads(Path(args.merge).read_text())
+        kept = [r for r in earlier["records"] if r["name"] in names and r["name"] not in now]
+        records = kept + records
+        skipped = sorted(set(skipped) | {n for n in earlier.get("skipped", []) if n not in now})
+        missing = names - {r["name"] for r in records} - set(skipped)
+        if missing:
+            print(f"not run in either: {sorted(missing)}", file=sys.stderr)
+    summary = summarize(records)
+    print()
+    print_summary(summary)
+    report = {"command": "python benchmarks/hostile.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "date": time.strftime("%Y-%m-%d"), "cpu_limit_seconds": args.cpu, "wall_limit_seconds": args.wall,
+              "sandbox_devices": info["devices"], "skipped": skipped, "summary": {k: summary[k] for k in
+                                                                                   ("by_group", "total")},
+              "findings": summary["findings"], "refused_valid": summary["refused_valid"],
+              "recorded_as_error": summary["recorded_as_error"], "records": records}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
