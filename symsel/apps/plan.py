@@ -38,16 +38,70 @@ def _law(template: str, mean: float) -> Distribution:
     return parse_distribution(template.replace("{mean}", repr(mean)))
 
 
-def _log_excess(template: str, mean: float, base: Profile, method: str, epsilon: float, delta: float) -> float:
-    """``log δ(ε_budget) − log δ_budget`` of the bound at this mean: ≤ 0 exactly when the mean fits the budget
-    (one evaluation of δ; no root finding of ε(δ) per step)."""
-    return _excess(float(bound(_law(template, mean), base, method).log_delta(epsilon)), delta)
+def _log_excess(template: str, mean: float, base: Profile, method: str, epsilon: float, delta: float,
+                final: Profile | None = None) -> float:
+    """``log δ(ε_budget) − log δ_budget`` of the bound at this mean (with the final run composed when ``final``):
+    ≤ 0 exactly when the mean fits the budget (one evaluation of δ; no root finding of ε(δ) per step)."""
+    result = bound(_law(template, mean), base, method)
+    if final is None:
+        return _excess(float(result.log_delta(epsilon)), delta)
+    value = _budget_delta(result, final, epsilon, delta)
+    return _excess(math.log(value) if value > 0 else -math.inf, delta)
 
 
 def _excess(log_value: float, delta: float) -> float:
     """``log_value − log δ_budget``: ``≤ 0`` exactly when ``exp(log_value) ≤ δ_budget`` (a ``δ = 0`` budget
     fits only ``log_value = −inf``)."""
     return log_value - math.log(delta) if delta > 0 else (0.0 if log_value == -math.inf else math.inf)
+
+
+FinalRun = bool | str | Profile | None
+
+
+def _final_profile(final_run: FinalRun, base: Profile) -> Profile | None:
+    """The final run composed after the selection: ``None``/``False`` none, ``True`` one more run of ``base``, or
+    another mechanism (a profile or a spec string, e.g. a longer training run)."""
+    if final_run is None or final_run is False:
+        return None
+    if final_run is True:
+        return base
+    if isinstance(final_run, str):
+        from symsel.spec import parse_profile
+
+        return parse_profile(final_run)
+    if isinstance(final_run, Profile):
+        return final_run
+    raise ParameterError("final_run", repr(final_run), "True, False, a base spec string or a symsel Profile", "plan")
+
+
+def _budget_delta(result: Profile, final: Profile | None, epsilon: float, delta: float) -> float:
+    """δ at the budget's ε of the selection bound, or of the whole pipeline with the final run composed
+    (:func:`symsel.bounds.pipeline.with_final_run`; its refinement stops once the answer to "≤ δ?" is settled).
+    Where the selection alone is over the budget its value is returned: the pipeline's is at least as large (it
+    releases the selection's output and more), so the answer "over the budget" is the same, and the final run's
+    pair (for a Gaussian with a tiny σ, a PLD of millions of atoms) is never built."""
+    alone = float(result.delta(epsilon))
+    if final is None or alone > delta:  # the pipeline is at least the selection alone (drop the final run's output)
+        return alone
+    from symsel.bounds.pipeline import with_final_run
+
+    return with_final_run(result, final).delta_within(epsilon, target=delta)
+
+
+def _pipeline_epsilon(result: Profile, final: Profile | None, delta: float) -> float:
+    """ε at ``delta`` of the selection bound, or of the whole pipeline with the final run composed."""
+    if final is None:
+        return float(result.epsilon(delta))
+    from symsel.bounds.pipeline import with_final_run
+
+    return float(with_final_run(result, final).epsilon(delta))
+
+
+def pipeline_epsilon(law: Distribution, base: Profile, method: str, delta: float,
+                     final_run: FinalRun = True) -> float:
+    """ε at ``delta`` of the whole pipeline: the selection of ``law`` on ``base`` by ``method``, then the final run
+    (``True``: one more run of ``base``)."""
+    return _pipeline_epsilon(bound(law, base, method), _final_profile(final_run, base), delta)
 
 
 def _checked_budget(template: str, placeholder: str, example: str, epsilon: float, delta: float,
@@ -63,7 +117,8 @@ def _checked_budget(template: str, placeholder: str, example: str, epsilon: floa
 
 
 def max_mean(template: str, base: Profile, epsilon: float, delta: float, method: str = "best",
-             min_mean: float = 1.0 + 1e-6, candidates: float | None = None) -> dict[str, Any]:
+             min_mean: float = 1.0 + 1e-6, candidates: float | None = None,
+             final_run: FinalRun = False) -> dict[str, Any]:
     """The largest ``E[K]`` (within ``MEAN_RTOL``) with the selection bound ``<= epsilon`` at ``delta``.
 
     A mean fits when ``δ(ε_budget) ≤ δ_budget``. The search runs over the value substituted for ``{mean}``; the
@@ -72,13 +127,20 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
     ``epsilon`` at ``delta`` and ``delta_at_budget`` for the reported mean (both within the budget), and the
     utility of that law: the expected quantile of the best run (P&S eq. 8) and, with ``candidates``, the
     probability that the best of ``candidates`` equally likely configurations is found (P&S App. A.2.1).
-    ``mean`` is ``None`` when even ``min_mean`` exceeds the budget; the search is capped at ``MAX_MEAN``."""
+    ``mean`` is ``None`` when even ``min_mean`` exceeds the budget; the search is capped at ``MAX_MEAN``.
+
+    ``final_run``: compose the final training run after the selection and plan for the whole pipeline
+    (``True``: one more run of ``base``; or the final run's own profile or spec), bounded by
+    :func:`symsel.bounds.pipeline.with_final_run` (docs/composition.md, "A selection and the final run")."""
     epsilon, delta, record = _checked_budget(template, "{mean}", "poisson(mean={mean})", epsilon, delta, method)
+    final = _final_profile(final_run, base)
+    if final is not None:
+        record["final_run"] = final.spec
     seen: dict[float, float] = {}
 
     def over_budget(x: float) -> float:  # x = -log(mean): non-increasing, feasible (<= 0) on the right
         if x not in seen:
-            seen[x] = _log_excess(template, math.exp(-x), base, method, epsilon, delta)
+            seen[x] = _log_excess(template, math.exp(-x), base, method, epsilon, delta, final)
         return seen[x]
 
     lo, hi = min_mean, min_mean * 2
@@ -87,7 +149,7 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
     except NotApplicableError as exc:
         return {**record, "mean": None, "epsilon": None, "reason": str(exc)}
     if excess_lo > 0:
-        eps_lo = _epsilon(template, lo, base, method, delta)
+        eps_lo = _epsilon(template, lo, base, method, delta, final)
         return {**record, "mean": None, "epsilon": eps_lo, "reason": f"even mean {lo:g} needs epsilon {eps_lo:.4g}"}
     capped = False
     while over_budget(-math.log(hi)) <= 0:
@@ -98,19 +160,19 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
     x = -math.log(lo) if capped else last_feasible(over_budget, -math.log(hi), -math.log(lo),
                                                     xtol=MEAN_RTOL / 2, rtol=0.0)
     value = math.exp(-x)
-    eps = _epsilon(template, value, base, method, delta)
+    eps = _epsilon(template, value, base, method, delta, final)
     for _ in range(20):  # ε(δ) is found on its safe side: if that rounding crosses the budget, step back
         if eps <= epsilon:
             break
         value *= 1 - MEAN_RTOL
-        eps = _epsilon(template, value, base, method, delta)
+        eps = _epsilon(template, value, base, method, delta, final)
     if eps > epsilon:  # never certify a mean whose reported bound is over the budget
         return {**record, "mean": None, "epsilon": eps,
                 "reason": f"the bound's epsilon at mean {value:g} is {eps:.6g}, over the budget, although its delta at "
                           "the budget fits: the two readings of the bound disagree here; no mean is certified"}
     law = _law(template, value)
     out = {**record, "mean": float(law.mean), "template_mean": value, "epsilon": eps,
-           "delta_at_budget": float(bound(law, base, method).delta(epsilon)),
+           "delta_at_budget": _budget_delta(bound(law, base, method), final, epsilon, delta),
            "expected_quantile": law.expected_quantile()}
     if candidates is not None:
         out["candidates"] = float(candidates)
@@ -124,19 +186,26 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
 MAX_TRIALS = 10**6
 
 
-def max_trials(template: str, base: Profile, epsilon: float, delta: float, method: str = "best") -> dict[str, Any]:
+def max_trials(template: str, base: Profile, epsilon: float, delta: float, method: str = "best",
+               final_run: FinalRun = False) -> dict[str, Any]:
     """The largest whole number of trials ``k`` whose selection bound fits the budget: ``δ(ε_budget) ≤ δ_budget``
     for the law ``template`` with ``{k}`` replaced by ``k`` (``"point(k={k})"``: a fixed number of trials, a grid or
     a tuner's ``n_trials``; ``"binomial(n={k}, p=1/2)"``). The search doubles ``k`` to a bracket, then bisects on
     the integers; every answer has been checked to fit (its ``delta_at_budget`` is reported), and ``k + 1`` has
     been checked not to, unless the search hit :data:`MAX_TRIALS` (``capped``). A bound that is not monotone in
-    ``k`` can only make the answer smaller than the largest fitting ``k``, never unchecked."""
+    ``k`` can only make the answer smaller than the largest fitting ``k``, never unchecked.
+
+    ``final_run`` composes the final training run after the selection, as in :func:`max_mean`; the search then
+    starts from the answer without it (the pipeline can only need more), and most of its steps settle on the
+    coarse grid of :func:`~symsel.bounds.pipeline.with_final_run`."""
     epsilon, delta, record = _checked_budget(template, "{k}", "point(k={k})", epsilon, delta, method)
+    final = _final_profile(final_run, base)
     seen: dict[int, float] = {}
 
     def delta_at(k: int) -> float:
         if k not in seen:
-            seen[k] = float(bound(parse_distribution(template.replace("{k}", str(k))), base, method).delta(epsilon))
+            result = bound(parse_distribution(template.replace("{k}", str(k))), base, method)
+            seen[k] = _budget_delta(result, final, epsilon, delta)
         return seen[k]
 
     try:
@@ -145,8 +214,13 @@ def max_trials(template: str, base: Profile, epsilon: float, delta: float, metho
                                                          f"epsilon = {epsilon:g}"}
     except NotApplicableError as exc:
         return {**record, "trials": None, "reason": str(exc)}
-    lo, hi, capped = 1, 2, False
-    while delta_at(hi) <= delta:
+    lo, hi, capped, doubling = 1, 2, False, True
+    if final is not None:  # the pipeline fits no more trials than the selection alone: that answer bounds the search
+        alone = max_trials(template, base, epsilon, delta, method)
+        record["final_run"] = final.spec
+        doubling = bool(alone.get("capped"))
+        hi = 2 if doubling else int(alone["trials"]) + 1
+    while doubling and delta_at(hi) <= delta:
         lo, hi = hi, hi * 2
         if hi > MAX_TRIALS:
             capped = True
@@ -157,7 +231,7 @@ def max_trials(template: str, base: Profile, epsilon: float, delta: float, metho
     law = parse_distribution(template.replace("{k}", str(lo)))
     result = bound(law, base, method)
     out = {**record, "trials": lo, "dist": law.spec, "delta_at_budget": delta_at(lo),
-           "epsilon": result.epsilon(delta), "evaluations": len(seen)}
+           "epsilon": _pipeline_epsilon(result, final, delta), "evaluations": len(seen)}
     if capped:
         out["capped"] = True
     else:
@@ -165,8 +239,9 @@ def max_trials(template: str, base: Profile, epsilon: float, delta: float, metho
     return out
 
 
-def _epsilon(template: str, mean: float, base: Profile, method: str, delta: float) -> float:
-    return float(bound(_law(template, mean), base, method).epsilon(delta))
+def _epsilon(template: str, mean: float, base: Profile, method: str, delta: float,
+             final: Profile | None = None) -> float:
+    return _pipeline_epsilon(bound(_law(template, mean), base, method), final, delta)
 
 
 #: the largest budget :func:`solve_base` accepts (epsilon = 1e300 did not answer in minutes; 1e5 answers in seconds,
@@ -176,13 +251,16 @@ MAX_SOLVE_EPSILON = 1e5
 BASE_KNOBS = {"steps": (1.0, 1e6), "sigma": (1e-2, 1e4)}
 
 
-def solve_base(base_template: str, law: str, epsilon: float, delta: float, method: str = "best") -> dict[str, Any]:
+def solve_base(base_template: str, law: str, epsilon: float, delta: float, method: str = "best",
+               final_run: FinalRun = False) -> dict[str, Any]:
     """The inverse questions: with the law of K fixed, the largest ``{steps}`` (or the smallest ``{sigma}``) of a
     base template such as ``"dpsgd(q=0.01, sigma=1.1, steps={steps})"`` whose selection bound fits the budget.
 
     Feasibility ``log δ(ε_budget) ≤ log δ_budget`` is monotone in both knobs (more steps or less noise only
     weakens the base); the search is :func:`symsel.numeric.last_feasible` in ``log`` of the knob, its answer
-    checked feasible (steps rounded down to an integer, sigma kept on the feasible side)."""
+    checked feasible (steps rounded down to an integer, sigma kept on the feasible side). ``final_run=True`` plans
+    the whole pipeline: the selection, then one more run of the base at the same knob (a spec or profile: that
+    run instead, fixed)."""
     from symsel.spec import parse_profile
 
     knobs = [k for k in BASE_KNOBS if isinstance(base_template, str) and "{" + k + "}" in base_template]
@@ -206,8 +284,14 @@ def solve_base(base_template: str, law: str, epsilon: float, delta: float, metho
         value = math.floor(value) if knob == "steps" else value
         key = float(value)
         if key not in seen:
-            result = bound(dist, base_at(max(value, low)), method)
-            seen[key] = _excess(float(result.log_delta(epsilon)), delta)
+            base = base_at(max(value, low))
+            final = _final_profile(final_run, base)
+            result = bound(dist, base, method)
+            if final is None:
+                seen[key] = _excess(float(result.log_delta(epsilon)), delta)
+            else:
+                found = _budget_delta(result, final, epsilon, delta)
+                seen[key] = _excess(math.log(found) if found > 0 else -math.inf, delta)
         return seen[key]
 
     # map both knobs to a variable in which feasibility holds on the right: steps -> -log(steps); sigma -> log sigma
@@ -222,6 +306,10 @@ def solve_base(base_template: str, law: str, epsilon: float, delta: float, metho
     value = math.floor(math.exp(-x)) if knob == "steps" else math.exp(x)
     if knob == "steps":
         value = max(int(value), 1)
-    result = bound(dist, base_at(value), method)
-    return {**record, knob: value, "epsilon": float(result.epsilon(delta)),
-            "delta_at_budget": float(result.delta(epsilon))}
+    base = base_at(value)
+    final = _final_profile(final_run, base)
+    result = bound(dist, base, method)
+    if final is not None:
+        record["final_run"] = final.spec
+    return {**record, knob: value, "epsilon": _pipeline_epsilon(result, final, delta),
+            "delta_at_budget": _budget_delta(result, final, epsilon, delta)}

@@ -24,13 +24,18 @@ from symsel.cli._app import emit, main, user_errors
 @click.option("--mean", "mean", type=float, default=None, help="Report the smallest epsilon at this mean of K.")
 @click.option("--candidates", type=float, default=None,
               help="Also report the probability that the best of this many configurations is found.")
+@click.option("--final-run", "final_run", is_flag=True,
+              help="Plan the whole pipeline: the selection, then one more run of the chosen configuration (the base) "
+                   "composed after it.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @user_errors
 def plan_command(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
-                 methods: tuple[str, ...], mean: float | None, candidates: float | None, as_json: bool) -> None:
+                 methods: tuple[str, ...], mean: float | None, candidates: float | None, final_run: bool,
+                 as_json: bool) -> None:
     """How many candidates (mean of K) fit a budget (epsilon, delta), per law of K and method; how many trials k
     ({k} in --dist: "point(k={k})" for a fixed number); or the epsilon a mean needs (--mean); or the most steps /
-    least noise a base may use ({steps} or {sigma} in --base)."""
+    least noise a base may use ({steps} or {sigma} in --base). With --final-run every answer is for the whole
+    pipeline: tuning, then the final training run of the chosen configuration."""
     from symsel.bounds import METHODS
     from symsel.errors import ParameterError
 
@@ -39,13 +44,15 @@ def plan_command(base_spec: str, epsilon: float | None, delta: float, templates:
         if m not in METHODS:
             raise ParameterError("method", m, " | ".join(METHODS), "plan")
     if "{steps}" in base_spec or "{sigma}" in base_spec:
-        payload = _solve_knob(base_spec, epsilon, delta, templates, methods)
+        payload = _solve_knob(base_spec, epsilon, delta, templates, methods, final_run)
     elif templates and all("{k}" in t for t in templates):
-        payload = _max_trials(base_spec, epsilon, delta, templates, methods)
+        payload = _max_trials(base_spec, epsilon, delta, templates, methods, final_run)
     elif mean is not None:
-        payload = _epsilon_at_mean(base_spec, delta, templates, methods, mean)
+        payload = _epsilon_at_mean(base_spec, delta, templates, methods, mean, final_run)
     else:
-        payload = _max_means(base_spec, epsilon, delta, templates, methods, candidates)
+        payload = _max_means(base_spec, epsilon, delta, templates, methods, candidates, final_run)
+    if final_run:
+        payload["final_run"] = True
     emit(payload, as_json, _format)
 
 
@@ -56,14 +63,15 @@ def _need_epsilon(epsilon: float | None) -> float:
 
 
 def _max_means(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
-               methods: tuple[str, ...], candidates: float | None) -> dict[str, Any]:
+               methods: tuple[str, ...], candidates: float | None, final_run: bool) -> dict[str, Any]:
     from symsel.apps.plan import max_mean
     from symsel.spec import parse_profile
 
     epsilon = _need_epsilon(epsilon)
     base = parse_profile(base_spec)
     templates = templates or ("poisson(mean={mean})", "geometric(mean={mean})")
-    rows = [{"dist": t, **max_mean(t, base, epsilon, delta, m, candidates=candidates)} for t in templates
+    rows = [{"dist": t, **max_mean(t, base, epsilon, delta, m, candidates=candidates, final_run=final_run)}
+            for t in templates
             for m in methods]
     for row in rows:  # the gain over the peer's method, in every output
         peer = next((r for r in rows if r["dist"] == row["dist"] and r["method"] == "rdp"), None)
@@ -73,18 +81,20 @@ def _max_means(base_spec: str, epsilon: float | None, delta: float, templates: t
 
 
 def _max_trials(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
-                methods: tuple[str, ...]) -> dict[str, Any]:
+                methods: tuple[str, ...], final_run: bool) -> dict[str, Any]:
     from symsel.apps.plan import max_trials
     from symsel.spec import parse_profile
 
     epsilon = _need_epsilon(epsilon)
     base = parse_profile(base_spec)
-    rows = [{"template": t, **max_trials(t, base, epsilon, delta, m)} for t in templates for m in methods]
+    rows = [{"template": t, **max_trials(t, base, epsilon, delta, m, final_run=final_run)} for t in templates
+            for m in methods]
     return {"base": base.spec, "epsilon": epsilon, "delta": delta, "trials": rows}
 
 
 def _epsilon_at_mean(base_spec: str, delta: float, templates: tuple[str, ...], methods: tuple[str, ...],
-                     mean: float) -> dict[str, Any]:
+                     mean: float, final_run: bool) -> dict[str, Any]:
+    from symsel.apps.plan import pipeline_epsilon
     from symsel.bounds import bound_summary
     from symsel.spec import parse_distribution, parse_profile
     from symsel.validate import real
@@ -97,22 +107,31 @@ def _epsilon_at_mean(base_spec: str, delta: float, templates: tuple[str, ...], m
         law = parse_distribution(t.replace("{mean}", repr(mean)))
         for m in methods:
             record = bound_summary(law, base, m, delta=delta)
+            if final_run and record.get("epsilon") is not None:
+                record["epsilon"] = pipeline_epsilon(law, base, m, delta)
             rows.append({"dist": t, "method": m, "mean": float(law.mean), "epsilon": record["epsilon"],
                          **({"reason": record["reason"]} if record.get("reason") else {})})
     return {"base": base.spec, "delta": delta, "mean": mean, "epsilons": rows}
 
 
 def _solve_knob(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
-                methods: tuple[str, ...]) -> dict[str, Any]:
+                methods: tuple[str, ...], final_run: bool) -> dict[str, Any]:
     from symsel.apps.plan import solve_base
 
     epsilon = _need_epsilon(epsilon)
     laws = templates or ("geometric(mean=10)",)
-    rows = [solve_base(base_spec, law, epsilon, delta, m) for law in laws for m in methods]
+    rows = [solve_base(base_spec, law, epsilon, delta, m, final_run=final_run) for law in laws for m in methods]
     return {"base": base_spec, "epsilon": epsilon, "delta": delta, "solutions": rows}
 
 
 def _format(p: dict[str, Any]) -> str:
+    body = _format_rows(p)
+    if p.get("final_run"):
+        return "whole pipeline (the selection, then one final run of the base):\n" + body
+    return body
+
+
+def _format_rows(p: dict[str, Any]) -> str:
     if "plans" in p:
         lines = []
         for r in p["plans"]:

@@ -148,15 +148,7 @@ class PldProfile(Profile):
 
     @cached_property
     def _dominating_loss_pairs(self) -> tuple[LossPair, ...]:
-        pld = getattr(self.accountant, "_pld", None)
-        pairs = []
-        for direction, pmf in pld_directions(pld):
-            dense = pmf.to_dense_pmf()
-            probs = np.asarray(dense._probs, dtype=float)
-            losses = (np.arange(probs.size) + dense._lower_loss) * dense._discretization
-            pairs.append(from_loss_grid(losses, probs, float(dense._infinity_mass), LOSS_PAIR_WIDTH, direction,
-                                        f"{self.spec}, pessimistic PLD, {direction}"))
-        return tuple(pairs)
+        return pld_loss_pairs(getattr(self.accountant, "_pld", None), f"{self.spec}, pessimistic PLD")
 
     @cached_property
     def _delta_infinity(self) -> float:
@@ -186,6 +178,20 @@ def pld_directions(pld: Any) -> list[tuple[str, Any]]:
     if not getattr(pld, "_symmetric", True):
         found.append(("add", getattr(pld, "_pmf_add", None)))
     return [(name, pmf) for name, pmf in found if pmf is not None and hasattr(pmf, "to_dense_pmf")]
+
+
+def pld_loss_pairs(pld: Any, source: str) -> tuple[LossPair, ...]:
+    """The dominating pairs of a dp-accounting ``PrivacyLossDistribution`` (pessimistic), one per direction,
+    coarsened to :data:`LOSS_PAIR_WIDTH` by rounding losses up (:func:`from_loss_grid`); empty when its internals
+    are not as expected."""
+    pairs = []
+    for direction, pmf in pld_directions(pld):
+        dense = pmf.to_dense_pmf()
+        probs = np.asarray(dense._probs, dtype=float)
+        losses = (np.arange(probs.size) + dense._lower_loss) * dense._discretization
+        pairs.append(from_loss_grid(losses, probs, float(dense._infinity_mass), LOSS_PAIR_WIDTH, direction,
+                                    f"{source}, {direction}"))
+    return tuple(pairs)
 
 
 def pld_suffix_tables(pld: Any) -> list[tuple[Any, ...]] | None:

@@ -8,6 +8,7 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant
 
+import symsel
 from symsel.apps.plan import MEAN_RTOL, max_mean
 from symsel.errors import ParameterError
 from symsel.profiles import GaussianProfile
@@ -340,3 +341,58 @@ def test_max_trials_with_best_fits_more_trials_than_composition_on_laplace() -> 
     assert best["trials"] >= composition["trials"] and best["delta_at_budget"] <= 1e-6
     with pytest.raises(ParameterError, match="dist"):
         max_trials("point(k=3)", base, 3.0, 1e-6)
+
+
+def test_solve_base_with_the_final_run_of_one_gaussian_run_is_the_exact_two_run_sigma() -> None:
+    """One trial then the final run is two Gaussian runs, exactly (σ/√2)-Gaussian (closed form): the planned σ is on
+    the feasible side of the exact σ* (never below it) and within 1 % of it."""
+    from scipy.optimize import brentq
+
+    from symsel.apps.plan import solve_base
+
+    plan = solve_base("gaussian(sigma={sigma})", "point(k=1)", 2.0, 1e-6, "best", final_run=True)
+    exact = brentq(lambda s: GaussianProfile(s / math.sqrt(2)).epsilon(1e-6) - 2.0, 0.5, 20.0, xtol=1e-12)
+    assert exact <= plan["sigma"] <= exact * 1.01
+    assert plan["epsilon"] <= 2.0 and plan["delta_at_budget"] <= 1e-6
+
+
+def test_max_trials_with_the_final_run_between_basic_composition_and_the_selection_alone() -> None:
+    """The whole pipeline fits no more trials than the selection alone, and at least as many as basic composition
+    certifies (selection at ε − ε_final(δ/2), δ/2, with the final run's exact ε: randomized response is pure ε₀-DP);
+    its answer is checked to fit and the next count not to."""
+    from symsel.apps.plan import max_trials
+
+    base = symsel.parse_profile("randomized_response(eps=0.5, k=2)")
+    alone = max_trials("point(k={k})", base, 2.0, 1e-6)["trials"]
+    pipeline = max_trials("point(k={k})", base, 2.0, 1e-6, final_run=True)
+    basic = max_trials("point(k={k})", base, 2.0 - 0.5, 0.5e-6)["trials"]
+    assert basic <= pipeline["trials"] <= alone
+    assert pipeline["trials"] < alone  # the final run costs something here
+    assert pipeline["delta_at_budget"] <= 1e-6 < pipeline["next_delta_at_budget"]
+    assert pipeline["final_run"] == base.spec
+
+
+def test_a_wrong_final_run_is_refused() -> None:
+    from symsel.apps.plan import max_trials
+
+    with pytest.raises(ParameterError, match="final_run"):
+        max_trials("point(k={k})", GaussianProfile(4.0), 2.0, 1e-6, final_run=3)  # type: ignore[arg-type]
+
+
+def test_plan_final_run_from_the_command_line() -> None:
+    """``symsel plan --final-run``: the whole pipeline's answer, said so, and the same number as Python's."""
+    import json
+
+    from click.testing import CliRunner
+
+    from symsel.apps.plan import solve_base
+    from symsel.cli import main
+
+    args = ["plan", "--base", "gaussian(sigma={sigma})", "--dist", "point(k=1)", "--epsilon", "2", "--delta", "1e-6",
+            "--method", "best", "--final-run"]
+    text = CliRunner().invoke(main, args)
+    assert text.exit_code == 0 and text.output.startswith("whole pipeline")
+    payload = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
+    assert payload["final_run"] is True
+    expected = solve_base("gaussian(sigma={sigma})", "point(k=1)", 2.0, 1e-6, "best", final_run=True)["sigma"]
+    assert payload["solutions"][0]["sigma"] == expected

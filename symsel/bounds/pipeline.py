@@ -1,0 +1,245 @@
+"""A selection followed by the final run: the privacy profile of the whole tuning pipeline.
+
+A practitioner tunes (the best of ``K`` runs, bounded by any selection bound ``S``), then trains the chosen
+configuration once more and releases that model too. The pipeline is the adaptive composition of the selection
+with one more run ``M`` of the base, and its profile is bounded by (docs/composition.md, "A selection and the
+final run", Proposition 5)
+
+    δ(ε) ≤ max over directions d of  a_∞ + Σ_j a_j · S(ε − ℓ_j),
+
+where ``(a_j, ℓ_j)`` are the ``Q``-masses and privacy losses of the final run's dominating pair in direction
+``d`` (:meth:`symsel.profiles.Profile.loss_pairs`), ``a_∞`` its mass at loss ``+∞``, and ``S(x)`` the selection's
+bound at every real ``x`` (for ``x < 0`` by the symmetry ``δ(x) = 1 − e^x + e^x δ(−x)``).
+
+``S`` is evaluated only on a dyadic grid of ``x`` (its values cached, so the search of ``ε(δ)`` and a planner's
+bisection reuse them); between two grid points the true curve, convex in ``e^x``, lies below the chord of the
+two grid values, so every atom takes the chord's value (:func:`chord`). The grid starts at spacing
+:data:`COARSE_SPACING`; the interval whose chords could lose the most is halved until the possible gain is below
+:data:`REFINE_TOLERANCE` of the bound or :data:`MAX_EVALUATIONS` values of ``S`` are spent. Atoms above the grid's
+top take its value there (the curve is non-increasing), atoms below :data:`X_FLOOR` the symmetry bound with
+``S(−X_FLOOR)``. Rounding: the masses' own allowances (:class:`~symsel.pairs.loss.LossPair`) and the float sums'
+are carried outward, so the result never comes out below the exact sum over the grid values.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from symsel.errors import NotApplicableError, ParameterError
+from symsel.pairs.loss import UNIT, LossPair
+from symsel.profiles import Profile
+
+#: the first spacing of the grid of ``x`` on which the selection's bound is evaluated.
+COARSE_SPACING = 1.0
+#: intervals are not halved below this width.
+MIN_SPACING = 2.0**-11
+#: refinement stops when the chords could lose about this fraction of the bound (a 1 % change of δ moves ε by
+#: about 1 % of ``1/|d log δ/dε|``, well under 0.1 % of ε where δ is small).
+REFINE_TOLERANCE = 1e-2
+#: at most this many values of the selection's bound per evaluation of the pipeline's ``δ(ε)``.
+MAX_EVALUATIONS = 160
+#: the coarse grid stops where the atoms above it carry at most this fraction of the bound.
+TRUNCATION = 1e-4
+#: atoms at ``x = ε − ℓ`` below this take the symmetry bound ``1 − e^x + e^x S(−X_FLOOR)``.
+X_FLOOR = -8.0
+#: the most coarse grid points (then the atoms above take the value at the last one).
+MAX_COARSE = 256
+
+
+def chord(x: np.ndarray, g0: np.ndarray, g1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
+    """The chord in ``γ = e^x`` through ``(e^{g0}, b0)`` and ``(e^{g1}, b1)`` at ``x ∈ [g0, g1]``: ``b1 + (b0 − b1) w``
+    with ``w = (e^{g1} − e^x)/(e^{g1} − e^{g0}) = expm1(x − g1)/expm1(g0 − g1)``. A hockey-stick curve is convex and
+    non-increasing in ``γ``, so it lies below this chord of any two upper bounds on it at ``g0`` and ``g1``."""
+    w = np.clip(np.expm1(x - g1) / np.expm1(g0 - g1), 0.0, 1.0)
+    return b1 + (b0 - b1) * w
+
+
+def _geometric(x: np.ndarray, g0: np.ndarray, g1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
+    """Log-linear interpolation between the two grid values: not a bound, only the estimate of the curve from which
+    refinement judges what the chords could still lose (its error is second order in the spacing, the chord's
+    loss against the right end's value first order)."""
+    t = (x - g0) / (g1 - g0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.exp((1 - t) * np.log(b0) + t * np.log(b1))
+    return np.where(b1 > 0, np.minimum(out, b0), 0.0)
+
+
+def final_run_pairs(final: Profile) -> tuple[LossPair, ...]:
+    """The final run's dominating pairs ordered by privacy loss: the base's own (:meth:`Profile.loss_pairs`), the
+    Gaussian's from dp-accounting's pessimistic PLD of ``GaussianDpEvent(σ/Δ)``, and for any other profile the
+    pessimistic connect-the-dots PLD of its profile (:func:`symsel.profiles.export.to_pld`), which dominates every
+    mechanism with that profile."""
+    pairs = final.loss_pairs("dominating")
+    if pairs:
+        return pairs
+    from dp_accounting import dp_event
+
+    from symsel.profiles import GaussianProfile, PldProfile
+    from symsel.profiles.dpaccounting import pld_loss_pairs
+
+    if isinstance(final, GaussianProfile):
+        pairs = PldProfile(dp_event.GaussianDpEvent(1.0 / final.mu)).loss_pairs("dominating")
+    else:
+        from symsel.profiles.export import to_pld
+
+        pairs = pld_loss_pairs(to_pld(final), f"connect-the-dots PLD of {final.spec}")
+    if not pairs:
+        raise NotApplicableError(f"with_final_run: no dominating pair known for the final run {final.spec}")
+    return pairs
+
+
+class _Atoms:
+    """One direction of the final run's pair as arrays: losses (finite, increasing), ``Q``-masses, and the
+    allowances that the sum carries."""
+
+    def __init__(self, pair: LossPair):
+        live = pair.a > 0
+        with np.errstate(divide="ignore"):
+            self.loss = np.log(pair.a[live]) - np.log(pair.b[live])
+        self.mass = pair.a[live]
+        self.infinity = float(pair.a_infinity)
+        self.relative = float(pair.relative_error)
+        self.absolute = float(pair.mass_error)
+
+
+class PipelineProfile(Profile):
+    """The bound of the module docstring on the profile of ``selection`` followed by one run of ``final``.
+
+    Args:
+        selection: a bound on the selection's profile (e.g. ``symsel.bound(law, base)``), valid at every real ``ε``.
+        final: the profile of the final run (the base, or any other mechanism) with a dominating pair
+            (:func:`final_run_pairs`).
+    """
+
+    family = "pipeline"
+
+    def __init__(self, selection: Profile, final: Profile):
+        for name, value in (("selection", selection), ("final", final)):
+            if not isinstance(value, Profile):
+                raise ParameterError(name, repr(value), "a symsel Profile", "with_final_run")
+        self.selection = selection
+        self.final = final
+        self._directions = [_Atoms(p) for p in final_run_pairs(final)]
+        self._values: dict[float, float] = {}
+        self.evaluations = 0
+
+    @property
+    def spec(self) -> str:
+        return f"pipeline(selection={self.selection.spec}, final={self.final.spec})"
+
+    @property
+    def delta_at_infinity(self) -> float:
+        top = self.selection.delta_at_infinity
+        return min(1.0, max(d.infinity * (1 + d.relative) + d.absolute + top * (1 + d.relative)
+                            for d in self._directions) * (1 + 8 * UNIT))
+
+    # ------------------------------------------------------------------ the selection's bound on the grid
+    def _known(self, points: np.ndarray) -> np.ndarray:
+        """The selection's bound at grid points (evaluated once each, cached)."""
+        new = sorted({float(p) for p in points} - self._values.keys())
+        if new:
+            values = np.asarray(self.selection.delta(np.asarray(new)), dtype=float)
+            self._values.update(zip(new, values.tolist(), strict=True))
+            self.evaluations += len(new)
+        return np.array([self._values[float(p)] for p in points])
+
+    def _floor_value(self) -> float:
+        return float(self._known(np.array([-X_FLOOR]))[0])
+
+    # ------------------------------------------------------------------ δ(ε)
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        return np.array([self.delta_within(float(e)) for e in eps.ravel()]).reshape(eps.shape)
+
+    def delta_within(self, eps: float, target: float | None = None) -> float:
+        """``δ(ε)`` of the pipeline (module docstring). With ``target``, refinement stops as soon as the bound is
+        ``≤ target`` (it fits) or the chords' floor, the value no refinement can go below, exceeds it."""
+        return max(self._one_direction(atoms, eps, target) for atoms in self._directions)
+
+    def _one_direction(self, atoms: _Atoms, eps: float, target: float | None) -> float:
+        x = eps - atoms.loss[::-1]  # increasing
+        mass = atoms.mass[::-1]
+        low = x < X_FLOOR
+        certain = atoms.infinity
+        if np.any(low):  # δ(x) = 1 − e^x + e^x δ(−x) ≤ 1 − e^x + e^x S(−X_FLOOR): δ(−x) ≤ δ(8) for −x ≥ 8
+            xl = x[low]
+            certain += float(np.dot(mass[low], np.minimum(1.0, -np.expm1(xl) + np.exp(xl) * self._floor_value())))
+            x, mass = x[~low], mass[~low]
+        total_error = atoms.absolute + (atoms.relative + (x.size + 16) * UNIT) * 2.0
+        if x.size == 0:
+            return min(1.0, certain * (1 + total_error) + atoms.absolute)
+        spent = self.evaluations
+        grid = self._coarse_grid(x, mass)
+        budget = self.evaluations - spent + MAX_EVALUATIONS
+        while True:
+            upper, floor, gains = self._sums(x, mass, grid)
+            upper = min(1.0, (certain + upper) * (1 + total_error) + atoms.absolute)
+            floor = certain + floor
+            possible = float(np.sum(gains))
+            if target is not None and (upper <= target or floor > target):
+                return upper
+            if possible <= REFINE_TOLERANCE * upper:
+                return upper
+            widths = np.diff(grid)
+            candidates = np.flatnonzero((gains > 0) & (widths > MIN_SPACING))
+            if candidates.size == 0:
+                return upper
+            chosen = candidates[np.argsort(gains[candidates])[::-1][:8]]
+            midpoints = (grid[chosen] + grid[chosen + 1]) / 2
+            if self.evaluations - spent >= budget:
+                return upper
+            self._known(midpoints)
+            grid = np.union1d(grid, midpoints)
+
+    def _coarse_grid(self, x: np.ndarray, mass: np.ndarray) -> np.ndarray:
+        """Grid points ``k · COARSE_SPACING`` from below the lowest atom up to where the atoms above carry at most
+        :data:`TRUNCATION` of the sum below (or ``S`` is 0 there), at most :data:`MAX_COARSE` of them."""
+        start = math.floor(float(x[0]) / COARSE_SPACING)
+        stop = math.floor(float(x[-1]) / COARSE_SPACING) + 1
+        above = np.concatenate([np.cumsum(mass[::-1])[::-1], [0.0]])  # mass of the atoms at index >= i
+        points: list[float] = []
+        below, done = 0.0, 0  # the floor sum of the atoms below the last point, and how many they are
+        for first in range(start, stop + 1, 8):
+            batch = np.arange(first, min(first + 8, stop + 1, start + MAX_COARSE)) * COARSE_SPACING
+            if batch.size == 0:
+                break
+            for g, value in zip(batch.tolist(), self._known(batch).tolist(), strict=True):
+                points.append(g)
+                i = int(np.searchsorted(x, g, side="left"))
+                below += float(np.sum(mass[done:i])) * value  # each of them is at least S(g) (non-increasing)
+                done = i
+                if value == 0.0 or value * above[i] <= TRUNCATION * below:
+                    return np.array(points)
+        return np.array(points)
+
+    def _sums(self, x: np.ndarray, mass: np.ndarray, grid: np.ndarray
+              ) -> tuple[float, float, np.ndarray]:
+        """The chord sum (an upper bound), the floor sum (each atom at its interval's right end) and the possible
+        gain per grid interval; atoms above the grid take its top value in both sums."""
+        values = np.maximum.accumulate(self._known(grid)[::-1])[::-1]  # non-increasing upper envelope
+        index = np.searchsorted(grid, x, side="right") - 1
+        inside = (index >= 0) & (index < grid.size - 1)
+        above = index >= grid.size - 1
+        top = float(np.sum(mass[above])) * float(values[-1])
+        i = index[inside]
+        chords = chord(x[inside], grid[i], grid[i + 1], values[i], values[i + 1])
+        floors = values[i + 1]
+        gains = np.bincount(i, weights=mass[inside] * (chords - _geometric(x[inside], grid[i], grid[i + 1], values[i],
+                                                                            values[i + 1])), minlength=grid.size - 1)
+        return top + float(np.dot(mass[inside], chords)), top + float(np.dot(mass[inside], floors)), gains
+
+
+def with_final_run(selection: Profile, final: Profile | str | None = None) -> PipelineProfile:
+    """The whole pipeline's bound: ``selection`` (a :class:`~symsel.bounds.SelectionBound` or any profile bound),
+    then one run of ``final`` (default: the selection's own base; a spec string is parsed)."""
+    if final is None:
+        final = getattr(selection, "base", None)
+        if final is None:
+            raise ParameterError("final", None, "the final run's profile (the selection has no base)", "with_final_run")
+    if isinstance(final, str):
+        from symsel.spec import parse_profile
+
+        final = parse_profile(final)
+    return PipelineProfile(selection, final)
+
