@@ -34,6 +34,9 @@ PUBLIC_API = [
     "symsel/apps/accounting.py",
     "symsel/derive/__init__.py",
     "symsel/derive/engine.py",
+    "symsel/display.py",
+    "symsel/apps/plan.py",
+    "symsel/bounds/pipeline.py",
 ]
 
 

@@ -241,5 +241,7 @@ def with_final_run(selection: Profile, final: Profile | str | None = None) -> Pi
         from symsel.spec import parse_profile
 
         final = parse_profile(final)
+    if not isinstance(final, Profile):
+        raise ParameterError("final", repr(final), "a symsel Profile or a base spec string", "with_final_run")
     return PipelineProfile(selection, final)
 
