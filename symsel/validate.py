@@ -65,6 +65,10 @@ def choice(value: Any, name: str, where: str, options: tuple[str, ...]) -> str:
     return value
 
 
+#: the largest search budget of :func:`symsel.lower_bound` (float64 evaluations of the exact selection formula), the
+#: same for the Python API and ``symsel verify --budget``: 20 000 takes minutes on a large law, 1e12 would never end.
+MAX_LOWER_BOUND_BUDGET = 20_000
+
 #: the working precisions symsel accepts (decimal digits): below 5 no certified rounding is meaningful, above
 #: 10000 a single evaluation takes minutes.
 DPS_RANGE = (5, 10000)

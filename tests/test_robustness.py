@@ -215,3 +215,91 @@ def test_the_largest_beta_binomial_is_described_with_an_exact_expected_quantile(
     reference = sum(betabinom.pmf(k, 2000, 2, 3) * k / (k + 1) for k in ks)
     assert facts["expected_quantile"] == pytest.approx(reference, rel=1e-10)
     assert facts["mean"] == pytest.approx(800.0, rel=1e-12)
+
+
+# ------------------------------------------------------------------ the hostile-input run's leftovers (issue 30)
+@pytest.mark.parametrize("base", [4, 4.5, ["gaussian(sigma=4)"], {"sigma": 4}])
+def test_derive_refuses_a_base_that_is_neither_a_spec_nor_a_profile(base) -> None:
+    """``derive(law, base=4)`` was an AttributeError (``int`` has no ``spec``)."""
+    with pytest.raises(symsel.errors.ParameterError, match=r"derive: parameter base=.*Profile"):
+        symsel.derive("geometric(mean=3)", base=base)
+
+
+@pytest.mark.parametrize("delta", [math.nan, -1e-6, 0.0, 1.5, math.inf, "1e-6", None])
+def test_derive_refuses_a_delta_out_of_range_without_a_base(delta) -> None:
+    """``derive(law, delta=nan)`` without a base derived on (the delta was only read with a base)."""
+    with pytest.raises(symsel.errors.ParameterError, match=r"derive: parameter delta=.*1e-300 <= delta <= 1"):
+        symsel.derive("geometric(mean=3)", delta=delta)
+
+
+def test_derive_on_the_command_line_refuses_a_nan_delta() -> None:
+    assert_one_line_error(run("derive", "geometric(mean=30)", "--delta", "nan", "--json"), "delta=nan")
+
+
+@pytest.mark.parametrize("budget", [10**12, 20_001, 0])
+def test_lower_bound_caps_its_budget_as_the_command_line_does(budget) -> None:
+    """``lower_bound(..., budget=10**12)`` hung: the API now has the CLI's cap, one constant for both."""
+    from symsel.cli.core import MAX_BUDGET
+    from symsel.validate import MAX_LOWER_BOUND_BUDGET
+
+    assert MAX_BUDGET == MAX_LOWER_BOUND_BUDGET == 20_000
+    base, law = symsel.parse_profile("gaussian(sigma=4)"), symsel.parse_distribution("geometric(mean=30)")
+    with pytest.raises(symsel.errors.ParameterError, match=r"lower_bound: parameter budget=.*budget <= 20000"):
+        symsel.lower_bound(base, law, 1e-6, budget=budget)
+
+
+def test_verify_budget_above_the_shared_cap_is_refused() -> None:
+    assert_one_line_error(run("verify", "--dist", "geometric(mean=30)", *B, "--delta", "1e-6", "--budget", "20001"),
+                          "--budget")
+
+
+@pytest.mark.parametrize("bad", ["1e-6", b"1", ["1", 2], ("0.5", 1.0), True, 1j, "inf"])
+def test_eps_arrays_refuse_strings_booleans_and_complex_numbers_everywhere(bad) -> None:
+    """``bound(...).delta("1e-6")`` answered 0.854 (numpy parses strings): every ε/δ taker refuses."""
+    import numpy as np
+
+    from symsel.evidence.continuous import selection_delta
+    from symsel.pairs import as_pair
+    from symsel.profiles.region import as_float_array, as_mpf_probability, as_scalar
+
+    law = symsel.parse_distribution("geometric(mean=30)")
+    gaussian = symsel.parse_profile("gaussian(sigma=4)")
+    bound = symsel.bound(law, gaussian)
+    takers = [bound.delta, bound.log_delta, gaussian.delta, gaussian.log_delta,
+              symsel.parse_profile("laplace(scale=1)").delta, symsel.parse_profile("approx(eps=1, delta=1e-6)").delta,
+              lambda e: as_float_array(e, "eps"), lambda e: as_scalar(e, "eps")]
+    array_like = [bad, np.asarray(bad, dtype=object)] if isinstance(bad, list | tuple) else [bad]
+    if isinstance(bad, str):
+        array_like.append(np.asarray([bad]))
+    for value in array_like:
+        for take in takers:
+            with pytest.raises(symsel.errors.ParameterError, match="parameter eps="):
+                take(value)
+    laplace = symsel.parse_profile("laplace(scale=1)")
+    scalar_takers = [lambda e: gaussian.delta_mp(e, 30), lambda e: laplace.delta_mp(e, 30),
+                     lambda e: symsel.parse_profile("randomized_response(eps=1)").delta_mp(e, 30),
+                     lambda e: selection_delta(as_pair(gaussian, "test"), law, e, 15)]
+    for take in scalar_takers:
+        with pytest.raises(symsel.errors.ParameterError, match="parameter eps="):
+            take(bad)
+    with pytest.raises(symsel.errors.ParameterError, match="parameter q="):
+        as_mpf_probability(bad)
+    with pytest.raises(symsel.errors.ParameterError, match="parameter delta="):
+        bound.epsilon(bad)
+
+
+def test_eps_arrays_still_take_every_kind_of_real_number() -> None:
+    import mpmath
+    import numpy as np
+
+    gaussian = symsel.parse_profile("gaussian(sigma=4)")
+    bound = symsel.bound(symsel.parse_distribution("geometric(mean=30)"), gaussian)
+    at_one = bound.delta(1.0)
+    for value in (1, 1.0, np.float64(1), np.float32(1), np.int64(1), np.float16(1), np.array(1.0), mpmath.mpf(1)):
+        assert bound.delta(value) == at_one
+        assert float(gaussian.delta_mp(value, 30)) == pytest.approx(gaussian.delta(1.0), rel=1e-12)
+    for value in ([1, 2.5], (1, 2.5), np.array([1.0, 2.5]), np.array([1, 2]), np.array([1.0, 2.5], dtype=object),
+                  [np.float32(1), 2.5]):
+        out = bound.delta(value)
+        assert isinstance(out, np.ndarray) and out[0] == at_one
+    assert bound.delta(math.inf) == 0.0 and bound.delta(-math.inf) == 1.0

@@ -9,9 +9,11 @@ from typing import Any
 import click
 
 from symsel.cli._app import _one_of, emit, main, user_errors
+from symsel.validate import MAX_LOWER_BOUND_BUDGET
 
-#: the largest exact-evaluation budget of ``verify``'s lower-bound search (each evaluation is exact).
-MAX_BUDGET = 20_000
+#: the largest exact-evaluation budget of ``verify``'s lower-bound search (each evaluation is exact): the one limit of
+#: :func:`symsel.lower_bound`'s ``budget`` (:data:`symsel.validate.MAX_LOWER_BOUND_BUDGET`).
+MAX_BUDGET = MAX_LOWER_BOUND_BUDGET
 #: the most simulated games per side of an audit (memory and minutes grow linearly).
 MAX_TRIALS = 10**8
 

@@ -24,6 +24,7 @@ import mpmath
 import sympy
 
 import symsel
+from symsel import validate
 from symsel.bounds.hockey_stick import paper_log_ratio_at, polygon_ratio_at
 from symsel.bounds.ratio import SupCertificate
 from symsel.derive.common import (
@@ -51,7 +52,7 @@ from symsel.derive.renyi import renyi_route
 from symsel.derive.segments import sup_location
 from symsel.derive.utility import utility
 from symsel.distributions import Distribution, z
-from symsel.errors import SpecError
+from symsel.errors import ParameterError, SpecError
 from symsel.evidence.lower import lower_bound
 from symsel.profiles import Profile
 from symsel.spec import parse_expression
@@ -61,6 +62,8 @@ _Q_PLAIN, _QP_PLAIN = sympy.symbols("q q'")
 _FUNCTIONS = {"exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "atan", "asin", "acos",
               "binomial", "factorial", "gamma", "Abs", "log1p", "expm1"}
 THEOREMS = {"poisson": "Koskela et al. Cor 5.8", "tnb": "Koskela et al. Thm 5.2", "binomial": "Koskela et al. Thm 5.7"}
+#: the smallest ``delta`` a derivation checks its bound at (``symsel derive --delta`` has the same range).
+MIN_DELTA = 1e-300
 #: the sections of a derivation that can be skipped (keys of ``Derivation.skipped``).
 SECTIONS = ("family", "sup_location", "envelope", "pure_dp", "renyi", "utility")
 #: what applies to a skipped section instead (appended to its reason).
@@ -179,7 +182,14 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
     ``sections=False`` skips the pure-DP region, the Rényi route and the utility (a few seconds each).
 
     What runs is decided by the law's size (:class:`~symsel.derive.common.LawSize`), never by time: the same
-    input gives the same record on any machine, and every section skipped is named in ``skipped`` with its reason."""
+    input gives the same record on any machine, and every section skipped is named in ``skipped`` with its reason.
+
+    ``base`` is a profile spec string or a :class:`~symsel.profiles.Profile` (or ``None``); ``delta`` a real number
+    in ``[MIN_DELTA, 1]`` (the range of ``symsel derive --delta``), checked with or without a base."""
+    if base is not None and not isinstance(base, str | Profile):
+        raise ParameterError("base", base, "None, a profile spec string or a Profile", "derive")
+    delta = validate.real(delta, "delta", "derive", lo=MIN_DELTA, hi=1.0,
+                          allowed=f"a real number {MIN_DELTA:g} <= delta <= 1 (not NaN)")
     spec, phi, dist = symbolic_law(law)
     size = law_size(phi)
     symbolic = size.symbolic

@@ -38,6 +38,7 @@ from symsel.errors import ParameterError
 from symsel.evidence.exact import _check_delta, _renyi_order
 from symsel.pairs.finite import FinitePair
 from symsel.pairs.location import LocationPair, check_location_pair
+from symsel.profiles.region import as_mpf
 
 DEFAULT_DPS = 30
 
@@ -159,7 +160,7 @@ def selection_delta(pair: LocationPair, dist: Any, eps: Any, dps: int = DEFAULT_
         d = _direction(pair, dist, s, dps)
         work = dps + 20
         with mpmath.workdps(work):
-            e = mpmath.mpf(eps)
+            e = as_mpf(eps, "eps", where)
             a, b = d.masses(d.positive_set(e), work)
             h = a - mpmath.exp(e) * b
             if e < 0:

@@ -570,7 +570,8 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
             :class:`~symsel.profiles.Profile` with a :meth:`~symsel.profiles.Profile.dominating_pair`.
         dist: the :class:`~symsel.distributions.Distribution` of ``K``.
         delta: target ``delta`` in [0, 1].
-        budget: number of float64 evaluations of the exact selection formula for the search.
+        budget: number of float64 evaluations of the exact selection formula for the search (at most
+            :data:`~symsel.validate.MAX_LOWER_BOUND_BUDGET`, the cap of ``symsel verify --budget`` too).
         seed: seed of the search's random moves.
         dps: digits of the final exact (mpmath) evaluation of the winner.
         max_bins: largest number of bins the search may use.
@@ -579,7 +580,7 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
     where = "lower_bound"
     _check_delta(delta, where)
     dps = validate.dps(dps, where)
-    budget = validate.integer(budget, "budget", where, lo=1)
+    budget = validate.integer(budget, "budget", where, lo=1, hi=validate.MAX_LOWER_BOUND_BUDGET)
     max_bins = validate.integer(max_bins, "max_bins", where, lo=2)
     slices = validate.integer(slices, "slices", where, lo=0)
     if isinstance(base, Profile) and base.dominating_pair() is None and base.loss_pairs("dominated"):

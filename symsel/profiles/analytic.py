@@ -34,6 +34,7 @@ from symsel.pairs.loss import LossPair, laplace_pairs
 from symsel.profiles.base import Profile
 from symsel.profiles.region import (
     ArrayLike,
+    as_mpf,
     gaussian_lower,
     gaussian_lower_mp,
     laplace_lower,
@@ -193,13 +194,8 @@ class GaussianProfile(Profile):
         The working precision is raised until the subtraction keeps ``dps`` significant digits."""
         dps = v.dps(dps, "gaussian.delta_mp")
         where = f"{self.family}.delta_mp"
-        try:
-            with mpmath.workdps(dps):
-                e = mpmath.mpf(eps)
-        except (TypeError, ValueError):
-            raise ParameterError("eps", eps, "a real number", where) from None
-        if mpmath.isnan(e):
-            raise ParameterError("eps", eps, "a real number (not NaN)", where)
+        with mpmath.workdps(dps):
+            e = as_mpf(eps, "eps", where)
         if mpmath.isinf(e):
             return mpmath.mpf(0) if e > 0 else mpmath.mpf(1)
         extra = 15
@@ -310,10 +306,8 @@ class LaplaceProfile(Profile):
     def delta_mp(self, eps: Any, dps: int) -> mpmath.mpf:
         dps = v.dps(dps, "laplace.delta_mp")
         with mpmath.workdps(dps):
-            e = mpmath.mpf(eps)
+            e = as_mpf(eps, "eps", "laplace.delta_mp")
             a = mpmath.mpf(self.sensitivity) / mpmath.mpf(self.scale)
-            if mpmath.isnan(e):
-                raise ParameterError("eps", eps, "a real number (not NaN)", "laplace.delta_mp")
             if e >= a:
                 return mpmath.mpf(0)
             if e >= -a:

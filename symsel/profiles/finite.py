@@ -25,6 +25,7 @@ from symsel.profiles.base import Profile, delta_by_symmetry
 from symsel.profiles.region import (
     ArrayLike,
     LinesEnvelope,
+    as_mpf,
     finite_pair_hockey_stick,
     finite_pair_hockey_stick_mp,
     finite_pair_renyi,
@@ -100,9 +101,7 @@ class FinitePairProfile(Profile):
         dps = v.dps(dps, f"{self.family}.delta_mp")
         P, Pp = self._pair_mp(dps + 10)
         with mpmath.workdps(dps):
-            e = mpmath.mpf(eps)
-            if mpmath.isnan(e):
-                raise ParameterError("eps", eps, "a real number (not NaN)", f"{self.family}.delta_mp")
+            e = as_mpf(eps, "eps", f"{self.family}.delta_mp")
             out = max(finite_pair_hockey_stick_mp(e, P, Pp, dps + 10), finite_pair_hockey_stick_mp(e, Pp, P, dps + 10))
             return +out
 

@@ -48,7 +48,10 @@ ArrayLike = float | int | Sequence[float] | np.ndarray
 def as_float_array(
     x: Any, name: str, where: str | None = None, *, lo: float = -math.inf, hi: float = math.inf
 ) -> tuple[np.ndarray, bool]:
-    """``x`` as a float64 array (and whether it was a scalar); NaN or values outside ``[lo, hi]`` raise."""
+    """``x`` as a float64 array (and whether it was a scalar); NaN, values outside ``[lo, hi]`` and anything not
+    a real number (strings, which numpy would parse, booleans, complex numbers) raise."""
+    if not _real_like(x):
+        raise ParameterError(name, x, f"a real number or array of reals in [{lo}, {hi}]", where)
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
@@ -58,6 +61,39 @@ def as_float_array(
         value = arr[bad].flat[0] if arr.ndim else float(arr)
         raise ParameterError(name, float(value), f"a real number in [{lo}, {hi}] (not NaN)", where)
     return arr, arr.ndim == 0
+
+
+#: numpy dtype kinds of real numbers (signed, unsigned integers and floats): strings (``U``, ``S``), booleans (``b``),
+#: complex numbers (``c``), dates (``M``, ``m``) and raw bytes (``V``) are not reals, whatever numpy makes of them.
+_REAL_KINDS = "iuf"
+
+
+def _real_like(x: Any) -> bool:
+    """Whether ``x`` is a real number or a (nested) sequence/array of them: numpy parses ``"1e-6"`` as a float and
+    takes ``True`` as 1; neither is accepted where a real (``ε``, ``δ``, ``q``, …) is expected."""
+    if isinstance(x, str | bytes | bool | np.bool_ | complex | np.complexfloating):
+        return False
+    if isinstance(x, np.ndarray | np.generic):
+        if x.dtype.kind == "O":
+            return all(_real_like(item) for item in x.flat)
+        return x.dtype.kind in _REAL_KINDS
+    if isinstance(x, list | tuple):
+        return all(_real_like(item) for item in x)
+    return True  # numbers.Real, mpmath.mpf, sympy numbers, ...: float() decides
+
+
+def as_mpf(x: Any, name: str, where: str | None = None) -> mpmath.mpf:
+    """``x`` as an mpf at the current working precision (``±inf`` allowed); NaN, strings (which mpmath would
+    parse), booleans and complex numbers raise."""
+    if not _real_like(x) or isinstance(x, list | tuple) or (isinstance(x, np.ndarray) and x.ndim):
+        raise ParameterError(name, x, "a real number (not NaN)", where)
+    try:
+        value = mpmath.mpf(x.item() if isinstance(x, np.ndarray | np.generic) else x)
+    except (TypeError, ValueError):
+        raise ParameterError(name, x, "a real number (not NaN)", where) from None
+    if mpmath.isnan(value):
+        raise ParameterError(name, x, "a real number (not NaN)", where)
+    return value
 
 
 def as_probabilities(q: Any, name: str = "q", where: str | None = None) -> tuple[np.ndarray, bool]:
@@ -75,8 +111,10 @@ def as_scalar(x: Any, name: str, where: str | None = None, *, lo: float = -math.
 
 def as_mpf_probability(q: Any, name: str = "q", where: str | None = None) -> mpmath.mpf:
     """``q`` as an mpf in ``[0, 1]`` (at the current working precision)."""
+    if not _real_like(q) or isinstance(q, list | tuple) or (isinstance(q, np.ndarray) and q.ndim):
+        raise ParameterError(name, q, "a real number in [0, 1]", where)
     try:
-        value = mpmath.mpf(q)
+        value = mpmath.mpf(q.item() if isinstance(q, np.ndarray | np.generic) else q)
     except (TypeError, ValueError):
         raise ParameterError(name, q, "a real number in [0, 1]", where) from None
     if mpmath.isnan(value) or value < 0 or value > 1:
@@ -244,7 +282,7 @@ def finite_pair_hockey_stick(eps: ArrayLike, P: Sequence[float], Pp: Sequence[fl
 def finite_pair_hockey_stick_mp(eps: Any, P: Sequence[Any], Pp: Sequence[Any], dps: int) -> mpmath.mpf:
     """:func:`finite_pair_hockey_stick` at ``dps`` digits; ``P``, ``Pp`` may be mpf (one ``ε``)."""
     with mpmath.workdps(dps):
-        g = mpmath.exp(mpmath.mpf(eps))
+        g = mpmath.exp(as_mpf(eps, "eps", "hockey_stick_from_vertices_mp"))
         return mpmath.fsum(max(mpmath.mpf(0), mpmath.mpf(a) - g * mpmath.mpf(b)) for a, b in zip(P, Pp, strict=True))
 
 
@@ -341,7 +379,7 @@ def hockey_stick_from_vertices(eps: ArrayLike, xs: Sequence[float], ys: Sequence
 def hockey_stick_from_vertices_mp(eps: Any, xs: Sequence[Any], ys: Sequence[Any], dps: int) -> mpmath.mpf:
     """:func:`hockey_stick_from_vertices` at ``dps`` digits (one ``ε``)."""
     with mpmath.workdps(dps):
-        g = mpmath.exp(mpmath.mpf(eps))
+        g = mpmath.exp(as_mpf(eps, "eps", "hockey_stick_from_vertices_mp"))
         best = max(mpmath.mpf(a) - g * mpmath.mpf(b) for a, b in zip(xs, ys, strict=True))
         return min(mpmath.mpf(1), max(mpmath.mpf(0), best))
 
