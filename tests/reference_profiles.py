@@ -85,6 +85,18 @@ def gdp_delta_mp(mu, eps, dps=50):
         return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
 
 
+def exact_gdp_epsilon(mu: float, delta: float) -> float:
+    """The least ε with δ(ε) ≤ delta for μ-GDP, by bisection on the 50-digit closed form (upper end returned)."""
+    lo, hi = 0.0, 200.0
+    for _ in range(70):
+        mid = (lo + hi) / 2
+        if gdp_delta_mp(mu, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 def product_pair_delta_mp(p, r, k, eps, dps=50):
     """Two-sided δ(ε) of the k-fold product of the finite pair (p, r), by enumerating all n^k outcome tuples."""
     import itertools

@@ -19,7 +19,7 @@ import pytest
 from dp_accounting import dp_event, privacy_accountant
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
-from reference_profiles import gdp_delta_mp
+from reference_profiles import exact_gdp_epsilon, gdp_delta_mp
 
 import symsel
 from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
@@ -28,18 +28,6 @@ from symsel.profiles import GaussianProfile
 Relation = privacy_accountant.NeighboringRelation
 G = dp_event.GaussianDpEvent
 DELTA = 1e-6
-
-
-def exact_gdp_epsilon(mu: float, delta: float) -> float:
-    """The least ε with δ(ε) ≤ delta for μ-GDP, by bisection on the 50-digit closed form (upper end returned)."""
-    lo, hi = 0.0, 200.0
-    for _ in range(70):
-        mid = (lo + hi) / 2
-        if gdp_delta_mp(mu, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
 
 
 def test_the_oracle_itself() -> None:

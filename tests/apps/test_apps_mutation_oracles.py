@@ -12,24 +12,12 @@ import math
 
 import pytest
 from dp_accounting import dp_event
-from reference_profiles import gdp_delta_mp
+from reference_profiles import exact_gdp_epsilon, gdp_delta_mp
 
 from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
 
 G = dp_event.GaussianDpEvent
 DELTA = 1e-6
-
-
-def exact_gdp_epsilon(mu: float, delta: float) -> float:
-    """The least ε with δ(ε) ≤ delta for μ-GDP (bisection on the 50-digit closed form, upper end returned)."""
-    lo, hi = 0.0, 200.0
-    for _ in range(70):
-        mid = (lo + hi) / 2
-        if gdp_delta_mp(mu, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
 
 
 def _between(eps: float, exact: float, slack: float = 0.01) -> None:
