@@ -110,14 +110,12 @@ def as_scalar(x: Any, name: str, where: str | None = None, *, lo: float = -math.
 
 
 def as_mpf_probability(q: Any, name: str = "q", where: str | None = None) -> mpmath.mpf:
-    """``q`` as an mpf in ``[0, 1]`` (at the current working precision)."""
-    if not _real_like(q) or isinstance(q, list | tuple) or (isinstance(q, np.ndarray) and q.ndim):
-        raise ParameterError(name, q, "a real number in [0, 1]", where)
+    """``q`` as an mpf in ``[0, 1]`` (at the current working precision; refused as :func:`as_mpf` refuses)."""
     try:
-        value = mpmath.mpf(q.item() if isinstance(q, np.ndarray | np.generic) else q)
-    except (TypeError, ValueError):
+        value = as_mpf(q, name, where)
+    except ParameterError:
         raise ParameterError(name, q, "a real number in [0, 1]", where) from None
-    if mpmath.isnan(value) or value < 0 or value > 1:
+    if value < 0 or value > 1:
         raise ParameterError(name, q, "a real number in [0, 1]", where)
     return value
 
