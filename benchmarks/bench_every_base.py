@@ -4,6 +4,7 @@ interval against the certified lower bound, with the time of each.
     python benchmarks/bench_every_base.py            # the quick grid (δ = 1e-6; k ∈ {2, 10, 40}, binomial(40, ½))
     python benchmarks/bench_every_base.py --full     # the issue's grid: k ∈ {2, 3, 5, 10, 20, 40, 100},
                                                      # binomial n ∈ {20, 40, 200}, δ ∈ {1e-6, 1e-10}
+    python benchmarks/bench_every_base.py --full --bases 3,4   # only those bases (indexes into BASES)
 
 Writes benchmarks/results/every_base.json and prints a Markdown table for benchmarks/RESULTS.md, "Every base".
 """
@@ -42,12 +43,15 @@ def epsilon(dist, base, method: str, delta: float) -> tuple[float | None, float]
 
 def main() -> None:
     full = "--full" in sys.argv
+    chosen = BASES
+    if "--bases" in sys.argv:
+        chosen = [BASES[int(i)] for i in sys.argv[sys.argv.index("--bases") + 1].split(",")]
     laws = FULL_LAWS if full else QUICK_LAWS
     deltas = (1e-6, 1e-10) if full else (1e-6,)
     rows = []
     print("| base | law | δ | best | composition | interval | lower | best / lower | CPU s (interval, lower) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for base_spec in BASES:
+    for base_spec in chosen:
         base = symsel.parse_profile(base_spec)
         for law in laws:
             dist = symsel.parse_distribution(law)
@@ -67,7 +71,7 @@ def main() -> None:
 
                 print(f"| `{short}` | `{law}` | {delta:g} | {fmt(best, 6)} | {fmt(comp, 6)} | {fmt(interval, 6)} | "
                       f"{fmt(lower, 6)} | {fmt(ratio, 5)} | {t_interval:.1f}, {t_lower:.1f} |", flush=True)
-    write_results("every_base", {"rows": rows})
+    write_results("every_base_full" if full else "every_base", {"rows": rows})
 
 
 if __name__ == "__main__":
