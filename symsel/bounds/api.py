@@ -259,14 +259,13 @@ def _composition_may_help(dist: Distribution, base: Profile) -> bool:
     """Whether ``best`` takes ``composition``: only for laws with at most :data:`BEST_COMPOSITION_MAX_SUPPORT`
     support points (a law with an unbounded support is spread enough for the envelope to be near-tight, and
     summing its masses costs a series expansion), and, on bases without a closed-form or exact composition
-    (Gaussian/GDP, finite pairs), with at most :data:`BEST_COMPOSITION_MAX_PLD` of them. Decided by the law's size
-    alone, so the same inputs always take the same components."""
-    from symsel.profiles import FinitePairProfile, GaussianProfile
-
+    (:attr:`~symsel.profiles.Profile.exact_composition` false; true for Gaussian/GDP and finite pairs), with at most
+    :data:`BEST_COMPOSITION_MAX_PLD` of them. Decided by the law's size and the kind of base alone, so the same inputs
+    always take the same components."""
     if dist.support_max is None:
         return False
     points = int(dist.support_max) - int(dist.support_min) + 1
-    if isinstance(base, GaussianProfile | FinitePairProfile):
+    if base.exact_composition:
         return points <= BEST_COMPOSITION_MAX_SUPPORT
     return points <= BEST_COMPOSITION_MAX_PLD
 

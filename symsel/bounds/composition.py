@@ -14,7 +14,11 @@ tail (the envelope bound, or any other method).
 ``δ_{Q^⊗k}`` is exact for a Gaussian/GDP base (``μ√k``-GDP), exact for finite pairs (pure, randomized
 response, ``(ε, δ)``, ``pair``) by summing over the multinomial law of the ``k`` losses, and a pessimistic
 dp-accounting PLD self-composition for every other base (DP-SGD, Laplace, tabulated and RDP-only
-profiles, selections fed on as bases).
+profiles, selections fed on as bases). Each base says which through the composition protocol of
+:class:`~symsel.profiles.Profile` (:meth:`~symsel.profiles.Profile.self_composed`,
+:attr:`~symsel.profiles.Profile.exact_composition`, :meth:`~symsel.profiles.Profile.weighted_compositions`,
+:attr:`~symsel.profiles.Profile.finite_loss_bound`, :attr:`~symsel.profiles.Profile.pld_discretization`); this
+module knows no profile type, and the generic route (the profile's connect-the-dots PLD) serves any other.
 
 Numerics. ``k ↦ δ_{Q^⊗k}(ε)`` is non-decreasing (dropping one of ``k + 1`` runs is a post-processing),
 so the masses of a law with many support points are pooled into at most :data:`MAX_ANCHORS` bins of nearly equal
@@ -26,8 +30,9 @@ Masses are summed at 50 digits and rounded up.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property, lru_cache
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -35,14 +40,8 @@ from scipy import special
 
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
-from symsel.profiles import (
-    ApproxDPProfile,
-    FinitePairProfile,
-    GaussianProfile,
-    LaplaceProfile,
-    PldProfile,
-    Profile,
-)
+from symsel.profiles import FinitePairProfile, GaussianProfile, Profile
+from symsel.profiles.base import ROUTE_PESSIMISTIC_PLD
 
 #: largest number of distinct ``k`` whose composed profile is evaluated (the rest are pooled, see above).
 MAX_ANCHORS = 128
@@ -191,17 +190,14 @@ class ComposedPld(Profile):
 @lru_cache(maxsize=512)
 def composed(base: Profile, k: int) -> tuple[Profile, str]:
     """The profile of the ``k``-fold composition of ``base``'s dominating pair, and how it was obtained
-    (``"exact GDP"``, ``"exact finite pair"``, ``"pessimistic PLD"``)."""
+    (``"exact GDP"``, ``"exact finite pair"``, ``"pessimistic PLD"``): the base's own
+    :meth:`~symsel.profiles.Profile.self_composed`, else its connect-the-dots PLD self-composed by dp-accounting."""
     if k == 1:
         return base, "the base itself"
-    if isinstance(base, GaussianProfile):
-        return base.compose(k), "exact GDP (mu sqrt(k))"
-    if isinstance(base, FinitePairProfile):
-        try:
-            return ComposedFinitePair(base, k), "exact finite pair"
-        except NotApplicableError:
-            pass
-    return _pessimistic(base, k), "pessimistic PLD (dp-accounting self-composition)"
+    own = base.self_composed(k)
+    if own is not None:
+        return own
+    return composed_pld(base, k, lambda: _exported_pld(base)), ROUTE_PESSIMISTIC_PLD
 
 
 def pld_points(base: Profile, k: int) -> tuple[float, str] | None:
@@ -213,10 +209,10 @@ def pld_points(base: Profile, k: int) -> tuple[float, str] | None:
       dp-accounting truncates a tail mass ``τ`` = :data:`PLD_TAIL_MASS` (Hoeffding);
     * an RDP curve: the loss that matters is at most ``ε(τ)`` of ``k`` runs, ``min_λ k·rdp(λ) + log(1/τ)/(λ−1)``
       (as a DP-SGD profile estimates its own PLD)."""
-    from symsel.profiles import PldProfile
-
-    interval = base.value_discretization_interval if isinstance(base, PldProfile) else PLD_INTERVAL
-    a = _loss_bound(base)
+    interval = base.pld_discretization
+    if interval is None:
+        interval = PLD_INTERVAL
+    a = base.finite_loss_bound
     if a is not None:
         spread = a * math.sqrt(2 * k * math.log(2 / PLD_TAIL_MASS))
         return max(2 * a, min(2 * k * a, 2 * spread)) / interval + 1, f"privacy loss up to {a:.4g} per run"
@@ -225,17 +221,6 @@ def pld_points(base: Profile, k: int) -> tuple[float, str] | None:
         return None
     eps = min(k * value + math.log(1 / PLD_TAIL_MASS) / (order - 1) for order, value in curve)
     return eps / interval, f"epsilon({PLD_TAIL_MASS:g}) of {k} runs about {eps:.4g} by RDP"
-
-
-def _loss_bound(base: Profile) -> float | None:
-    """The largest finite ``|privacy loss|`` of one run, when the base bounds it (Laplace, finite pairs)."""
-    if isinstance(base, LaplaceProfile):
-        return base.sensitivity / base.scale
-    if isinstance(base, ApproxDPProfile | FinitePairProfile):
-        P, Pp = (np.asarray(x, dtype=float) for x in base.finite_pair())
-        both = (P > 0) & (Pp > 0)
-        return float(np.max(np.abs(np.log(P[both]) - np.log(Pp[both])), initial=0.0))
-    return None
 
 
 @lru_cache(maxsize=16)
@@ -258,28 +243,22 @@ def check_pld_size(base: Profile, k: int) -> None:
             "methods still apply")
 
 
-def _pessimistic(base: Profile, k: int) -> Profile:
-    from dp_accounting import dp_event
-    from dp_accounting.pld import privacy_loss_distribution
-
+def composed_pld(base: Profile, k: int, build: Callable[[], Any]) -> Profile:
+    """``k`` runs of ``base`` as dp-accounting's (pessimistic) self-composition of the PLD that ``build()`` returns
+    (one run of the base), refused first if too large (:func:`check_pld_size`); for
+    :meth:`~symsel.profiles.Profile.self_composed` and the generic route of :func:`composed`."""
     check_pld_size(base, k)
+    return ComposedPld(build().self_compose(k), f"compose(base={base.spec}, k={k})")
 
-    if isinstance(base, PldProfile):
-        composed_event = dp_event.SelfComposedDpEvent(base.event, k)
-        return PldProfile(composed_event, neighbouring=base.neighbouring,
-                          value_discretization_interval=base.value_discretization_interval)
-    if isinstance(base, LaplaceProfile):
-        pld = privacy_loss_distribution.from_laplace_mechanism(
-            base.scale, sensitivity=base.sensitivity, pessimistic_estimate=True,
-            value_discretization_interval=PLD_INTERVAL)
-    elif isinstance(base, ApproxDPProfile | FinitePairProfile):
-        label = f"compose(base={base.spec}, k={k})"
-        forward, backward = _finite_pair_plds(*base.finite_pair())
-        return LargerOf(ComposedPld(forward.self_compose(k), label), ComposedPld(backward.self_compose(k), label),
-                        label)
-    else:
-        pld = _exported_pld(base)
-    return ComposedPld(pld.self_compose(k), f"compose(base={base.spec}, k={k})")
+
+def composed_finite_pair_plds(base: FinitePairProfile, k: int) -> Profile:
+    """``k`` runs of a finite pair through dp-accounting: the larger of its two directions' pessimistic PLDs
+    (:func:`_finite_pair_plds`), each self-composed ``k`` times; refused first if too large
+    (:func:`check_pld_size`). The fallback of a finite pair too large to compose exactly."""
+    check_pld_size(base, k)
+    label = f"compose(base={base.spec}, k={k})"
+    forward, backward = _finite_pair_plds(*base.finite_pair())
+    return LargerOf(ComposedPld(forward.self_compose(k), label), ComposedPld(backward.self_compose(k), label), label)
 
 
 @lru_cache(maxsize=16)
@@ -466,13 +445,14 @@ def composition_profile(dist: Distribution, base: Profile) -> tuple[Profile, dic
         profile, route = composed(base, int(dist.support_min))
         return profile, {"anchors": 1, "pooled": False, "outside_mass": 0.0, "composition": route}
     check_spread(dist)
-    exact_route = isinstance(base, GaussianProfile | FinitePairProfile)
+    exact_route = base.exact_composition
     anchors, weights, outside, pooled = pooled_masses(dist, 1, MAX_ANCHORS if exact_route else MAX_PLD_ANCHORS)
-    if isinstance(base, GaussianProfile):  # every μ√k in one vectorized evaluation
-        parts: list[tuple[float, Profile]] = [(1.0, GaussianCompositions(base, anchors, weights))]
-        routes = {"exact GDP (mu sqrt(k))"}
+    together = base.weighted_compositions(anchors, weights)  # e.g. every μ√k in one vectorized evaluation
+    parts: list[tuple[float, Profile]]
+    if together is not None:
+        parts, routes = [(1.0, together[0])], {together[1]}
     else:
-        if not isinstance(base, FinitePairProfile) and max(anchors, default=1) > 1:  # through dp-accounting:
+        if not exact_route and max(anchors, default=1) > 1:  # through dp-accounting:
             check_pld_size(base, max(anchors))  # refused at once if too large, before any anchor is composed
         parts, routes = [], set()
         for k, w in zip(anchors, weights, strict=True):

@@ -31,7 +31,7 @@ from symsel import validate as v
 from symsel.errors import ParameterError
 from symsel.pairs.location import GaussianPair, LaplacePair
 from symsel.pairs.loss import LossPair, laplace_pairs
-from symsel.profiles.base import Profile
+from symsel.profiles.base import ROUTE_EXACT_GDP, ROUTE_PESSIMISTIC_PLD, Profile
 from symsel.profiles.region import (
     ArrayLike,
     as_mpf,
@@ -147,6 +147,8 @@ class GaussianProfile(Profile):
     """
 
     family = "gaussian"
+    #: composed exactly in closed form (:meth:`self_composed`).
+    exact_composition = True
 
     def __init__(self, sigma: float, sensitivity: float = 1.0):
         where = "gaussian"
@@ -175,6 +177,18 @@ class GaussianProfile(Profile):
         """``k``-fold composition: ``μ√k``-GDP, exact (Dong, Roth, Su 2022, Cor. 3.3)."""
         n = v.integer(k, "k", f"{self.family}.compose", lo=1)
         return GaussianProfile.from_mu(self.mu * math.sqrt(n))
+
+    def self_composed(self, k: int) -> tuple[Profile, str]:
+        """Exact: ``k`` runs of ``N(μ, 1)`` vs ``N(0, 1)`` are ``μ√k``-GDP (Dong, Roth, Su 2022, Cor. 3.3),
+        :meth:`compose`."""
+        return self.compose(k), ROUTE_EXACT_GDP
+
+    def weighted_compositions(self, ks: tuple[int, ...], weights: tuple[float, ...]) -> tuple[Profile, str]:
+        """Every ``μ√k`` of ``ks`` in one vectorized evaluation
+        (:class:`symsel.bounds.composition.GaussianCompositions`), each exact as in :meth:`self_composed`."""
+        from symsel.bounds.composition import GaussianCompositions
+
+        return GaussianCompositions(self, ks, weights), ROUTE_EXACT_GDP
 
     # ------------------------------------------------------------------ δ(ε)
     def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
@@ -317,6 +331,27 @@ class LaplaceProfile(Profile):
     def dominating_pair(self) -> LaplacePair:
         """``Lap(Δ, b)`` vs ``Lap(0, b)``: the mechanism's own output pair, whose profile is this one."""
         return LaplacePair(self.sensitivity, self.scale)
+
+    def self_composed(self, k: int) -> tuple[Profile, str]:
+        """Pessimistic: dp-accounting's PLD of the Laplace mechanism (``from_laplace_mechanism``, losses rounded up
+        on the grid :data:`symsel.bounds.composition.PLD_INTERVAL`; Koskela et al. 2020, Doroshenko et al. 2022)
+        self-composed ``k`` times by FFT (:func:`symsel.bounds.composition.composed_pld`, which first refuses a PLD
+        too large to hold)."""
+        from dp_accounting.pld import privacy_loss_distribution
+
+        from symsel.bounds.composition import PLD_INTERVAL, composed_pld
+
+        def build() -> object:
+            return privacy_loss_distribution.from_laplace_mechanism(
+                self.scale, sensitivity=self.sensitivity, pessimistic_estimate=True,
+                value_discretization_interval=PLD_INTERVAL)
+
+        return composed_pld(self, k, build), ROUTE_PESSIMISTIC_PLD
+
+    @property
+    def finite_loss_bound(self) -> float:
+        """``a = Δ/b``: the privacy loss of one run lies in ``[−a, a]``."""
+        return self.sensitivity / self.scale
 
     def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
         """The Laplace pair's middle cut into bins of loss width at most :data:`LAPLACE_LOSS_WIDTH` (at most

@@ -47,6 +47,10 @@ EPSILON_SEARCH_CAP = 1e18
 EPSILON_RTOL = 1e-12
 #: factor that rounds the mirrored ``δ(ε)``, ε < 0, up (see :func:`delta_by_symmetry`).
 MIRROR_ROUNDING = 1.0 + 2.0**-50
+#: how :meth:`Profile.self_composed` obtained a composition (the ``composition`` certificate reports them).
+ROUTE_EXACT_GDP = "exact GDP (mu sqrt(k))"
+ROUTE_EXACT_FINITE_PAIR = "exact finite pair"
+ROUTE_PESSIMISTIC_PLD = "pessimistic PLD (dp-accounting self-composition)"
 
 
 def delta_by_symmetry(eps: np.ndarray, delta_nonneg: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -75,11 +79,19 @@ class Profile(ABC):
     Subclasses implement :meth:`_delta_finite` (``δ`` at finite real ``ε``, float64 arrays) and
     :attr:`spec`; they override :meth:`_log_delta_finite`, :attr:`delta_at_infinity`,
     :attr:`max_privacy_loss`, :meth:`epsilon`, :meth:`region_lower`, :meth:`rdp`, :meth:`delta_mp`
-    and :meth:`region_lower_mp` where they know better than the generic versions.
+    and :meth:`region_lower_mp` where they know better than the generic versions, and the composition
+    protocol (:meth:`self_composed`, :attr:`exact_composition`, :meth:`weighted_compositions`,
+    :attr:`finite_loss_bound`, :attr:`pld_discretization`; docs/composition.md) where they compose better
+    than dp-accounting's PLD of the generic profile.
     """
 
     #: spec-family name (the key in :data:`symsel.profiles.FAMILIES`).
     family: str = "profile"
+    #: whether :meth:`self_composed` is exact and cheap for every ``k`` (closed form or finite sums, no
+    #: dp-accounting FFT): the ``composition`` method then evaluates more ``k`` per law
+    #: (:data:`symsel.bounds.composition.MAX_ANCHORS` instead of ``MAX_PLD_ANCHORS``), does not estimate the size
+    #: of a PLD first, and ``best`` takes it for larger laws (:func:`symsel.bounds.api._composition_may_help`).
+    exact_composition: bool = False
 
     # ------------------------------------------------------------------ hooks for subclasses
     @abstractmethod
@@ -221,6 +233,43 @@ class Profile(ABC):
         profile knows none. This is the one protocol through which ``interval`` and the lower bounds reach a
         non-Gaussian base (docs/interval.md, "Every base with a dominating pair")."""
         return ()
+
+    # ------------------------------------------------------------------ composition protocol
+    def self_composed(self, k: int) -> tuple[Profile, str] | None:
+        """The profile of ``k ≥ 2`` independent runs of the base's dominating pair, and how it was obtained
+        (:data:`ROUTE_EXACT_GDP`, :data:`ROUTE_EXACT_FINITE_PAIR`, :data:`ROUTE_PESSIMISTIC_PLD`), for the
+        ``composition`` method (:func:`symsel.bounds.composition.composed`, docs/composition.md).
+
+        ``None``, the generic answer, means the profile knows no route of its own: the caller composes the
+        pessimistic connect-the-dots PLD of ``δ(·)`` (:func:`symsel.profiles.export.to_pld`) through
+        dp-accounting, which is valid for every profile. A subclass that overrides this returns a valid upper
+        bound on the ``k``-fold composition's profile, and refuses with a
+        :class:`~symsel.errors.NotApplicableError` a PLD too large to build
+        (:func:`symsel.bounds.composition.check_pld_size`)."""
+        return None
+
+    def weighted_compositions(self, ks: tuple[int, ...], weights: tuple[float, ...]) -> tuple[Profile, str] | None:
+        """One profile bounding ``Σ_j w_j δ_{Q^⊗k_j}(ε)`` for the ``k_j ≥ 1`` in ``ks`` and weights ``w_j ≥ 0``, and
+        the route, when the base evaluates many compositions at once faster than one at a time (the Gaussian: every
+        ``μ√k`` in one vectorized call). ``None`` (generic): the caller sums :meth:`self_composed` anchor by
+        anchor."""
+        return None
+
+    @property
+    def finite_loss_bound(self) -> float | None:
+        """The largest finite ``|privacy loss|`` of one run of the dominating pair (losses at ``±∞``, which
+        dp-accounting keeps as a mass at infinity, excluded), when the base bounds it; ``None`` if unknown (the
+        generic profile, the Gaussian). Unlike :attr:`max_privacy_loss` it is finite for a pair with mass where the
+        other has none (``approx`` with ``δ > 0``). Sizes a dp-accounting PLD of ``k`` runs
+        (:func:`symsel.bounds.composition.pld_points`)."""
+        return None
+
+    @property
+    def pld_discretization(self) -> float | None:
+        """The loss grid of the dp-accounting PLD that :meth:`self_composed` builds, when the profile sets its own
+        (a PLD-backed profile's ``value_discretization_interval``); ``None``: the composition's default
+        (:data:`symsel.bounds.composition.PLD_INTERVAL`)."""
+        return None
 
     # ------------------------------------------------------------------ RDP
     def rdp(self, order: float) -> float | None:

@@ -32,7 +32,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from symsel import validate as v
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.pairs.loss import LossPair, from_loss_grid
-from symsel.profiles.base import Profile
+from symsel.profiles.base import ROUTE_PESSIMISTIC_PLD, Profile
 
 _RELATIONS = {
     "add_remove": privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE,
@@ -149,6 +149,22 @@ class PldProfile(Profile):
     @cached_property
     def _dominating_loss_pairs(self) -> tuple[LossPair, ...]:
         return pld_loss_pairs(getattr(self.accountant, "_pld", None), f"{self.spec}, pessimistic PLD")
+
+    def self_composed(self, k: int) -> tuple[Profile, str]:
+        """Pessimistic: the PLD accountant's profile of ``SelfComposedDpEvent(event, k)``, same neighbouring
+        relation and grid (a plain :class:`PldProfile`: a DP-SGD base's RDP conversion is not carried over), after
+        :func:`symsel.bounds.composition.check_pld_size` has checked that its PLD fits."""
+        from symsel.bounds.composition import check_pld_size
+
+        check_pld_size(self, k)
+        composed_event = dp_event.SelfComposedDpEvent(self.event, k)
+        return PldProfile(composed_event, neighbouring=self.neighbouring,
+                          value_discretization_interval=self.value_discretization_interval), ROUTE_PESSIMISTIC_PLD
+
+    @property
+    def pld_discretization(self) -> float:
+        """The profile's own ``value_discretization_interval``, kept by :meth:`self_composed`."""
+        return self.value_discretization_interval
 
     @cached_property
     def _delta_infinity(self) -> float:

@@ -18,10 +18,10 @@ import mpmath
 import numpy as np
 
 from symsel import validate as v
-from symsel.errors import ParameterError
+from symsel.errors import NotApplicableError, ParameterError
 from symsel.pairs.finite import FinitePair
 from symsel.pairs.loss import LossPair, from_finite
-from symsel.profiles.base import Profile, delta_by_symmetry
+from symsel.profiles.base import ROUTE_EXACT_FINITE_PAIR, ROUTE_PESSIMISTIC_PLD, Profile, delta_by_symmetry
 from symsel.profiles.region import (
     ArrayLike,
     LinesEnvelope,
@@ -56,6 +56,9 @@ class FinitePairProfile(Profile):
     for a symmetric pair equals either one.
     """
 
+    #: composed exactly by finite sums (:meth:`self_composed`), up to :data:`symsel.bounds.composition.MAX_EXACT_ATOMS`.
+    exact_composition = True
+
     def _pair(self) -> tuple[list[float], list[float]]:
         raise NotImplementedError
 
@@ -86,6 +89,27 @@ class FinitePairProfile(Profile):
         if sorted(zip(p.tolist(), q.tolist(), strict=True)) != sorted(zip(q.tolist(), p.tolist(), strict=True)):
             pairs.append(from_finite(q, p, role, "P',P", self.spec))
         return tuple(pairs)
+
+    def self_composed(self, k: int) -> tuple[Profile, str]:
+        """Exact: the privacy loss of ``k`` runs of ``(P, P')`` is the sum of ``k`` i.i.d. losses, whose law is
+        multinomial over the pair's distinct loss values, summed in log space in both directions
+        (:class:`symsel.bounds.composition.ComposedFinitePair`; the product of dominating pairs dominates the
+        composition, Zhu, Dong, Wang 2022). Above :data:`symsel.bounds.composition.MAX_EXACT_ATOMS` atoms:
+        pessimistic, the larger of the two directions' dp-accounting PLDs each self-composed ``k`` times
+        (:func:`symsel.bounds.composition.composed_finite_pair_plds`)."""
+        from symsel.bounds.composition import ComposedFinitePair, composed_finite_pair_plds
+
+        try:
+            return ComposedFinitePair(self, k), ROUTE_EXACT_FINITE_PAIR
+        except NotApplicableError:
+            return composed_finite_pair_plds(self, k), ROUTE_PESSIMISTIC_PLD
+
+    @property
+    def finite_loss_bound(self) -> float:
+        """``max |log(P/P')|`` over the outcomes where both masses are positive (0 if there is none)."""
+        P, Pp = (np.asarray(x, dtype=float) for x in self.finite_pair())
+        both = (P > 0) & (Pp > 0)
+        return float(np.max(np.abs(np.log(P[both]) - np.log(Pp[both])), initial=0.0))
 
     @cached_property
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
