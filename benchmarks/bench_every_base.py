@@ -5,6 +5,7 @@ interval against the certified lower bound, with the time of each.
     python benchmarks/bench_every_base.py --full     # the issue's grid: k ∈ {2, 3, 5, 10, 20, 40, 100},
                                                      # binomial n ∈ {20, 40, 200}, δ ∈ {1e-6, 1e-10}
     python benchmarks/bench_every_base.py --full --bases 3,4   # only those bases (indexes into BASES)
+    python benchmarks/bench_every_base.py --random   # the papers' random laws (mean 10), δ ∈ {1e-6, 1e-10}
 
 Writes benchmarks/results/every_base.json and prints a Markdown table for benchmarks/RESULTS.md, "Every base".
 """
@@ -30,6 +31,7 @@ BASES = [
 QUICK_LAWS = ["point(k=2)", "point(k=10)", "point(k=40)", "binomial(n=40, p=1/2)"]
 FULL_LAWS = [f"point(k={k})" for k in (2, 3, 5, 10, 20, 40, 100)] + [
     f"binomial(n={n}, p=1/2)" for n in (20, 40, 200)]
+RANDOM_LAWS = ["geometric(mean=10)", "logarithmic(mean=10)", "tnb(eta=0.5, mean=10)", "poisson(mean=10)"]
 
 
 def epsilon(dist, base, method: str, delta: float) -> tuple[float | None, float]:
@@ -43,11 +45,12 @@ def epsilon(dist, base, method: str, delta: float) -> tuple[float | None, float]
 
 def main() -> None:
     full = "--full" in sys.argv
+    random_laws = "--random" in sys.argv
     chosen = BASES
     if "--bases" in sys.argv:
         chosen = [BASES[int(i)] for i in sys.argv[sys.argv.index("--bases") + 1].split(",")]
-    laws = FULL_LAWS if full else QUICK_LAWS
-    deltas = (1e-6, 1e-10) if full else (1e-6,)
+    laws = RANDOM_LAWS if random_laws else FULL_LAWS if full else QUICK_LAWS
+    deltas = (1e-6, 1e-10) if full or random_laws else (1e-6,)
     rows = []
     print("| base | law | δ | best | composition | interval | lower | best / lower | CPU s (interval, lower) |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -71,7 +74,10 @@ def main() -> None:
 
                 print(f"| `{short}` | `{law}` | {delta:g} | {fmt(best, 6)} | {fmt(comp, 6)} | {fmt(interval, 6)} | "
                       f"{fmt(lower, 6)} | {fmt(ratio, 5)} | {t_interval:.1f}, {t_lower:.1f} |", flush=True)
-    write_results("every_base_full" if full else "every_base", {"rows": rows})
+    name = "every_base_random" if random_laws else "every_base_full" if full else "every_base"
+    if "--bases" in sys.argv:
+        name += "_" + sys.argv[sys.argv.index("--bases") + 1].replace(",", "_")
+    write_results(name, {"rows": rows})
 
 
 if __name__ == "__main__":

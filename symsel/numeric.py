@@ -33,13 +33,20 @@ def last_feasible(
     there, so the answer is always feasible. A ``nan`` or infinite ``g`` is treated as infeasible
     (``+inf``) on the left end and handled by bisection."""
 
+    # the tightest bracket seen: the largest point checked infeasible and the smallest checked feasible
+    seen = {"infeasible": lo, "feasible": hi}
+
     def safe(x: float) -> float:
         # feasible points are made strictly negative, so that a flat stretch where g = 0 exactly
         # (a profile reaching the target on a whole interval) counts as feasible from its left end
         value = feasible_gap(x)
         if value is None or math.isnan(value):
-            return math.inf
-        return min(value, 1e300) if value > 0 else max(min(value, -1e-300), -1e300)
+            value = math.inf
+        if value > 0:
+            seen["infeasible"] = max(seen["infeasible"], x)
+            return min(value, 1e300)
+        seen["feasible"] = min(seen["feasible"], x)
+        return max(min(value, -1e-300), -1e300)
 
     tol = xtol + rtol * max(abs(lo), abs(hi))
     if hi - lo <= tol:
@@ -49,6 +56,8 @@ def last_feasible(
     except (ValueError, RuntimeError):
         root = bisect_last_feasible(safe, lo, hi, tol)
     step = xtol + rtol * abs(root)
+    if seen["feasible"] <= root + step and seen["feasible"] - seen["infeasible"] <= 2 * step:
+        return seen["feasible"]  # a point already checked feasible, no further from the crossing than root + step
     x = min(hi, root + step)
     while safe(x) > 0:  # Brent may stop just left of the crossing: walk right to a checked point
         step *= 4

@@ -44,7 +44,7 @@ def _log_excess(template: str, mean: float, base: Profile, method: str, epsilon:
     ≤ 0 exactly when the mean fits the budget (one evaluation of δ; no root finding of ε(δ) per step)."""
     result = bound(_law(template, mean), base, method)
     if final is None:
-        return _excess(float(result.log_delta(epsilon)), delta)
+        return _excess(result.log_delta_within(epsilon, math.log(delta) if delta > 0 else -math.inf), delta)
     value = _budget_delta(result, final, epsilon, delta)
     return _excess(math.log(value) if value > 0 else -math.inf, delta)
 
@@ -74,13 +74,16 @@ def _final_profile(final_run: FinalRun, base: Profile) -> Profile | None:
     raise ParameterError("final_run", repr(final_run), "True, False, a base spec string or a symsel Profile", "plan")
 
 
-def _budget_delta(result: Profile, final: Profile | None, epsilon: float, delta: float) -> float:
+def _budget_delta(result: Profile, final: Profile | None, epsilon: float, delta: float,
+                  settle_only: bool = True) -> float:
     """δ at the budget's ε of the selection bound, or of the whole pipeline with the final run composed
     (:func:`symsel.bounds.pipeline.with_final_run`; its refinement stops once the answer to "≤ δ?" is settled).
     Where the selection alone is over the budget its value is returned: the pipeline's is at least as large (it
     releases the selection's output and more), so the answer "over the budget" is the same, and the final run's
-    pair (for a Gaussian with a tiny σ, a PLD of millions of atoms) is never built."""
-    alone = float(result.delta(epsilon))
+    pair (for a Gaussian with a tiny σ, a PLD of millions of atoms) is never built. ``settle_only``: the selection's
+    δ may be any of its bound's values within the budget (:meth:`~symsel.profiles.Profile.delta_within`); a reported
+    ``delta_at_budget`` passes ``False`` and gets the bound's own value."""
+    alone = result.delta_within(epsilon, delta) if settle_only else float(result.delta(epsilon))
     if final is None or alone > delta:  # the pipeline is at least the selection alone (drop the final run's output)
         return alone
     from symsel.bounds.pipeline import with_final_run
@@ -172,7 +175,7 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
                           "the budget fits: the two readings of the bound disagree here; no mean is certified"}
     law = _law(template, value)
     out = {**record, "mean": float(law.mean), "template_mean": value, "epsilon": eps,
-           "delta_at_budget": _budget_delta(bound(law, base, method), final, epsilon, delta),
+           "delta_at_budget": _budget_delta(bound(law, base, method), final, epsilon, delta, settle_only=False),
            "expected_quantile": law.expected_quantile()}
     if candidates is not None:
         out["candidates"] = float(candidates)
@@ -230,7 +233,8 @@ def max_trials(template: str, base: Profile, epsilon: float, delta: float, metho
         lo, hi = (mid, hi) if delta_at(mid) <= delta else (lo, mid)
     law = parse_distribution(template.replace("{k}", str(lo)))
     result = bound(law, base, method)
-    out = {**record, "trials": lo, "dist": law.spec, "delta_at_budget": delta_at(lo),
+    out = {**record, "trials": lo, "dist": law.spec,
+           "delta_at_budget": _budget_delta(result, final, epsilon, delta, settle_only=False),
            "epsilon": _pipeline_epsilon(result, final, delta), "evaluations": len(seen)}
     if capped:
         out["capped"] = True
@@ -312,4 +316,4 @@ def solve_base(base_template: str, law: str, epsilon: float, delta: float, metho
     if final is not None:
         record["final_run"] = final.spec
     return {**record, knob: value, "epsilon": _pipeline_epsilon(result, final, delta),
-            "delta_at_budget": _budget_delta(result, final, epsilon, delta)}
+            "delta_at_budget": _budget_delta(result, final, epsilon, delta, settle_only=False)}

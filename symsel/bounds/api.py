@@ -49,6 +49,9 @@ BEST_COMPOSITION_MAX_SUPPORT = 512
 #: 1.9705, interval 1.9711; Poisson(30): 3.5138 against 3.4735), and ``interval`` costs ~0.1 s per ``ε``, which a PLD
 #: export pays a few hundred times.
 BEST_INTERVAL_MAX_OPS = 64
+#: the order in which a planner's "does it fit?" question (:meth:`PointwiseMinimum.log_delta_within`) asks
+#: ``best``'s components: closed forms first, the interval bound (~0.1 s per ``ε`` on a PLD) last.
+COST_ORDER = ("rdp", "paper", "envelope", "fdp", "composition", "interval")
 BEST_INTERVAL_MIN_MEAN = 20.0
 
 Scalar = float | int | bool | str | None
@@ -93,6 +96,12 @@ class SelectionBound(Profile):
     def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
         return np.asarray(self.profile.log_delta(eps), dtype=float)
 
+    def log_delta_within(self, eps: float, log_target: float) -> float:
+        return self.profile.log_delta_within(eps, log_target)
+
+    def delta_within(self, eps: float, target: float) -> float:
+        return self.profile.delta_within(eps, target)
+
     @property
     def delta_at_infinity(self) -> float:
         return self.profile.delta_at_infinity
@@ -104,6 +113,9 @@ class SelectionBound(Profile):
     def epsilon(self, delta: float) -> float:
         """Smallest ``ε ≥ 0`` with the bound ``≤ delta`` (conservative; see the inner profile)."""
         return self.profile.epsilon(self._check_delta(delta))
+
+    def epsilon_below(self, delta: float, upper: float) -> float:
+        return self.profile.epsilon_below(self._check_delta(delta), upper)
 
     @property
     def vacuous(self) -> bool:
@@ -161,8 +173,35 @@ class PointwiseMinimum(Profile):
 
     def epsilon(self, delta: float) -> float:
         """``min_i ε_i(δ)``: the smallest ``ε`` where the minimum reaches ``δ`` is the smallest of the
-        components' (each computed conservatively)."""
-        return min(p.epsilon(delta) for p in self.parts)
+        components' (each computed conservatively). The components are asked in :data:`COST_ORDER`, each only
+        below the smallest ``ε`` so far (:meth:`~symsel.profiles.Profile.epsilon_below`): a component whose ``δ``
+        there is over ``delta`` cannot win and costs one evaluation instead of a root search."""
+        value = math.inf
+        for part in self._cheapest_first():
+            value = min(value, part.epsilon_below(delta, value))
+        return value
+
+    def _cheapest_first(self) -> list[SelectionBound]:
+        return sorted(self.parts, key=lambda p: COST_ORDER.index(p.method) if p.method in COST_ORDER else 0)
+
+    def log_delta_within(self, eps: float, log_target: float) -> float:
+        """The components in :data:`COST_ORDER`, stopping at the first within ``log_target`` (its value is an upper
+        bound on the minimum, and within the target); else the minimum of all: ``log δ(ε)`` exactly."""
+        value = math.inf
+        for part in self._cheapest_first():
+            value = min(value, part.log_delta_within(eps, log_target))
+            if value <= log_target:
+                break
+        return value
+
+    def delta_within(self, eps: float, target: float) -> float:
+        """:meth:`log_delta_within` in ``δ``."""
+        value = math.inf
+        for part in self._cheapest_first():
+            value = min(value, part.delta_within(eps, target))
+            if value <= target:
+                break
+        return value
 
 
 # ------------------------------------------------------------------------------------ methods
@@ -231,28 +270,31 @@ def _pair_interval(dist: Distribution, base: Profile) -> SelectionBound:
 
 
 def _interval_may_help(dist: Distribution, base: Profile) -> bool:
-    """Whether ``best`` takes ``interval``: on a base with the Gaussian pair or a dominating loss-ordered pair
-    (:meth:`~symsel.profiles.Profile.loss_pairs`: finite pairs, Laplace, PLDs and DP-SGD), for concentrated laws
-    (variance at most the mean: fixed ``K``, binomial and Poisson laws, where many outputs contribute and the envelope
-    is loose) whose ``φ'`` is cheap to evaluate: a bounded support of at most :data:`BEST_COMPOSITION_MAX_SUPPORT`
-    points, or a mean of at least :data:`BEST_INTERVAL_MIN_MEAN` and a ``φ'`` of at most
-    :data:`BEST_INTERVAL_MAX_OPS` SymPy operations (``poisson(mean=1e6)``, ``binomial(n=1e6, p=1/2)``). On
-    spread laws (variance above the mean: geometric, TNB, two-point, beta-binomial, uniform) the envelope is within
-    0.1 % and much faster. On the other bases with a pair ``interval`` costs more per ``ε`` and is taken only for
-    laws with a small bounded support (fixed ``K``, binomial laws): a planner bisecting over Poisson means would pay it
-    at every step. Decided by the law and the kind of base alone, so the same inputs always take the same
-    components."""
+    """Whether ``best`` takes ``interval``; decided by the law and the kind of base alone, so the same inputs always
+    take the same components.
+
+    * On a base with a dominating loss-ordered pair (:meth:`~symsel.profiles.Profile.loss_pairs`: finite pairs,
+      Laplace, PLDs and DP-SGD), for every law whose ``φ'`` is cheap to evaluate (a bounded support of at most
+      :data:`BEST_COMPOSITION_MAX_SUPPORT` points, or at most :data:`BEST_INTERVAL_MAX_OPS` SymPy operations): there
+      the envelope is 1–6 % above the certified lower bound for spread laws too (geometric, logarithmic, TNB of mean
+      10 on DP-SGD; 28–32 % on a random finite pair) and ``interval`` within 0.3 % (benchmarks/RESULTS.md, "Every
+      base").
+    * On the Gaussian pair, for concentrated laws (variance at most the mean: fixed ``K``, binomial and Poisson laws,
+      where many outputs contribute and the envelope is loose) with a bounded support of at most
+      :data:`BEST_COMPOSITION_MAX_SUPPORT` points, or a mean of at least :data:`BEST_INTERVAL_MIN_MEAN` and a
+      ``φ'`` of at most :data:`BEST_INTERVAL_MAX_OPS` operations (``poisson(mean=1e6)``). On spread laws the
+      envelope is within 0.1 % there and much faster."""
     from symsel.pairs.location import GaussianPair
 
-    if not dist.variance <= dist.mean:
-        return False
     small = dist.support_max is not None and (
         int(dist.support_max) - int(dist.support_min) + 1 <= BEST_COMPOSITION_MAX_SUPPORT)
+    if not isinstance(base.dominating_pair(), GaussianPair):
+        return bool(base.loss_pairs("dominating")) and (small or sympy.count_ops(dist.dpgf) <= BEST_INTERVAL_MAX_OPS)
+    if not dist.variance <= dist.mean:
+        return False
     if not small and (dist.mean < BEST_INTERVAL_MIN_MEAN or sympy.count_ops(dist.dpgf) > BEST_INTERVAL_MAX_OPS):
         return False
-    if isinstance(base.dominating_pair(), GaussianPair):
-        return True
-    return small and bool(base.loss_pairs("dominating"))
+    return True
 
 
 def _composition_may_help(dist: Distribution, base: Profile) -> bool:
@@ -304,11 +346,10 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
                 continue
             if method == "interval" and not _interval_may_help(dist, base):
                 skipped["skipped_interval"] = (
-                    "taken by best only on bases with a dominating pair for laws with a variance at most the mean "
-                    "(off the Gaussian base: a bounded support only) and either a "
-                    f"bounded support of at most {BEST_COMPOSITION_MAX_SUPPORT} points or a mean of at least "
-                    f"{BEST_INTERVAL_MIN_MEAN:g} and a phi' of at most {BEST_INTERVAL_MAX_OPS} operations; ask for "
-                    "it by name")
+                    "taken by best only on bases with a dominating pair, for laws with a bounded support of at "
+                    f"most {BEST_COMPOSITION_MAX_SUPPORT} points or a phi' of at most {BEST_INTERVAL_MAX_OPS} "
+                    "operations (on the Gaussian base: also a variance at most the mean, and a mean of at least "
+                    f"{BEST_INTERVAL_MIN_MEAN:g} unless the support is that small); ask for it by name")
                 continue
             parts.append(bound(dist, base, method))
         except NotApplicableError as exc:

@@ -14,7 +14,7 @@ most ``r(h)`` times the ``Q'``-mass.
 Certified evaluation (docs/interval.md, "Certified evaluation"). ``h``-cells of width ``H_STEP / μ`` (after a
 first pass ``H_COARSE`` times wider that leaves the smallest cells, at most ``COARSE_SHARE`` of its sum, with their
 wide bound) from that cutoff to ``μ + TOP_FIRST`` or ``μ + TOP`` (the ``Q``-mass above is charged ``φ'(1)``);
-``l``-cells of width :data:`L_COARSE`, refined around the largest bound as :data:`REFINEMENTS` says. On a cell
+``l``-cells of width :data:`L_COARSE`, refined by branch and bound as :data:`REFINEMENTS` says. On a cell
 pair the integrand is bounded by the smaller of the corner bound ``r(h_b) φ'(Q[l_a, h_b]) − e^ε φ'(Q'[l_b, h_a])``
 (first order) and the linearized bound of :func:`_linear_cell_bound` (second order: ``φ'`` is convex, and the
 linear form's supremum over the cell is at two points). Masses carry a relative allowance of ``1e-12`` outwards,
@@ -26,6 +26,7 @@ small cells; for fixed ``K`` it is within 0.13 % of the certified lower bound (`
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.special import ndtr
@@ -36,7 +37,7 @@ from symsel.errors import NotApplicableError
 from symsel.numeric import last_feasible
 from symsel.pairs.location import GaussianPair
 from symsel.profiles import Profile
-from symsel.profiles.base import delta_by_symmetry
+from symsel.profiles.base import SKIP_TEST_MAX_EPSILON, delta_by_symmetry
 
 #: width of the cells of the contributing output ``h``, as ``μ · width`` (``r(h)`` changes by a factor
 #: ``e^{H_STEP}`` across a cell).
@@ -46,10 +47,12 @@ H_STEP = 2.5e-3
 H_COARSE = 8
 COARSE_SHARE = 1e-3
 #: width of the coarse cells of the interval's lower end ``l``, which every ``h``-cell evaluates over the whole axis.
-L_COARSE = 0.05
-#: the refinements of the ``l``-axis, finest last: each cuts the ``WINDOW`` cells of the level above around the one
-#: with the largest bound into ``SPLIT`` pieces (the finest cells are ``L_COARSE / 512 ≈ 9.8e-5`` wide).
-REFINEMENTS: tuple[tuple[int, int], ...] = ((8, 24), (8, 16), (8, 8))
+L_COARSE = 0.4
+#: the refinements of the ``l``-axis, finest last (:func:`branch_and_bound`): each cuts the cells still in play into
+#: ``SPLIT`` pieces (the finest cells are ``L_COARSE / 4096 ≈ 9.8e-5`` wide); the second entry is unused.
+REFINEMENTS: tuple[tuple[int, int], ...] = ((8, 24), (8, 24), (8, 24), (8, 24))
+#: the most cells of one ``h``-cell's row cut at each level (the largest bounds); the others keep their bound.
+REFINE_CELLS = 24
 #: the ``h``-axis ends at ``μ + TOP`` (``Q``-mass above: about ``1e-44``) unless the ``Q``-mass above ``μ + TOP_FIRST``,
 #: charged ``φ'(1)``, is below :data:`TOP_SHARE` of the rest; the ``l``-axis starts at ``−L_BOTTOM`` (everything
 #: below is one cell).
@@ -72,11 +75,14 @@ def _mass(a: np.ndarray, b: np.ndarray, shift: float) -> np.ndarray:
     return np.where(b > a, np.maximum(out, 0.0), 0.0)
 
 
-def _mass_above(b: np.ndarray, below: tuple[np.ndarray, np.ndarray], shift: float) -> np.ndarray:
+def _mass_above(b: np.ndarray, below: tuple[np.ndarray, np.ndarray], shift: float,
+                at_b: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """``N(shift, 1)[a, b]`` from the CDF and survival values ``below`` of ``N(shift, 1)`` at ``a`` (computed once
-    for many ``b``), from the side of the median that avoids cancellation; may be negative where ``b < a``."""
+    for many ``b``; ``at_b``: the same at ``b``, when computed once for many ``a``), from the side of the median that
+    avoids cancellation; may be negative where ``b < a``."""
     cdf, sf = below
-    return np.where(b - shift <= 0, ndtr(b - shift) - cdf, sf - ndtr(shift - b))
+    cdf_b, sf_b = _sides(b, shift) if at_b is None else at_b
+    return np.where(b - shift <= 0, cdf_b - cdf, sf - sf_b)
 
 
 def upper_difference(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
@@ -99,7 +105,8 @@ def _sides(x: np.ndarray, shift: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray,
-                       lb: np.ndarray, e: float, q_side: tuple, p_side: tuple) -> np.ndarray:
+                       lb: np.ndarray, e: float, q_side: tuple, p_side: tuple,
+                       at_h: tuple[dict, dict] | None = None) -> np.ndarray:
     """An upper bound on ``r(h) φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h ∈ [h_a, h_b]``, ``l ∈ [l_a, l_b]``,
     ``l_b ≤ h_a``, exact to second order in the cell (docs/interval.md, "Certified evaluation").
 
@@ -109,7 +116,8 @@ def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray,
     the integrand is at most ``c + λ₁ A − λ₂ B`` with ``λ₁, λ₂ ≥ 0``. That is separable:
     ``λ₁ A − λ₂ B = g(h) − g(l)`` with ``g = λ₁ F_Q − λ₂ F_{Q'}``, whose derivative ``q'(x)(λ₁ r(x) − λ₂)`` changes
     sign once, from − to +. So its supremum over the cell is at ``h ∈ {h_a, h_b}`` and at ``l`` the point of
-    ``[l_a, l_b]`` nearest to ``r(l) = λ₂ / λ₁``."""
+    ``[l_a, l_b]`` nearest to ``r(l) = λ₂ / λ₁``. ``at_h``: CDF and survival values at ``h_a`` and ``h_b``
+    (:meth:`IntervalProfile._h_sides`), when computed once per ``h``-cell."""
     mu = profile.mu
     q_lo, q_hi, dphi_q_hi = q_side
     p_lo, p_hi, dphi_p_lo = p_side
@@ -128,13 +136,59 @@ def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray,
     l_star = np.clip(np.nan_to_num(l_star, nan=np.inf), la, lb)
     best = np.full(np.broadcast_shapes(l_star.shape, ha.shape), -np.inf)
     at_q, at_q_prime = _sides(l_star, mu), _sides(l_star, 0.0)
-    for h in (ha, hb):
-        a = np.clip(_mass_above(h, at_q, mu) * (1 + MASS_ALLOWANCE), q_lo, q_hi)
-        b = np.maximum(_mass_above(h, at_q_prime, 0.0) * (1 - MASS_ALLOWANCE), p_lo)
+    for h, at in zip((ha, hb), at_h or ({}, {}), strict=True):
+        a = np.clip(_mass_above(h, at_q, mu, at.get("q")) * (1 + MASS_ALLOWANCE), q_lo, q_hi)
+        b = np.maximum(_mass_above(h, at_q_prime, 0.0, at.get("q_prime")) * (1 - MASS_ALLOWANCE), p_lo)
         with np.errstate(over="ignore", invalid="ignore"):
             value = upper_difference(r * (dphi_q_lo + chord * (a - q_lo)), e * (dphi_p_lo + secant * (b - p_lo)))
         best = np.maximum(best, value)
     return np.where(steep, np.inf, best)
+
+
+def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: int,
+                     bounds: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+                     points: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """For each row ``i`` (an ``h``-cell), an upper bound on the integrand over the row and every ``l``-cell of a
+    grid of finest cells ``[0, end[i])``, by branch and bound on the ``l``-axis (docs/interval.md, "Certified
+    evaluation"). ``bounds(row, lo, hi)`` bounds the integrand over the finest cells ``[lo, hi)`` of each row;
+    ``points(row, lo)`` is its value (float64, uncertified) at the start of cell ``lo``.
+
+    The rows start from cells of ``coarse`` finest cells. At every level the point values raise each row's estimate
+    ``L``; a cell whose bound is at most ``L`` is dropped, the others (at most ``cap`` per row, the largest bounds)
+    are cut into ``split`` cells of the next level, down to ``coarse / Π splits``. The row's bound is the largest of
+    ``L`` and the bounds of the cells not cut further. Sound whatever ``L`` is: every dropped cell's bound is at most
+    ``L``, so every part of the axis is covered by a bound at most the one returned; ``L`` only decides the work.
+    A NaN bound counts as ``+inf``."""
+    end = np.asarray(end, dtype=np.int64)
+    size = end.size
+    cells = math.ceil(int(end.max(initial=1)) / coarse)
+    row = np.repeat(np.arange(size), cells)
+    lo = np.tile(np.arange(cells, dtype=np.int64) * coarse, size)
+    live = lo < end[row]
+    row, lo = row[live], lo[live]
+    estimate = np.full(size, -np.inf)
+    result = np.full(size, -np.inf)
+    width, remaining = coarse, list(splits)
+    while row.size:
+        bound = bounds(row, lo, np.minimum(lo + width, end[row]))
+        bound = np.where(np.isnan(bound), np.inf, bound)
+        np.maximum.at(estimate, row, points(row, lo))
+        keep = bound > estimate[row]
+        row, lo, bound = row[keep], lo[keep], bound[keep]
+        if not remaining or width == 1:
+            np.maximum.at(result, row, bound)
+            break
+        order = np.lexsort((-bound, row))  # within each row, the largest bounds first
+        row, lo, bound = row[order], lo[order], bound[order]
+        cut = np.arange(row.size) - np.searchsorted(row, row, side="left") < cap
+        np.maximum.at(result, row[~cut], bound[~cut])
+        new_width = max(1, width // remaining.pop(0))
+        offsets = np.arange(0, width, new_width)
+        row = np.repeat(row[cut], offsets.size)
+        lo = (lo[cut][:, None] + offsets[None, :]).ravel()
+        live = lo < end[row]
+        row, lo, width = row[live], lo[live], new_width
+    return np.maximum(result, estimate)
 
 
 class CellBoundProfile(Profile):
@@ -172,6 +226,30 @@ class CellBoundProfile(Profile):
                 return math.inf
         return last_feasible(gap, lo, hi, xtol=1e-6, rtol=1e-9)
 
+    def epsilon_below(self, delta: float, upper: float) -> float:
+        """:meth:`epsilon` when at most ``upper`` (else ``inf``), searched from ``upper`` down: a bound within
+        ``delta`` at ``upper`` brackets the crossing by steps of 5 % below it instead of doubling from 1."""
+        d = self._check_delta(delta)
+        if not (d > 0 and 0 < upper <= SKIP_TEST_MAX_EPSILON):
+            return self.epsilon(delta) if upper > 0 else Profile.epsilon_below(self, delta, upper)
+        if self.delta_nonnegative(upper) > d:
+            return math.inf
+        if self.delta_nonnegative(0.0) <= d:
+            return 0.0
+        log_target = math.log(d)
+
+        def gap(eps: float) -> float:
+            value = self.delta_nonnegative(eps)
+            return math.log(value) - log_target if value > 0 else -math.inf
+
+        hi, lo = upper, 0.95 * upper
+        while gap(lo) <= 0:
+            hi, lo = lo, lo - 0.05 * upper
+            if lo <= 0:
+                lo = 0.0
+                break
+        return last_feasible(gap, lo, hi, xtol=1e-6, rtol=1e-9)
+
 
 class IntervalProfile(CellBoundProfile):
     """``δ(ε)`` of the interval bound for ``K ~ dist`` on the ``μ``-GDP pair (module docstring)."""
@@ -183,6 +261,7 @@ class IntervalProfile(CellBoundProfile):
         self.support_max = None if dist.support_max is None else int(dist.support_max)
         self._dphi_one = float(np.asarray(dist.dphi(np.array([1.0])), dtype=float)[0])
         self._cache: dict[float, float] = {}
+        self._edge_cache: dict[tuple[int, int], tuple[np.ndarray, dict]] = {}
 
     @property
     def spec(self) -> str:
@@ -248,52 +327,80 @@ class IntervalProfile(CellBoundProfile):
         # the l-axis: the finest edges, every `per_coarse`-th one a coarse edge; below the first one unbounded cell
         per_coarse = math.prod(split for split, _ in REFINEMENTS)
         coarse_cells = math.ceil((float(h_b.max()) + L_BOTTOM) / L_COARSE)
-        edges = -L_BOTTOM + (L_COARSE / per_coarse) * np.arange(coarse_cells * per_coarse + 1)
-        sides = {"q": _sides(edges, mu), "q_prime": _sides(edges, 0.0)}
+        edges, sides = self._edges(coarse_cells, per_coarse)
         rows = np.empty(h_a.size)
         for s in range(0, h_a.size, CHUNK):
-            ha, hb, r = h_a[s:s + CHUNK, None], h_b[s:s + CHUNK, None], ratio[s:s + CHUNK, None]
-            bottom = self._upper(ha, hb, r, np.full((1, 1), -np.inf), edges[None, :1], e)[:, 0]
-            used = min(coarse_cells, int(np.searchsorted(edges[::per_coarse], hb.max(), side="right")))
-            lower = np.broadcast_to(np.arange(used) * per_coarse, (ha.shape[0], used))  # each cell's first edge
-            width = per_coarse
-            values = self._upper_on_grid(ha, hb, r, lower, lower + width, edges, sides, e)
-            row = np.maximum(bottom, 0.0)
-            for split, window in REFINEMENTS:  # refine around the largest bound; what is left outside counts as is
-                size = min(window, values.shape[1])
-                first = np.clip(np.argmax(values, axis=1) - window // 2, 0, values.shape[1] - size)
-                chosen = first[:, None] + np.arange(size)[None, :]
-                np.put_along_axis(values, chosen, -np.inf, axis=1)
-                row = np.maximum(row, values.max(axis=1))
-                width //= split
-                lower = (np.take_along_axis(lower, chosen, axis=1)[:, :, None]
-                         + width * np.arange(split)[None, None, :]).reshape(ha.shape[0], -1)
-                values = self._upper_on_grid(ha, hb, r, lower, lower + width, edges, sides, e)
-            rows[s:s + CHUNK] = np.maximum(row, values.max(axis=1))
+            rows[s:s + CHUNK] = self._chunk_rows(h_a[s:s + CHUNK], h_b[s:s + CHUNK], ratio[s:s + CHUNK], edges,
+                                                 sides, per_coarse, e)
         return rows
 
+    def _edges(self, coarse_cells: int, per_coarse: int) -> tuple[np.ndarray, dict]:
+        """The finest ``l``-edges of ``coarse_cells`` coarse cells from ``−L_BOTTOM``, with the CDF and survival values
+        of ``Q`` and ``Q'`` there (independent of ``ε``: computed once per profile and extent)."""
+        key = (coarse_cells, per_coarse)
+        if key not in self._edge_cache:
+            edges = -L_BOTTOM + (L_COARSE / per_coarse) * np.arange(coarse_cells * per_coarse + 1)
+            self._edge_cache[key] = (edges, {"q": _sides(edges, self.mu), "q_prime": _sides(edges, 0.0)})
+        return self._edge_cache[key]
+
+    def _h_sides(self, h: np.ndarray) -> dict:
+        """CDF and survival values of ``Q`` and ``Q'`` at the ``h``-cell ends ``h``."""
+        return {"q": _sides(h, self.mu), "q_prime": _sides(h, 0.0)}
+
+    def _chunk_rows(self, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, edges: np.ndarray, sides: dict,
+                    per_coarse: int, e: float) -> np.ndarray:
+        """:meth:`_row_bounds` for one chunk of ``h``-cells: the cell below the first edge, and
+        :func:`branch_and_bound` over the edges from coarse cells of ``per_coarse`` finest cells."""
+        bottom = self._upper(ha[:, None], hb[:, None], r[:, None], np.full((1, 1), -np.inf), edges[None, :1], e)[:, 0]
+        end = np.minimum(np.searchsorted(edges, hb, side="right"), edges.size - 1)  # l-cells starting at most at h_b
+        at_ha, at_hb = self._h_sides(ha), self._h_sides(hb)
+
+        def pick(at: dict, row: np.ndarray) -> dict:
+            return {name: (cdf[row], sf[row]) for name, (cdf, sf) in at.items()}
+
+        refined = branch_and_bound(
+            end, per_coarse, [split for split, _ in REFINEMENTS], REFINE_CELLS,
+            lambda row, lo, hi: self._upper_on_grid(ha[row], hb[row], r[row], lo, hi, edges, sides, e,
+                                                    (pick(at_ha, row), pick(at_hb, row))),
+            lambda row, lo: self._point_values(hb[row], r[row], lo, sides, e, pick(at_hb, row)))
+        return np.maximum(refined, np.maximum(bottom, 0.0))
+
+    def _point_values(self, hb: np.ndarray, r: np.ndarray, lower: np.ndarray, sides: dict, e: float,
+                      at_hb: dict) -> np.ndarray:
+        """The integrand (float64, uncertified: it only steers :func:`branch_and_bound`) at ``l`` the edge ``lower``
+        and ``h = h_b``; ``−inf`` where it is not a number."""
+        q = np.clip(_mass_above(hb, (sides["q"][0][lower], sides["q"][1][lower]), self.mu, at_hb["q"]), 0.0, 1.0)
+        p = np.clip(_mass_above(hb, (sides["q_prime"][0][lower], sides["q_prime"][1][lower]), 0.0,
+                                at_hb["q_prime"]), 0.0, 1.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = r * self._dphi(q) - e * self._dphi(p)
+        return np.where(np.isnan(value), -np.inf, value)
+
     def _upper_on_grid(self, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                       edges: np.ndarray, sides: dict, e: float) -> np.ndarray:
+                       edges: np.ndarray, sides: dict, e: float,
+                       at_h: tuple[dict, dict] | None = None) -> np.ndarray:
         """An upper bound on the integrand over each ``l``-cell ``[edges[lower], edges[upper]]`` (index arrays
         broadcasting against the rows of ``h``-cells): the smaller of the corner bound of :meth:`_upper` and,
         where the cells do not overlap, the linearized bound of :func:`_linear_cell_bound`; CDF and survival
-        values of the edges are computed once."""
+        values of the edges (``sides``) and of the ``h``-cells' ends (``at_h``) are computed once."""
         la, lb = edges[lower], edges[upper]
         mu = self.mu
         up, down = 1 + MASS_ALLOWANCE, 1 - MASS_ALLOWANCE
         at_la = {name: (cdf[lower], sf[lower]) for name, (cdf, sf) in sides.items()}
         at_lb = {name: (cdf[upper], sf[upper]) for name, (cdf, sf) in sides.items()}
-        q_hi = np.where(la < hb, np.minimum(_mass_above(hb, at_la["q"], mu) * up, 1.0), 0.0)
-        q_lo = np.where(lb < ha, np.minimum(_mass_above(ha, at_lb["q"], mu) * down, 1.0), 0.0)
-        p_lo = np.where(lb < ha, _mass_above(ha, at_lb["q_prime"], 0.0) * down, 0.0)
-        p_hi = np.where(la < hb, np.minimum(_mass_above(hb, at_la["q_prime"], 0.0) * up, 1.0), 0.0)
+        at_ha, at_hb = at_h = at_h or (self._h_sides(ha), self._h_sides(hb))
+        q_hi = np.where(la < hb, np.minimum(_mass_above(hb, at_la["q"], mu, at_hb["q"]) * up, 1.0), 0.0)
+        q_lo = np.where(lb < ha, np.minimum(_mass_above(ha, at_lb["q"], mu, at_ha["q"]) * down, 1.0), 0.0)
+        p_lo = np.where(lb < ha, _mass_above(ha, at_lb["q_prime"], 0.0, at_ha["q_prime"]) * down, 0.0)
+        p_hi = np.where(la < hb, np.minimum(_mass_above(hb, at_la["q_prime"], 0.0, at_hb["q_prime"]) * up, 1.0), 0.0)
         grow, shrink = 1 + self.value_margin, 1 - self.value_margin
         dphi_q_hi, dphi_p_lo = self._dphi(q_hi) * grow, self._dphi(p_lo) * shrink
         with np.errstate(over="ignore", invalid="ignore"):
             corner = upper_difference(r * dphi_q_hi, e * dphi_p_lo)
         apart = lb <= ha  # the l-cell lies below the h-cell: the linearization applies
         if np.any(apart):
-            linear = _linear_cell_bound(self, ha, hb, r, la, lb, e, (q_lo, q_hi, dphi_q_hi), (p_lo, p_hi, dphi_p_lo))
+            linear = _linear_cell_bound(self, ha, hb, r, la, lb, e, (q_lo, q_hi, dphi_q_hi), (p_lo, p_hi, dphi_p_lo),
+                                        at_h)
             corner = np.where(apart, np.minimum(corner, linear), corner)
         return np.where(la <= hb, corner, -np.inf)
 

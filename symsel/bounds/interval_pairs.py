@@ -13,7 +13,7 @@ linearly, ``r_j = a_j / b_j``, and ``a_∞`` is the mass at loss ``+∞`` (Corol
 
 Certified evaluation. Every atom is cut into pieces of ``Q``- and ``Q'``-mass at most :data:`PIECE_MASS`; each
 contributing piece is an ``h``-cell, charged its ``Q'``-mass times an upper bound on the integrand over it and over
-every ``l``-cell. ``l``-cells are runs of :data:`L_COARSE` pieces, refined around the largest bound as
+every ``l``-cell. ``l``-cells are runs of :data:`L_COARSE` pieces, refined by branch and bound as
 :data:`REFINEMENTS` says (single pieces at the finest). On a cell pair the bound is the smaller of the corner bound
 and the linearized bound of :func:`_linear` (docs/interval.md, "Certified evaluation": ``φ'`` convex; the linear
 form ``λ₁ A − λ₂ B`` is ``g(h) − g(l)`` with ``g`` piecewise linear whose slope on an atom has the sign of
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import mpmath
 import numpy as np
 
-from symsel.bounds.interval import CellBoundProfile, upper_difference
+from symsel.bounds.interval import CellBoundProfile, branch_and_bound, upper_difference
 from symsel.bounds.precision import usable_float_error
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
@@ -42,15 +42,17 @@ PIECE_MASS = 2e-4
 #: the most pieces one pair is cut into (atoms are cut more coarsely beyond it).
 MAX_PIECES = 400_000
 #: width of the coarse ``l``-cells, in pieces.
-L_COARSE = 256
-#: refinements of the ``l``-axis: each cuts the ``window`` cells around the largest bound into cells
-#: ``split`` times narrower (finest: one piece).
-REFINEMENTS: tuple[tuple[int, int], ...] = ((16, 12), (16, 8))
+L_COARSE = 4096
+#: refinements of the ``l``-axis (branch and bound, :meth:`PairIntervalProfile._row_bounds`): each cuts the cells
+#: still in play into cells ``split`` times narrower (finest: one piece); the second entry is unused.
+REFINEMENTS: tuple[tuple[int, int], ...] = ((8, 24), (8, 24), (8, 24), (8, 24))
+#: the most cells of one row cut at each level (the largest bounds); the others keep their bound.
+REFINE_CELLS = 24
 #: relative allowance on the final sum, and on the ratios ``a / b``.
 SUM_ALLOWANCE = 1e-9
 RATIO_ALLOWANCE = 8 * 2.0**-53
 #: ``h``-cells evaluated at once.
-CHUNK = 256
+CHUNK = 2048
 #: the first pass charges runs of this many contributing pieces; runs carrying together at most
 #: :data:`COARSE_SHARE` of its sum keep that charge, the others are charged piece by piece.
 H_COARSE = 8
@@ -187,30 +189,22 @@ class PairIntervalProfile(CellBoundProfile):
     # ------------------------------------------------------------------ cells
     def _row_bounds(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, e: float) -> np.ndarray:
         """For each ``h``-run of pieces ``[j0, j1)``, an upper bound on the integrand over the run and every
-        ``l ≤ h``."""
-        jj0, jj1 = j0[:, None], j1[:, None]
-        j = j0
-        width = L_COARSE
-        cells = math.ceil(int(j1.max()) / width)
-        lower = np.broadcast_to(np.arange(cells) * width, (j.size, cells))
-        values = self._cells(pieces, jj0, jj1, lower, np.minimum(lower + width, pieces.n), e)
-        row = np.full(j.size, -np.inf)
-        for split, window in REFINEMENTS:
-            if width == 1:
-                break
-            size = min(window, values.shape[1])
-            first = np.clip(np.argmax(values, axis=1) - size // 2, 0, values.shape[1] - size)
-            chosen = first[:, None] + np.arange(size)[None, :]
-            np.put_along_axis(values, chosen, -np.inf, axis=1)
-            row = np.maximum(row, values.max(axis=1))
-            starts = np.take_along_axis(lower, chosen, axis=1)
-            new_width = max(1, width // split)
-            offsets = np.arange(0, width, new_width)
-            lower = (starts[:, :, None] + offsets[None, None, :]).reshape(j.size, -1)
-            upper = np.minimum(lower + new_width, pieces.n)
-            width = new_width
-            values = self._cells(pieces, jj0, jj1, lower, upper, e)
-        return np.maximum(row, values.max(axis=1))
+        ``l ≤ h``: :func:`~symsel.bounds.interval.branch_and_bound` over ``l``-cells of pieces, from
+        :data:`L_COARSE` pieces down to single ones (:data:`REFINEMENTS`, at most :data:`REFINE_CELLS` cells of a row
+        cut at each level)."""
+        return branch_and_bound(
+            j1, L_COARSE, [split for split, _ in REFINEMENTS], REFINE_CELLS,
+            lambda row, lo, hi: self._cells(pieces, j0[row], j1[row], lo, hi, e),
+            lambda row, lo: self._point_values(pieces, j1[row], lo, e))
+
+    def _point_values(self, pieces: _Pieces, j1: np.ndarray, lo: np.ndarray, e: float) -> np.ndarray:
+        """The integrand (float64, uncertified: it only steers the branch and bound) at ``l`` the start of piece
+        ``lo`` and ``h`` the end of the run ending at ``j1``: ``r φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` with ``r`` the
+        run's last ratio; ``−inf`` where it is not a number."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = pieces.ratio[j1 - 1] * self._dphi(pieces.mass(j1, lo, "A")) - e * self._dphi(
+                pieces.mass(j1, lo, "B"))
+        return np.where(np.isnan(value), -np.inf, value)
 
     def _cells(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                e: float) -> np.ndarray:

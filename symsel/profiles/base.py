@@ -43,6 +43,8 @@ REGION_GRID_POINTS = 16001
 REGION_DELTA_FLOOR = 1e-60
 #: largest ε searched by the generic ε(δ) before answering ``inf``.
 EPSILON_SEARCH_CAP = 1e18
+#: the largest ``ε`` at which :meth:`Profile.epsilon_below` trusts one evaluation of ``δ`` to rule a profile out.
+SKIP_TEST_MAX_EPSILON = 700.0
 #: relative width of the final bracket of the generic ε(δ).
 EPSILON_RTOL = 1e-12
 #: factor that rounds the mirrored ``δ(ε)``, ε < 0, up (see :func:`delta_by_symmetry`).
@@ -151,6 +153,27 @@ class Profile(ABC):
     def delta_mp(self, eps: Any, dps: int) -> mpmath.mpf:
         """``δ(ε)`` at ``dps`` decimal digits, where the profile is analytic."""
         raise NotImplementedError(f"{self.family}: no mpmath evaluation of the profile")
+
+    def log_delta_within(self, eps: float, log_target: float) -> float:
+        """An upper bound on ``log δ(ε)`` at one ``ε``, equal to ``log δ(ε)`` whenever that is above ``log_target``:
+        a profile made of several bounds (``best``) may stop at the first one that is within the target. A planner's
+        question "does ``δ(ε)`` fit the budget?" has the same answer either way."""
+        return float(self.log_delta(eps))
+
+    def delta_within(self, eps: float, target: float) -> float:
+        """``δ(ε)`` at one ``ε`` in the same sense as :meth:`log_delta_within`: exact when above ``target``, else
+        any upper bound within it."""
+        return float(self.delta(eps))
+
+    def epsilon_below(self, delta: float, upper: float) -> float:
+        """:meth:`epsilon` when it is at most ``upper``, else ``math.inf``: ``δ(upper) > delta`` shows (``δ`` is
+        non-increasing) that every ``ε`` at most ``upper`` is over ``delta``, at the cost of one evaluation. How
+        ``best`` skips a component that cannot win (:meth:`symsel.bounds.api.PointwiseMinimum.epsilon`). Not tried
+        above :data:`SKIP_TEST_MAX_EPSILON`, where ``e^ε`` overflows float64 and a computed profile, capped there to
+        stay conservative, need not be non-increasing any more."""
+        if upper <= SKIP_TEST_MAX_EPSILON and float(self.delta(max(upper, 0.0))) > delta:
+            return math.inf
+        return self.epsilon(delta)
 
     # ------------------------------------------------------------------ ε(δ)
     def epsilon(self, delta: float) -> float:
