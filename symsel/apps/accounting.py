@@ -75,7 +75,7 @@ from symsel.distributions import Distribution
 from symsel.distributions.core import MAX_MEAN
 from symsel.errors import ParameterError, SymselError
 from symsel.profiles import DpsgdProfile, GaussianProfile, LaplaceProfile, PldProfile, Profile
-from symsel.profiles.export import MAX_EPSILON, lower_convex_hull, to_pld
+from symsel.profiles.export import MAX_EPSILON, lower_convex_hull, lowered_at_some_points, split_costly, to_pld
 
 __all__ = ["SelectionAccountant", "SelectionDpEvent", "selection_base", "selection_law", "selection_pld"]
 
@@ -352,10 +352,10 @@ def selection_pld(profile: Profile, discretization: float = 1e-4, tolerance: flo
     h = validate.real(discretization, "discretization", where, lo=0.0, hi=1.0, lo_open=True)
     tolerance = validate.positive(tolerance, "tolerance", where)
     floor = validate.real(floor, "floor", where, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-    cheap, costly = _split_costly(profile)
+    cheap, costly = split_costly(profile)
     index, deltas = _adaptive_grid(cheap, h, tolerance, floor, _batch(profile))
     if costly:
-        deltas = _lowered_at_some_points(index * h, deltas, costly)
+        deltas = lowered_at_some_points(index * h, deltas, costly)
     eps = index * h
     mirrored = -np.expm1(-eps[:0:-1]) + np.exp(-eps[:0:-1]) * deltas[:0:-1]  # δ(−ε) by duality, two-sided bound
     rounded = np.concatenate([-index[:0:-1], index])
@@ -363,43 +363,6 @@ def selection_pld(profile: Profile, discretization: float = 1e-4, tolerance: flo
     values = lower_convex_hull(np.exp(rounded * h), values)
     pmf = pld_pmf.create_pmf_pessimistic_connect_dots(h, rounded, values)
     return privacy_loss_distribution.PrivacyLossDistribution(pmf)
-
-
-#: points of the adaptive grid at which the costly components of ``best`` (``interval``, seconds per ``ε``) are
-#: evaluated; the other points keep the cheaper components' values.
-COSTLY_POINTS = 40
-
-
-def _split_costly(profile: Profile) -> tuple[Profile, list[SelectionBound]]:
-    """For ``best``, the pointwise minimum of its cheap components (every one but ``interval``) and the list of its
-    costly ones; any other profile is returned whole, with no costly part. Every value of either is an upper bound
-    on the selection's curve, so any mix of them per grid point is too."""
-    from symsel.bounds.api import PointwiseMinimum
-
-    inner = getattr(profile, "profile", None)
-    if not isinstance(profile, SelectionBound) or profile.method != "best" or not isinstance(inner, PointwiseMinimum):
-        return profile, []
-    costly = [part for part in inner.parts if part.method == "interval"]
-    cheap = [part for part in inner.parts if part.method != "interval"]
-    if not costly or not cheap:
-        return profile, []
-    merged: Profile = cheap[0] if len(cheap) == 1 else PointwiseMinimum(tuple(cheap))
-    return merged, costly
-
-
-def _lowered_at_some_points(eps: np.ndarray, deltas: np.ndarray, costly: list[SelectionBound]) -> np.ndarray:
-    """``deltas`` lowered to the costly components' values at :data:`COSTLY_POINTS` grid points spread (in ``ε``)
-    over the stretch where the curve lies in ``[1e-15, 0.5]``: the connect-the-dots PLD and its convex minorant
-    then follow the tighter component between those points (module docstring of :mod:`symsel.profiles.export`:
-    any upper bound at any grid point is valid)."""
-    inside = np.flatnonzero((deltas >= 1e-15) & (deltas <= 0.5))
-    if inside.size == 0:
-        return deltas
-    chosen = np.unique(inside[np.round(np.linspace(0, inside.size - 1, COSTLY_POINTS)).astype(int)])
-    out = deltas.copy()
-    for part in costly:
-        out[chosen] = np.minimum(out[chosen], _bound_delta(part, eps[chosen]))
-    return out
 
 
 def _bound_delta(profile: Profile, eps: np.ndarray) -> np.ndarray:

@@ -34,6 +34,41 @@ from symsel.profiles import Profile
 MAX_EPSILON = 200.0
 DEFAULT_POINTS = 4001
 DEFAULT_DISCRETIZATION = 1e-4
+#: grid points at which the costly components of ``best`` (``interval``: 0.02–0.15 s per ``ε``) are evaluated; the
+#: other points keep the cheaper components' values.
+COSTLY_POINTS = 40
+
+
+def split_costly(profile: Profile) -> tuple[Profile, list[Profile]]:
+    """For ``best``, the pointwise minimum of its cheap components (every one but ``interval``) and the list of its
+    costly ones; any other profile is returned whole, with no costly part. Every value of either is an upper bound
+    on the selection's curve, so any mix of them per grid point is too."""
+    from symsel.bounds.api import PointwiseMinimum, SelectionBound
+
+    inner = getattr(profile, "profile", None)
+    if not isinstance(profile, SelectionBound) or profile.method != "best" or not isinstance(inner, PointwiseMinimum):
+        return profile, []
+    costly = [part for part in inner.parts if part.method == "interval"]
+    cheap = [part for part in inner.parts if part.method != "interval"]
+    if not costly or not cheap:
+        return profile, []
+    merged: Profile = cheap[0] if len(cheap) == 1 else PointwiseMinimum(tuple(cheap))
+    return merged, costly
+
+
+def lowered_at_some_points(eps: np.ndarray, deltas: np.ndarray, costly: list[Profile]) -> np.ndarray:
+    """``deltas`` lowered to the costly components' values at :data:`COSTLY_POINTS` grid points spread (in ``ε``)
+    over the stretch where the curve lies in ``[1e-15, 0.5]``: the connect-the-dots PLD and its convex minorant
+    then follow the tighter component between those points (module docstring: any upper bound at any grid point is
+    valid)."""
+    inside = np.flatnonzero((deltas >= 1e-15) & (deltas <= 0.5))
+    if inside.size == 0:
+        return deltas
+    chosen = np.unique(inside[np.round(np.linspace(0, inside.size - 1, COSTLY_POINTS)).astype(int)])
+    out = deltas.copy()
+    for part in costly:
+        out[chosen] = np.minimum(out[chosen], np.clip(np.asarray(part.delta(eps[chosen]), dtype=float), 0.0, 1.0))
+    return out
 
 
 def export_grid(profile: Profile, points: int = DEFAULT_POINTS, discretization: float = DEFAULT_DISCRETIZATION,
@@ -48,11 +83,14 @@ def export_grid(profile: Profile, points: int = DEFAULT_POINTS, discretization: 
     rounded[-1] = math.ceil(top / discretization)  # the grid must reach the top: a bound with a finite largest loss
     rounded = np.unique(rounded)  # rounded below it would leave its last mass at +inf, and every ε infinite
     grid = rounded * discretization
-    deltas = np.asarray(profile.delta(grid), dtype=float)
+    cheap, costly = split_costly(profile)  # best's interval only at COSTLY_POINTS points
+    deltas = np.asarray(cheap.delta(grid), dtype=float)
+    if costly:
+        deltas = lowered_at_some_points(grid, deltas, costly)
     # ε < 0 by duality, H_{e^ε}(A‖A') = 1 − e^ε + e^ε H_{e^-ε}(A'‖A), with the (two-sided) bound at −ε: a capped
     # δ = 1 there would not be the curve of any PLD (connect-the-dots would then put more than mass 1 on it).
     negative = grid < 0
-    mirrored = -np.expm1(grid[negative]) + np.exp(grid[negative]) * np.asarray(profile.delta(-grid[negative]))
+    mirrored = -np.expm1(grid[negative]) + np.exp(grid[negative]) * np.asarray(cheap.delta(-grid[negative]))
     deltas[negative] = np.minimum(deltas[negative], mirrored)
     return rounded, lower_convex_hull(np.exp(grid), np.clip(deltas, 0.0, 1.0))
 
