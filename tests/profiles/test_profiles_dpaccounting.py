@@ -30,7 +30,10 @@ def test_dpsgd_matches_dp_accounting(dpsgd_1000: DpsgdProfile) -> None:
     ref = pld_privacy_accountant.PLDAccountant()
     ref.compose(dpsgd_event(0.01, 1.1, 1000))
     eps = np.array([3.0, 0.0, 0.5, 1.0, 1.5, 2.0])  # unsorted on purpose
-    assert np.allclose(dpsgd_1000.delta(eps), [ref.get_delta(float(e)) for e in eps], rtol=1e-12, atol=1e-18)
+    # symsel reads the PLD through suffix sums with a rounding allowance: never below dp-accounting's own sum, and
+    # at most 2e-9 (relative) above it
+    ours, theirs = np.asarray(dpsgd_1000.delta(eps)), np.array([ref.get_delta(float(e)) for e in eps])
+    assert np.all(ours >= theirs) and np.allclose(ours, theirs, rtol=2e-9, atol=1e-18)
     for d in (1e-3, 1e-5, 1e-8):
         assert dpsgd_1000.epsilon(d) == ref.get_epsilon(d)
     assert dpsgd_1000.epsilon(1e-5) == pytest.approx(1.5154, abs=1e-3)
