@@ -48,7 +48,7 @@ def split_costly(profile: Profile) -> tuple[Profile, list[Profile]]:
     inner = getattr(profile, "profile", None)
     if not isinstance(profile, SelectionBound) or profile.method != "best" or not isinstance(inner, PointwiseMinimum):
         return profile, []
-    costly = [part for part in inner.parts if part.method == "interval"]
+    costly: list[Profile] = [part for part in inner.parts if part.method == "interval"]
     cheap = [part for part in inner.parts if part.method != "interval"]
     if not costly or not cheap:
         return profile, []
