@@ -11,7 +11,7 @@ a valid upper bound on the same privacy profile.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
@@ -184,24 +184,22 @@ class PointwiseMinimum(Profile):
     def _cheapest_first(self) -> list[SelectionBound]:
         return sorted(self.parts, key=lambda p: COST_ORDER.index(p.method) if p.method in COST_ORDER else 0)
 
-    def log_delta_within(self, eps: float, log_target: float) -> float:
-        """The components in :data:`COST_ORDER`, stopping at the first within ``log_target`` (its value is an upper
-        bound on the minimum, and within the target); else the minimum of all: ``log δ(ε)`` exactly."""
+    def _first_within(self, value_of: Callable[[SelectionBound], float], target: float) -> float:
         value = math.inf
         for part in self._cheapest_first():
-            value = min(value, part.log_delta_within(eps, log_target))
-            if value <= log_target:
-                break
-        return value
-
-    def delta_within(self, eps: float, target: float) -> float:
-        """:meth:`log_delta_within` in ``δ``."""
-        value = math.inf
-        for part in self._cheapest_first():
-            value = min(value, part.delta_within(eps, target))
+            value = min(value, value_of(part))
             if value <= target:
                 break
         return value
+
+    def log_delta_within(self, eps: float, log_target: float) -> float:
+        """The components in :data:`COST_ORDER`, stopping at the first within ``log_target`` (its value is an upper
+        bound on the minimum, and within the target); else the minimum of all: ``log δ(ε)`` exactly."""
+        return self._first_within(lambda part: part.log_delta_within(eps, log_target), log_target)
+
+    def delta_within(self, eps: float, target: float) -> float:
+        """:meth:`log_delta_within` in ``δ``."""
+        return self._first_within(lambda part: part.delta_within(eps, target), target)
 
 
 # ------------------------------------------------------------------------------------ methods

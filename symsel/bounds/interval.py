@@ -208,31 +208,20 @@ class CellBoundProfile(Profile):
 
     def epsilon(self, delta: float) -> float:
         """The smallest ``ε ≥ 0`` with the bound ``≤ delta``, from above (checked, :func:`last_feasible`)."""
-        d = self._check_delta(delta)
-        if d <= 0:
-            return math.inf
-        if self.delta_nonnegative(0.0) <= d:
-            return 0.0
-        log_target = math.log(d)
-
-        def gap(eps: float) -> float:
-            value = self.delta_nonnegative(eps)
-            return math.log(value) - log_target if value > 0 else -math.inf
-
-        lo, hi = 0.0, 1.0
-        while gap(hi) > 0:
-            lo, hi = hi, 2.0 * hi
-            if hi > 1e4:
-                return math.inf
-        return last_feasible(gap, lo, hi, xtol=1e-6, rtol=1e-9)
+        return self._search(delta, None)
 
     def epsilon_below(self, delta: float, upper: float) -> float:
         """:meth:`epsilon` when at most ``upper`` (else ``inf``), searched from ``upper`` down: a bound within
         ``delta`` at ``upper`` brackets the crossing by steps of 5 % below it instead of doubling from 1."""
-        d = self._check_delta(delta)
-        if not (d > 0 and 0 < upper <= SKIP_TEST_MAX_EPSILON):
+        if not 0 < upper <= SKIP_TEST_MAX_EPSILON:
             return self.epsilon(delta) if upper > 0 else Profile.epsilon_below(self, delta, upper)
-        if self.delta_nonnegative(upper) > d:
+        return self._search(delta, upper)
+
+    def _search(self, delta: float, upper: float | None) -> float:
+        d = self._check_delta(delta)
+        if d <= 0:
+            return math.inf
+        if upper is not None and self.delta_nonnegative(upper) > d:
             return math.inf
         if self.delta_nonnegative(0.0) <= d:
             return 0.0
@@ -242,12 +231,18 @@ class CellBoundProfile(Profile):
             value = self.delta_nonnegative(eps)
             return math.log(value) - log_target if value > 0 else -math.inf
 
-        hi, lo = upper, 0.95 * upper
-        while gap(lo) <= 0:
-            hi, lo = lo, lo - 0.05 * upper
-            if lo <= 0:
-                lo = 0.0
-                break
+        if upper is None:  # double from 1 to a bracket
+            lo, hi = 0.0, 1.0
+            while gap(hi) > 0:
+                lo, hi = hi, 2.0 * hi
+                if hi > 1e4:
+                    return math.inf
+        else:  # down from a point known to be within delta
+            hi, lo = upper, 0.95 * upper
+            while gap(lo) <= 0:
+                hi, lo = lo, max(0.0, lo - 0.05 * upper)
+                if lo == 0.0:
+                    break
         return last_feasible(gap, lo, hi, xtol=1e-6, rtol=1e-9)
 
 
