@@ -184,33 +184,53 @@ def selection_delta_below(a: np.ndarray, b: np.ndarray, order: np.ndarray, dist:
     every mass is known within ``relative_error``: each term
     ``[φ(y + a) − φ(y) − e^ε (φ(x + b) − φ(x))]_+`` grows with ``a`` and ``y`` and shrinks as ``b`` and ``x`` grow
     (``φ`` convex and non-decreasing), so ``a``, ``y`` are taken low and ``b``, ``x`` high; the window of
-    ``φ(x + b) − φ(x)`` is kept inside ``[0, 1]`` by sliding it down (which can only raise it). Terms that cannot be
-    positive are skipped (a term is at most ``a φ'(y + a) − e^ε b φ'(x)``; skipping a term can only lower the sum)."""
-    a_sorted, b_sorted = np.asarray(a, dtype=float)[order], np.asarray(b, dtype=float)[order]
-    y_f = np.concatenate([[0.0], np.cumsum(a_sorted)[:-1]])
-    x_f = np.concatenate([[0.0], np.cumsum(b_sorted)[:-1]])
-    with np.errstate(over="ignore", invalid="ignore"):
-        ceiling = (a_sorted * np.asarray(dist.dphi(np.minimum(y_f + a_sorted, 1.0)), dtype=float) * 1.01
-                   - math.exp(min(eps, 700.0)) * b_sorted * np.asarray(dist.dphi(np.minimum(x_f, 1.0)), dtype=float)
-                   * 0.99)
-    candidate = ~(ceiling < 0)  # NaN and overflow: evaluate
-    with mpmath.workdps(dps):
-        low, high = 1 - mpmath.mpf(relative_error), 1 + mpmath.mpf(relative_error)
-        e = mpmath.exp(mpmath.mpf(eps))
-        x = y = mpmath.mpf(0)
-        total = mpmath.mpf(0)
-        one = mpmath.mpf(1)
-        for i, keep in zip(order, candidate, strict=True):
-            ai, bi = mpmath.mpf(float(a[i])) * low, mpmath.mpf(float(b[i])) * high
-            if ai > 0 and keep:
-                gain = dist.phi_mp(min(y + ai, one), dps) - dist.phi_mp(y, dps)
-                start = min(x, one - bi) if bi <= 1 else mpmath.mpf(0)
-                cost = dist.phi_mp(min(start + bi, one), dps) - dist.phi_mp(max(start, 0), dps)
-                term = gain - e * cost
+    ``φ(x + b) − φ(x)`` is kept inside ``[0, 1]`` by sliding it down (which can only raise it). The terms' two
+    differences do not depend on ``ε``: :class:`SelectionTerms` computes them once for many ``ε``."""
+    return SelectionTerms(a, b, order, dist, relative_error, dps).delta_below(eps)
+
+
+class SelectionTerms:
+    """The ``ε``-free parts of :func:`selection_delta_below`'s terms: per atom taken in ``order``, the gain
+    ``φ(y + a) − φ(y)`` and the cost ``φ(x + b) − φ(x)`` at ``dps`` digits, ``a`` lowered and ``b`` raised by
+    ``relative_error``. :meth:`delta_below` then sums ``[gain − e^ε cost]_+`` for any ``ε`` without a new ``φ``:
+    a bisection over ``ε`` (:func:`_largest_epsilon`) pays the ``φ`` evaluations once, not at every step."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, order: np.ndarray, dist: Distribution, relative_error: float,
+                 dps: int = 30):
+        self.dps = dps
+        gains, costs = [], []
+        with mpmath.workdps(dps):
+            low, high = 1 - mpmath.mpf(relative_error), 1 + mpmath.mpf(relative_error)
+            x = y = mpmath.mpf(0)
+            one = mpmath.mpf(1)
+            phi_y = dist.phi_mp(y, dps)
+            for i in order:
+                ai, bi = mpmath.mpf(float(a[i])) * low, mpmath.mpf(float(b[i])) * high
+                y_next = y + ai
+                phi_next = dist.phi_mp(min(y_next, one), dps)
+                if ai > 0:
+                    start = min(x, one - bi) if bi <= 1 else mpmath.mpf(0)
+                    cost = dist.phi_mp(min(start + bi, one), dps) - dist.phi_mp(max(start, 0), dps)
+                    gains.append(phi_next - phi_y)
+                    costs.append(cost)
+                x, y, phi_y = x + bi, y_next, phi_next
+        self.gains, self.costs = gains, costs
+        # float64 ratios gain / cost only choose which terms to form exactly (with a margin): a term whose float
+        # ratio is below e^ε (1 - 1e-6) is negative, the float error of either difference being far below 1e-6
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.ratios = np.asarray([float(g) for g in gains]) / np.asarray([float(c) for c in costs])
+
+    def delta_below(self, eps: float) -> mpmath.mpf:
+        """``Σ [gain − e^ε cost]_+`` at ``dps`` digits (every positive term is formed exactly; none is skipped)."""
+        with mpmath.workdps(self.dps):
+            e = mpmath.exp(mpmath.mpf(eps))
+            total = mpmath.mpf(0)
+            threshold = math.exp(min(eps, 700.0)) * (1 - 1e-6)
+            for i in np.flatnonzero(~(self.ratios < threshold)).tolist():  # NaN and inf: formed
+                term = self.gains[i] - e * self.costs[i]
                 if term > 0:
                     total += term
-            x, y = x + bi, y + ai
-        return total
+            return total
 
 
 def loss_pair_lower_bound(pairs: tuple[LossPair, ...], dist: Distribution, delta: float, eps_guess: float,
@@ -246,8 +266,10 @@ def _largest_epsilon(a: np.ndarray, b: np.ndarray, order: np.ndarray, dist: Dist
                      relative_error: float, guess: float) -> float:
     """The largest ``ε`` (bisection to 1e-6, rounded down) with :func:`selection_delta_below` above ``delta``
     (0 when none)."""
+    terms = SelectionTerms(a, b, order, dist, relative_error)
+
     def above(eps: float) -> bool:
-        return selection_delta_below(a, b, order, dist, eps, relative_error) > delta
+        return terms.delta_below(eps) > delta
 
     lo, hi = 0.0, max(guess, 1e-3) * 1.05
     if not above(lo):
