@@ -402,8 +402,10 @@ def slice_insertion_order(p: Sequence[float] | np.ndarray, q: Sequence[float] | 
 
 
 #: Gauss-Legendre nodes of the increments ``phi(Y + a) - phi(Y) = a int_0^1 phi'(Y + t a) dt`` in
-#: :func:`expanding_interval_order` (the order only has to be good: its value is evaluated exactly afterwards).
-_INTERVAL_NODES = 8
+#: :func:`expanding_interval_order` (the order only has to be good: its value is evaluated exactly afterwards). Four
+#: nodes found the same orders as eight on DP-SGD (point(10), point(100)), Gaussian and Laplace bases, at half the
+#: cost of ``phi'`` (most of the lower bound's time for large K).
+_INTERVAL_NODES = 4
 
 
 def expanding_interval_order(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, dist: Any,
