@@ -6,10 +6,12 @@ certified selection bound stays within the budget (Koskela et al. Section 6; Pap
 Section 4). The family is a spec template with a ``{mean}`` placeholder, e.g.
 ``"poisson(mean={mean})"`` or ``"tnb(eta=0.5, mean={mean})"``.
 
-The search doubles the mean to a bracket, then runs symsel's one conservative root finder
-(:func:`symsel.numeric.last_feasible`) in ``log E[K]`` on ``log δ(ε_budget) − log δ_budget`` (one δ
-evaluation per step); the answer is a mean whose bound has been checked to fit the budget (so the plan
-itself is certified, not only approximate), within ``MEAN_RTOL`` of the largest such mean.
+The search grows the mean to a bracket (by factors 2, 4, 16, 16, …: :data:`GALLOP_FACTOR`, over the
+doubling points of the smallest mean, up to the last one within ``MAX_MEAN``), then runs symsel's one
+conservative root finder (:func:`symsel.numeric.last_feasible`) in ``log E[K]`` on
+``log δ(ε_budget) − log δ_budget`` (one δ evaluation per step); the answer is a mean whose bound has been
+checked to fit the budget (so the plan itself is certified, not only approximate), within ``MEAN_RTOL`` of the
+largest such mean.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ from symsel.validate import probability, real
 #: relative width of the final bracket on the mean.
 MEAN_RTOL = 1e-3
 MAX_MEAN = 1e10
+#: the largest factor between two means tried while the search grows to a bracket (:func:`max_mean`): the means
+#: grow by 2, 4, 16, 16, ... (a mean of 1e8 is bracketed in 8 steps rather than 27; the bracket of width 16 then
+#: costs Brent's method a few steps more than one of width 2).
+GALLOP_FACTOR = 16.0
 #: the largest budget a plan accepts (beyond it every law fits and the search would only walk to MAX_MEAN).
 MAX_BUDGET_EPSILON = 100.0
 
@@ -130,7 +136,8 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
     ``epsilon`` at ``delta`` and ``delta_at_budget`` for the reported mean (both within the budget), and the
     utility of that law: the expected quantile of the best run (P&S eq. 8) and, with ``candidates``, the
     probability that the best of ``candidates`` equally likely configurations is found (P&S App. A.2.1).
-    ``mean`` is ``None`` when even ``min_mean`` exceeds the budget; the search is capped at ``MAX_MEAN``.
+    ``mean`` is ``None`` when even ``min_mean`` exceeds the budget; the search is capped at ``MAX_MEAN`` (when the
+    last doubling point of ``min_mean`` within it fits, that is the answer, flagged ``capped``).
 
     ``final_run``: compose the final training run after the selection and plan for the whole pipeline
     (``True``: one more run of ``base``; or the final run's own profile or spec), bounded by
@@ -154,12 +161,17 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
     if excess_lo > 0:
         eps_lo = _epsilon(template, lo, base, method, delta, final)
         return {**record, "mean": None, "epsilon": eps_lo, "reason": f"even mean {lo:g} needs epsilon {eps_lo:.4g}"}
-    capped = False
+    # galloping over doubling points of lo: factors 2, 4, 16, 16, ... up to the last one within MAX_MEAN, checked
+    top = lo * 2.0 ** max(1, math.floor(math.log2(MAX_MEAN / lo)))
+    while top > MAX_MEAN and top > hi:
+        top /= 2
+    capped, factor = False, 2.0
     while over_budget(-math.log(hi)) <= 0:
-        lo, hi = hi, hi * 2
-        if hi > MAX_MEAN:
-            capped = True
+        if hi >= top:
+            lo, capped = hi, True
             break
+        factor = min(factor * factor, GALLOP_FACTOR)
+        lo, hi = hi, min(hi * factor, top)
     x = -math.log(lo) if capped else last_feasible(over_budget, -math.log(hi), -math.log(lo),
                                                     xtol=MEAN_RTOL / 2, rtol=0.0)
     value = math.exp(-x)
