@@ -550,6 +550,15 @@ def _split_kernel(n: int, pieces: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------- entry point
+#: :func:`lower_bound` evaluates exactly (mpmath) only the constructions whose float64 value is within this relative
+#: distance of the best one (a NaN or infinite float value is always evaluated): every value it reports is still an
+#: exact evaluation of a real pair; only the work on pairs that cannot win is saved.
+EXACT_WINDOW = 1e-4
+#: ... and of constructions whose float64 values agree within this relative distance, only the first (their exact
+#: values agree to about as much: at most that is lost of the lower bound, which stays a value of a real pair).
+TWIN_WINDOW = 1e-12
+
+
 def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200, seed: int = 0, dps: int = 30,
                 max_bins: int = 7, slices: int = 1000) -> LowerBoundResult:
     """Certified lower bound on the worst-case ``eps(delta)`` of private selection with ``K ~ dist``
@@ -615,7 +624,15 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
             for order, info in _slice_orders(ps, qs, dist, delta, obj.best, both_directions=False):
                 candidates.append((discretize(pair, c, order, dps=dps + 30), {**info, "cuts": c, "mono": None}))
     best: tuple[Any, FinitePair, dict[str, Any]] | None = None
-    for found, info in candidates:
+    floats = [float(info.get("search_epsilon", obj.best)) for _, info in candidates]
+    top = max((f for f in floats if math.isfinite(f)), default=math.nan)
+    scale, evaluated = max(1.0, abs(top)) if math.isfinite(top) else 1.0, []
+    for (found, info), value in zip(candidates, floats, strict=True):
+        if math.isfinite(value) and value < top - EXACT_WINDOW * scale:
+            continue  # clearly behind another construction in float64: not worth its exact evaluation
+        if math.isfinite(value) and any(abs(value - seen) <= TWIN_WINDOW * scale for seen in evaluated):
+            continue  # the same float64 value as a construction evaluated already (often the same pair)
+        evaluated.append(value)
         exact = selection_epsilon(found, dist, delta, dps)
         if best is None or exact > best[0]:
             best = (exact, found, info)
