@@ -225,7 +225,8 @@ class CellBoundProfile(Profile):
 
     def epsilon_below(self, delta: float, upper: float) -> float:
         """:meth:`epsilon` when at most ``upper`` (else ``inf``), searched from ``upper`` down: a bound within
-        ``delta`` at ``upper`` brackets the crossing by steps of 5 % below it instead of doubling from 1."""
+        ``delta`` at ``upper`` brackets the crossing by a first step of 1 % below it, then steps along the secant
+        (:func:`_next_below`), instead of doubling from 1."""
         if not 0 < upper <= SKIP_TEST_MAX_EPSILON:
             return self.epsilon(delta) if upper > 0 else Profile.epsilon_below(self, delta, upper)
         return self._search(delta, upper)
@@ -251,7 +252,7 @@ class CellBoundProfile(Profile):
                 if hi > 1e4:
                     return math.inf
         else:  # down from a point known to be within delta
-            hi, lo = upper, 0.95 * upper
+            hi, lo = upper, 0.99 * upper
             g_hi, g_lo = gap(hi), gap(lo)
             while g_lo <= 0:
                 hi, g_hi, lo = lo, g_lo, _next_below(lo, g_lo, hi, g_hi, upper)
