@@ -626,7 +626,8 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
     best: tuple[Any, FinitePair, dict[str, Any]] | None = None
     floats = [float(info.get("search_epsilon", obj.best)) for _, info in candidates]
     top = max((f for f in floats if math.isfinite(f)), default=math.nan)
-    scale, evaluated = max(1.0, abs(top)) if math.isfinite(top) else 1.0, []
+    scale = max(1.0, abs(top)) if math.isfinite(top) else 1.0
+    evaluated: list[float] = []
     for (found, info), value in zip(candidates, floats, strict=True):
         if math.isfinite(value) and value < top - EXACT_WINDOW * scale:
             continue  # clearly behind another construction in float64: not worth its exact evaluation
