@@ -78,10 +78,11 @@ FIXED_TRIALS_Q, FIXED_TRIALS_SIGMA, FIXED_TRIALS_STEPS = 0.01, 1.1, 1000
 FIXED_TRIALS_BASE = f"dpsgd(q={FIXED_TRIALS_Q}, sigma={FIXED_TRIALS_SIGMA}, steps={FIXED_TRIALS_STEPS})"
 FIXED_TRIALS_DELTA = 1e-6
 FIXED_TRIALS = (10, 40, 100)
-#: CPU seconds of one row on one core (2026-11-27, with other work on the machine): ``best`` (it takes ``interval``,
-#: 1-4 s per ε) and, in the full report only, the certified lower bound, which reuses ``best``'s ``interval`` as its
-#: starting point and then costs 13, 23 and 30 s (mpmath sums over 3000 atoms). They order the jobs only.
-FIXED_TRIALS_SECONDS = {10: (3.5, 16.5), 40: (2.6, 26.0), 100: (3.0, 33.0)}
+#: CPU seconds of one row on one core (2026-11-27, fourth session): ``best`` (it takes ``interval``, 1.5-2 s) and,
+#: in the full report only, the certified lower bound, which reuses ``best``'s ``interval`` as its starting point and
+#: then costs 6, 11 and 15 s (the expanding-interval order over about 2300 atoms, then mpmath sums). They order the
+#: jobs only.
+FIXED_TRIALS_SECONDS = {10: (1.5, 8.1), 40: (1.5, 13.2), 100: (1.7, 16.7)}
 
 
 def fixed_trials_row(n_trials: int, lower: bool = True) -> dict[str, Any]:
@@ -329,14 +330,14 @@ CANDIDATE_BUDGET = 2.5
 #: benchmarks/RESULTS.md, "Timings"): they set only the order in which the jobs start (longest first), never a
 #: result. A step of several jobs shares its time out.
 STEP_SECONDS = {
-    "distributions": 0.5, "bounds": 51, "lower bounds": 15, "examples": 7,
-    "fixed trials": sum(full for _, full in FIXED_TRIALS_SECONDS.values()), "candidates_vs_budget": 77,
-    "epsilon_vs_mean": 40, "profiles": 0.3, "laws_at_equal_mean": 4, "rnm_epsilon_vs_m": 0.3,
-    "geometric_delta_vs_epsilon": 5.6, "binomial_vs_poisson": 5.2, "cifar_epsilon_vs_mean": 8, "binomial_cdfs": 0.3,
-    "dpsgd_epsilon_vs_mean": 12, "utility_vs_epsilon": 8, "success_vs_epsilon": 4.5,
-    "geometric_epsilon_vs_mean": 6.6, "sigma_tuning_vs_mean": 15,
-    "ps_rdp_vs_order_logarithmic": 2.5, "ps_rdp_vs_order_laws": 2.8, "ps_mean_vs_epsilon": 4.6,
-    "ps_conditional_sampling": 0.3, "xiang_two_point_table": 24, "xiang_tnb_vs_base_budget": 3.5,
+    "distributions": 0.5, "bounds": 12, "lower bounds": 16, "examples": 17,
+    "fixed trials": sum(full for _, full in FIXED_TRIALS_SECONDS.values()), "candidates_vs_budget": 93,
+    "epsilon_vs_mean": 30, "profiles": 0.5, "laws_at_equal_mean": 4, "rnm_epsilon_vs_m": 0.8,
+    "geometric_delta_vs_epsilon": 6.5, "binomial_vs_poisson": 5.8, "cifar_epsilon_vs_mean": 4, "binomial_cdfs": 0.3,
+    "dpsgd_epsilon_vs_mean": 38, "utility_vs_epsilon": 7.6, "success_vs_epsilon": 9.6,
+    "geometric_epsilon_vs_mean": 8.5, "sigma_tuning_vs_mean": 26,
+    "ps_rdp_vs_order_logarithmic": 4, "ps_rdp_vs_order_laws": 4.6, "ps_mean_vs_epsilon": 6.9,
+    "ps_conditional_sampling": 0.5, "xiang_two_point_table": 40, "xiang_tnb_vs_base_budget": 4.3,
 }
 #: steps that run in one job, in this order: the later ones reuse what the first computed in the same process
 #: (the Xiang figures share the DP-SGD noise levels solved for the base budgets, about 40 s).
@@ -530,8 +531,8 @@ def _certified_lower(spec: str) -> float | None:
         return None
 
 
-FIXED_TRIALS_ONLY_FULL = ("The certified lower bounds of this table cost about a minute of CPU (13 to 30 s a row) and "
-                          "are computed by the full report only (`symsel report`, without `--quick`).")
+FIXED_TRIALS_ONLY_FULL = ("The certified lower bounds of this table cost about half a minute of CPU (6 to 15 s a row) "
+                          "and are computed by the full report only (`symsel report`, without `--quick`).")
 
 
 def fixed_trials_summary(report: dict[str, Any]) -> list[str]:
