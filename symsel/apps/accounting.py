@@ -24,6 +24,12 @@ grid is
 an upper bound on the selection's true ``δ(ε_i)``, the true curve is convex in ``e^ε``, so the chords between grid
 points stay above it and the PLD dominates the selection mechanism. It then composes with the accountant's PLD.
 
+A selection alone. While an accountant holds one selection composed once and nothing else (a calibration's fresh
+accountant, a tuner accounting one study), ``get_epsilon`` and ``get_delta`` are the bound's own: no PLD is exported
+(that export costs 1--2 s for ``point(k=40)``), and the answer is the certified bound itself, up to ``tolerance``
+below the export's. The PLD is exported, and composed, as soon as any other event (a no-op excepted) or a second
+selection joins it.
+
 The grid. :func:`symsel.profiles.export.to_pld` evaluates the bound on 4001 uniform points, which costs seconds where
 the
 bound is a mixture of many shifted profiles (``envelope``: about 1.3 ms per point for a geometric law on a Gaussian
@@ -314,6 +320,7 @@ def selection_base(event: dp_event.DpEvent,
         nested.compose(event)
         if nested.get_delta(math.inf) >= 1:
             return NONPRIVATE
+        nested._materialize()
         if nested._empty:
             return NOOP
         return _ComposedProfile(event, nested._pld_accountant, name, value_discretization_interval)
@@ -435,10 +442,17 @@ def _adaptive_grid(profile: Profile, h: float, tolerance: float, floor: float,
 
 # ------------------------------------------------------------------------------------------- the accountant
 class _Part:
-    """One selection, accounted: its bound and its PLD (or NOOP / NONPRIVATE)."""
+    """One selection, accounted: its bound and its PLD (or NOOP / NONPRIVATE). The PLD is exported on first use
+    (``export``, a function of nothing): an accountant that holds this selection alone answers from the bound."""
 
-    def __init__(self, event: dp_event.DpEvent, result: SelectionBound | _Marker, pld: Any):
-        self.event, self.bound, self.pld = event, result, pld
+    def __init__(self, event: dp_event.DpEvent, result: SelectionBound | _Marker, export: Any = None):
+        self.event, self.bound, self._export, self._pld = event, result, export, None
+
+    @property
+    def pld(self) -> Any:
+        if self._pld is None and self._export is not None:
+            self._pld = self._export()
+        return self._pld
 
 
 _PARTS: OrderedDict[Hashable, _Part] = OrderedDict()
@@ -492,6 +506,9 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
             export_points, "export_points", where, lo=3, hi=MAX_EXPORT_POINTS)
         self._pld_accountant = pld_privacy_accountant.PLDAccountant(neighboring_relation, self._interval)
         self._empty = True  # the held accountant's PLD is still the identity
+        # a selection composed once into an empty accountant is held here, its PLD not yet exported: while it is
+        # the only event, get_epsilon and get_delta answer from its bound (_materialize composes it otherwise)
+        self._deferred: _Part | None = None
         self._prepared: dict[Hashable, _Part] = {}
         self._bounds: list[tuple[dp_event.DpEvent, SelectionBound, int]] = []
 
@@ -507,10 +524,21 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
             return None
         if isinstance(event, _SELECTION_EVENTS):
             return self._maybe_compose_selection(event, count, do_compose)
+        if do_compose and not isinstance(event, dp_event.NoOpDpEvent) and self._pld_accountant._maybe_compose(
+                event, count, False) is None:
+            self._materialize()
         result = self._pld_accountant._maybe_compose(event, count, do_compose)  # exactly as PLDAccountant does
         if do_compose and result is None and not isinstance(event, dp_event.NoOpDpEvent):
             self._empty = False
         return result
+
+    def _materialize(self) -> None:
+        """Compose the deferred selection's exported PLD into the held accountant (before anything else joins it)."""
+        part, self._deferred = self._deferred, None
+        if part is not None:
+            accountant = self._pld_accountant
+            accountant._pld = part.pld if self._empty else accountant._pld.compose(part.pld)
+            self._empty = False
 
     def compose(self, event: dp_event.DpEvent, count: int = 1) -> SelectionAccountant:
         """Account ``count`` runs of ``event`` (``UnsupportedEventError`` if it is not supported).
@@ -552,12 +580,16 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
     def get_epsilon(self, target_delta: float) -> float:
         """The smallest ``ε`` of the composed pessimistic PLD at ``target_delta`` (``inf`` if non-private)."""
         target_delta = validate.probability(target_delta, "target_delta", "SelectionAccountant.get_epsilon")
+        if self._deferred is not None and self._empty:
+            return float(cast(SelectionBound, self._deferred.bound).epsilon(target_delta))
         return float(self._pld_accountant.get_epsilon(target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
         """``δ(target_epsilon)`` of the composed pessimistic PLD (1 if non-private)."""
         target_epsilon = validate.real(target_epsilon, "target_epsilon", "SelectionAccountant.get_delta",
                                        allowed="a real epsilon (inf allowed), not NaN")
+        if self._deferred is not None and self._empty:
+            return float(cast(SelectionBound, self._deferred.bound).delta(target_epsilon))
         return float(self._pld_accountant.get_delta(target_epsilon))
 
     @property
@@ -577,12 +609,17 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         if do_compose:
             part = self._part(event)
             if part.bound is NONPRIVATE:
+                self._materialize()
                 self._pld_accountant._maybe_compose(dp_event.NonPrivateDpEvent(), count, True)
             elif part.bound is not NOOP:
-                pld = part.pld if count == 1 else part.pld.self_compose(count)
-                accountant = self._pld_accountant
-                accountant._pld = pld if self._empty else accountant._pld.compose(pld)
-                self._empty = False
+                if count == 1 and self._empty and self._deferred is None:
+                    self._deferred = part  # alone so far: exported only if something joins it
+                else:
+                    self._materialize()
+                    pld = part.pld if count == 1 else part.pld.self_compose(count)
+                    accountant = self._pld_accountant
+                    accountant._pld = pld if self._empty else accountant._pld.compose(pld)
+                    self._empty = False
                 self._bounds.append((event, cast(SelectionBound, part.bound), count))
         return None
 
@@ -634,8 +671,11 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         result = bound(law, base, self._method)
         if result.vacuous:
             return _Part(event, NONPRIVATE, None)
-        if self._export_points is not None:
-            pld = to_pld(result, points=self._export_points, discretization=self._interval)
-        else:
-            pld = selection_pld(result, self._interval, self._tolerance)
-        return _Part(event, result, pld)
+        points, interval, tolerance = self._export_points, self._interval, self._tolerance
+
+        def export() -> Any:
+            if points is not None:
+                return to_pld(result, points=points, discretization=interval)
+            return selection_pld(result, interval, tolerance)
+
+        return _Part(event, result, export)

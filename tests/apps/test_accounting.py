@@ -51,12 +51,39 @@ def geometric_bound() -> symsel.SelectionBound:
 # ------------------------------------------------------------------------------------- selections alone
 @pytest.mark.parametrize("name", list(LAWS))
 def test_repeat_and_select_agrees_with_symsels_bound(epsilons, name) -> None:
-    """Every shape maps to its law (Poisson, geometric, logarithmic, TNB) and the exported PLD gives symsel's bound
-    back to within 1 % (measured: 2e-4)."""
+    """Every shape maps to its law (Poisson, geometric, logarithmic, TNB); a selection alone in the accountant answers
+    from its bound, so the accountant gives symsel's bound back exactly, and the PLD it would export (when something
+    joins the selection) within 1 % above it (measured: 2e-4)."""
     law = symsel.parse_distribution(LAWS[name][2])
     assert selection_law(gaussian_selection(name)).spec == law.spec
     certified = symsel.bound(law, GaussianProfile(SIGMA)).epsilon(DELTA)
-    assert epsilons[name] == pytest.approx(certified, rel=0.01)
+    assert epsilons[name] == certified
+    exported = SelectionAccountant().compose(gaussian_selection(name)).compose(dp_event.GaussianDpEvent(1e6))
+    assert certified <= exported.get_epsilon(DELTA) <= certified * 1.01
+
+
+def test_a_selection_alone_answers_from_its_bound_until_something_joins_it() -> None:
+    """The sole-selection path (no PLD exported while the selection is the only event) against the export it
+    skips: get_epsilon and get_delta are the bound's own, consistent with each other; a no-op event changes nothing;
+    any other event (or a second selection) composes the exported PLD, whatever the order of composition, and the
+    answer is then at least the selection's bound."""
+    event = gaussian_selection("geometric")
+    bound = symsel.bound(symsel.parse_distribution(LAWS["geometric"][2]), GaussianProfile(SIGMA))
+    alone = SelectionAccountant().compose(event)
+    assert alone.get_epsilon(DELTA) == bound.epsilon(DELTA)
+    assert alone.get_delta(1.5) == bound.delta(1.5)
+    assert alone.get_delta(alone.get_epsilon(DELTA)) <= DELTA
+    assert SelectionAccountant().compose(event).compose(dp_event.NoOpDpEvent()).get_epsilon(DELTA) == \
+        bound.epsilon(DELTA)
+    tiny = dp_event.GaussianDpEvent(1e6)  # almost no privacy cost: the composition is the export itself
+    after = SelectionAccountant().compose(event).compose(tiny).get_epsilon(DELTA)
+    before = SelectionAccountant().compose(tiny).compose(event).get_epsilon(DELTA)
+    assert after == pytest.approx(before, rel=1e-9)
+    export = selection_pld(bound).get_epsilon_for_delta(DELTA)
+    assert bound.epsilon(DELTA) <= after and after == pytest.approx(export, rel=1e-6)
+    twice = SelectionAccountant().compose(event).compose(event).get_epsilon(DELTA)
+    assert twice == pytest.approx(SelectionAccountant().compose(dp_event.SelfComposedDpEvent(event, 2))
+                                  .get_epsilon(DELTA), rel=1e-9)
 
 
 @pytest.mark.parametrize("name", ["poisson", "geometric"])
