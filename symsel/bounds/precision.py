@@ -9,7 +9,6 @@ law against mpmath and cached on the law.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 
@@ -19,13 +18,25 @@ from symsel.distributions import Distribution
 VALUE_MARGIN = 1e-10
 
 
-@lru_cache(maxsize=256)
 def dphi_float_error(dist: Distribution) -> float:
     """The relative error of the float64 ``φ'`` measured against mpmath (40 digits) at points that
     stress it (near 0, uniform, and ``1 − 10^{-k}`` where ``1 − (1−γ)u``-type forms cancel).
 
     A measurement, not a proof: :data:`VALUE_MARGIN` or 64 times the worst error seen, whichever is
-    larger, is the allowance every ``φ'`` value of the envelope gets."""
+    larger, is the allowance every ``φ'`` value of the envelope gets. Cached on the law's value (family, PGF and
+    the form its float64 ``φ'`` is compiled from), not on the object: a law built again is not measured again."""
+    key = (dist.name, dist.pgf, dist.stable_form)
+    if key not in _FLOAT_ERRORS:
+        _FLOAT_ERRORS[key] = _measure(dist)
+        if len(_FLOAT_ERRORS) > 256:
+            _FLOAT_ERRORS.pop(next(iter(_FLOAT_ERRORS)))  # the oldest
+    return _FLOAT_ERRORS[key]
+
+
+_FLOAT_ERRORS: dict[tuple, float] = {}
+
+
+def _measure(dist: Distribution) -> float:
     probes = np.unique(np.concatenate([np.linspace(0.0, 1.0, 17), 1.0 - np.logspace(-1, -15, 15),
                                        np.logspace(-15, -1, 8)]))
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):

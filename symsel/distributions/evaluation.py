@@ -7,16 +7,16 @@ Two flavours, both derived from :attr:`Distribution.pgf` (or, for laws that give
 * mpmath at an explicitly requested number of decimal digits (``phi_mp``, ``dphi_mp``). The precision is set
   with ``mpmath.workdps`` around each call and never leaks out.
 
-The compiled callables are cached on the instance (``functools.cached_property``); :class:`EvaluationMixin` is
-mixed into :class:`~symsel.distributions.core.Distribution` and reads its fields ``pgf``/``dpgf``, ``values``,
-``stable_form`` and ``log_dpgf_form``.
+The compiled callables are cached on the instance (``functools.cached_property``) and by value
+(:func:`_compiled`); :class:`EvaluationMixin` is mixed into :class:`~symsel.distributions.core.Distribution`
+and reads its fields ``pgf``/``dpgf``, ``values``, ``stable_form`` and ``log_dpgf_form``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import mpmath
@@ -33,6 +33,19 @@ from symsel.distributions.expressions import (
 )
 
 
+@lru_cache(maxsize=512)
+def _compiled(arguments: tuple[Any, ...], expr: Any, module: str) -> Callable:
+    """``sympy.lambdify`` of ``expr`` in ``arguments``, cached on their values (SymPy expressions hash by structure):
+    the same law built again, as a planner or a calibration does at every step, does not compile its PGF again."""
+    return sympy.lambdify(list(arguments), expr, module)
+
+
+@lru_cache(maxsize=512)
+def _derivative(expr: Any, order: int) -> Any:
+    """``d^order expr / dz^order``, cached on the expression's value."""
+    return sympy.diff(expr, z, order)
+
+
 class EvaluationMixin:
     """``phi`` and ``phi'`` of a :class:`~symsel.distributions.core.Distribution` as numbers (float64 and mpmath),
     and the stable form's derivatives at ``z = 1`` that its moments use."""
@@ -47,9 +60,9 @@ class EvaluationMixin:
                 coeffs = _monomials(expr)
                 if coeffs is not None:
                     return _horner(coeffs, module)
-            return sympy.lambdify([z], expr, module)
-        expr = sympy.diff(self.stable_form, z) if derivative else self.stable_form
-        return sympy.lambdify([z, *self.values], expr, module)
+            return _compiled((z,), expr, module)
+        expr = _derivative(self.stable_form, 1) if derivative else self.stable_form
+        return _compiled((z, *self.values), expr, module)
 
     @cached_property
     def _phi_np(self) -> Callable:
@@ -103,7 +116,7 @@ class EvaluationMixin:
 
     @cached_property
     def _log_dphi_np(self) -> Callable:
-        return sympy.lambdify([z, *self.values], self.log_dpgf_form, "numpy")
+        return _compiled((z, *self.values), self.log_dpgf_form, "numpy")
 
     def phi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf:
         """``phi(x)`` in mpmath at ``dps`` decimal digits (``x`` is converted at that precision)."""
@@ -142,5 +155,5 @@ class EvaluationMixin:
         """``phi^(order)(1)`` from the cancellation-free form, at the current precision."""
         cache = self.__dict__.setdefault("_stable_derivatives", {})
         if order not in cache:
-            cache[order] = sympy.lambdify([z, *self.values], sympy.diff(self.stable_form, z, order), "mpmath")
+            cache[order] = _compiled((z, *self.values), _derivative(self.stable_form, order), "mpmath")
         return cache[order](mpmath.mpf(1), *self._args_mp())

@@ -178,3 +178,36 @@ def test_best_on_spread_laws_of_a_finite_pair_is_within_two_tenths_of_a_percent(
     upper = symsel.bound(dist, base, "best").epsilon(1e-6)
     lower = symsel.lower_bound(base, dist, 1e-6, budget=40).epsilon
     assert lower <= upper <= lower * 1.002, (upper, lower)
+
+
+# ------------------------------------------------------------------------ caches keyed on values
+@pytest.mark.parametrize("spec", ["geometric(mean=30)", "tnb(eta=0.5, mean=10)", "poisson(mean=7)", "point(k=40)"])
+def test_a_law_built_again_reuses_its_compiled_phi_and_float_error_and_they_are_the_slow_paths(spec) -> None:
+    """The value-keyed caches (compiled φ, φ' and the float64 error allowance of φ'): a law parsed twice gets the
+    same compiled function and allowance; both equal what the slow path computes afresh (``sympy.lambdify`` of the
+    law's own expression; the allowance measured again), and a law with other parameters gets its own."""
+    import sympy
+
+    from symsel.bounds import precision
+    from symsel.distributions.expressions import z
+
+    first, again = symsel.parse_distribution(spec), symsel.parse_distribution(spec)
+    assert first is not again
+    assert first._dphi_np is again._dphi_np and first._phi_mpf is again._phi_mpf
+    u = np.linspace(0.0, 1.0, 101)
+
+    def same_as_fresh(law) -> bool:
+        if law.stable_form is None:
+            fresh = sympy.lambdify([z], law.dpgf, "numpy")(u)
+        else:
+            arguments = [float(v) for v in law.values.values()]
+            fresh = sympy.lambdify([z, *law.values], sympy.diff(law.stable_form, z), "numpy")(u, *arguments)
+        return np.array_equal(np.broadcast_to(np.asarray(law.dphi(u), dtype=float), u.shape),
+                              np.broadcast_to(np.asarray(fresh, dtype=float), u.shape))
+
+    assert same_as_fresh(again)
+    assert precision.dphi_float_error(again) == precision.dphi_float_error(first) == precision._measure(again)
+    other = symsel.parse_distribution(spec.replace("30", "31").replace("=10", "=11").replace("=7", "=8")
+                                      .replace("k=40", "k=41"))
+    assert same_as_fresh(other) and not np.array_equal(np.asarray(other.dphi(u)), np.asarray(first.dphi(u)))
+    assert precision.dphi_float_error(other) == precision._measure(other)
