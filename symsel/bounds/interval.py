@@ -213,6 +213,11 @@ class CellBoundProfile(Profile):
     def delta_nonnegative(self, eps: float) -> float:
         raise NotImplementedError
 
+    def delta_or_more_than(self, eps: float, target: float) -> float:
+        """:meth:`delta_nonnegative`, or any value above ``target`` that it is at least: all the search needs to
+        know of a point over the target (a bound made of several parts may stop at the first part over it)."""
+        return self.delta_nonnegative(eps)
+
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         def nonnegative(x: np.ndarray) -> np.ndarray:
             return np.array([min(1.0, self.delta_nonnegative(v)) for v in np.ravel(x)]).reshape(np.shape(x))
@@ -235,14 +240,14 @@ class CellBoundProfile(Profile):
         d = self._check_delta(delta)
         if d <= 0:
             return math.inf
-        if upper is not None and self.delta_nonnegative(upper) > d:
+        if upper is not None and self.delta_or_more_than(upper, d) > d:
             return math.inf
         if upper is None and self.delta_nonnegative(0.0) <= d:  # from above, 0 is asked only if the steps reach it
             return 0.0
         log_target = math.log(d)
 
-        def gap(eps: float) -> float:
-            value = self.delta_nonnegative(eps)
+        def gap(eps: float) -> float:  # > 0 (infeasible) is exact in sign; every feasible point is fully checked
+            value = self.delta_or_more_than(eps, d)
             return math.log(value) - log_target if value > 0 else -math.inf
 
         if upper is None:  # double from 1 to a bracket

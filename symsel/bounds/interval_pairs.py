@@ -116,6 +116,8 @@ class PairIntervalProfile(CellBoundProfile):
         self.support_max = None if dist.support_max is None else int(dist.support_max)
         self._pieces = [_Pieces(pair, self.piece_mass) for pair in self.pairs]
         self._cache: dict[float, float] = {}
+        self._pair_cache: dict[tuple[int, float], float] = {}
+        self._lead = 0  # the pair whose value was over the target last: asked first (delta_or_more_than)
 
     @property
     def spec(self) -> str:
@@ -137,12 +139,30 @@ class PairIntervalProfile(CellBoundProfile):
         return min(1.0, float(increment) * (1 + 1e-12) + 1e-300)
 
     def delta_nonnegative(self, eps: float) -> float:
-        """The certified bound at one ``ε ≥ 0``."""
+        """The certified bound at one ``ε ≥ 0``: the largest over the pairs."""
         eps = float(eps)
         if eps not in self._cache:
-            self._cache[eps] = max(self._evaluate(pair, pieces, eps)
-                                   for pair, pieces in zip(self.pairs, self._pieces, strict=True))
+            self._cache[eps] = max(self._pair_value(i, eps) for i in range(len(self.pairs)))
         return self._cache[eps]
+
+    def delta_or_more_than(self, eps: float, target: float) -> float:
+        """The pairs one at a time, the one that was largest last first: the first over ``target`` answers (the
+        bound, their maximum, is at least its value); else the bound itself."""
+        eps = float(eps)
+        if eps in self._cache:
+            return self._cache[eps]
+        for i in sorted(range(len(self.pairs)), key=lambda j: j != self._lead):
+            value = self._pair_value(i, eps)
+            if value > target:
+                self._lead = i
+                return value
+        return self.delta_nonnegative(eps)
+
+    def _pair_value(self, index: int, eps: float) -> float:
+        key = (index, eps)
+        if key not in self._pair_cache:
+            self._pair_cache[key] = self._evaluate(self.pairs[index], self._pieces[index], eps)
+        return self._pair_cache[key]
 
     def _evaluate(self, pair: LossPair, pieces: _Pieces, eps: float) -> float:
         e = math.exp(min(eps, 700.0))

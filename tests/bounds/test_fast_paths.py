@@ -211,3 +211,39 @@ def test_a_law_built_again_reuses_its_compiled_phi_and_float_error_and_they_are_
                                       .replace("k=40", "k=41"))
     assert same_as_fresh(other) and not np.array_equal(np.asarray(other.dphi(u)), np.asarray(first.dphi(u)))
     assert precision.dphi_float_error(other) == precision._measure(other)
+
+
+def test_the_interval_search_stops_at_the_first_pair_over_the_target_and_checks_every_pair_below_it() -> None:
+    """DP-SGD's interval bound is the larger over its two directions' pairs; the search asks
+    ``delta_or_more_than`` (one pair may answer for a point over the target) instead of the full maximum. Against
+    the full maximum (a fresh profile, nothing cached): over the target its answer is over the target and at most
+    the maximum; within the target it is the maximum; and the ε found equals the one searched on full maxima."""
+    from symsel.bounds.interval import CellBoundProfile
+
+    base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)")
+    law = symsel.point(k=10)
+    fast = pair_interval_profile(law, base)
+    assert len(fast.pairs) == 2
+    for eps in (3.0, 6.0):
+        values = [pair_interval_profile(law, base)._pair_value(i, eps) for i in (0, 1)]
+        full = max(values)
+        assert pair_interval_profile(law, base).delta_nonnegative(eps) == full
+        assert values[0] != values[1]
+        for lead in (0, 1):  # the smaller pair asked first, and the larger
+            for target in (min(values) * 0.5, (min(values) + full) / 2, full * 2.0):
+                profile = pair_interval_profile(law, base)
+                profile._lead = lead
+                value = profile.delta_or_more_than(eps, target)
+                if full > target:
+                    assert target < value <= full
+                else:
+                    assert value == full
+
+    class FullMaxima(type(fast)):
+        def delta_or_more_than(self, eps: float, target: float) -> float:
+            return CellBoundProfile.delta_or_more_than(self, eps, target)
+
+    slow = FullMaxima(law, fast.pairs, fast.value_margin)
+    for delta in (1e-3, 1e-6):
+        assert fast.epsilon(delta) == pytest.approx(slow.epsilon(delta), abs=2e-6)
+        assert slow.delta(fast.epsilon(delta)) <= delta
