@@ -16,6 +16,10 @@ from typing import Any
 
 from scipy.optimize import brentq
 
+#: the smallest ``rtol`` scipy's ``brentq`` accepts (four float64 epsilons): a smaller one (a caller's ``rtol=0``)
+#: is raised to it; below it ``brentq`` raises and :func:`last_feasible` would fall back to bisection.
+BRENT_MIN_RTOL = 4 * 2.0**-52
+
 
 def last_feasible(
     feasible_gap: Callable[[float], float],
@@ -52,7 +56,7 @@ def last_feasible(
     if hi - lo <= tol:
         return hi
     try:
-        root = brentq(safe, lo, hi, xtol=xtol, rtol=max(rtol, 4.5e-16), maxiter=200)
+        root = brentq(safe, lo, hi, xtol=xtol, rtol=max(rtol, BRENT_MIN_RTOL), maxiter=200)
     except (ValueError, RuntimeError):
         root = bisect_last_feasible(safe, lo, hi, tol)
     step = xtol + rtol * abs(root)
