@@ -71,7 +71,10 @@ def test_a_selection_alone_answers_from_its_bound_until_something_joins_it() -> 
     bound = symsel.bound(symsel.parse_distribution(LAWS["geometric"][2]), GaussianProfile(SIGMA))
     alone = SelectionAccountant().compose(event)
     assert alone.get_epsilon(DELTA) == bound.epsilon(DELTA)
-    assert alone.get_delta(1.5) == bound.delta(1.5)
+    exported = selection_pld(bound)
+    for eps in (0.0, 0.5, 1.5, 4.0):  # get_delta: the smaller of the bound's δ and the export's, both upper bounds
+        assert alone.get_delta(eps) == min(bound.delta(eps), exported.get_delta_for_epsilon(eps))
+    assert alone.get_delta(0.0) < bound.delta(0.0)  # the export's convex minorant is below the bound's knee
     assert alone.get_delta(alone.get_epsilon(DELTA)) <= DELTA
     assert SelectionAccountant().compose(event).compose(dp_event.NoOpDpEvent()).get_epsilon(DELTA) == \
         bound.epsilon(DELTA)
@@ -79,7 +82,7 @@ def test_a_selection_alone_answers_from_its_bound_until_something_joins_it() -> 
     after = SelectionAccountant().compose(event).compose(tiny).get_epsilon(DELTA)
     before = SelectionAccountant().compose(tiny).compose(event).get_epsilon(DELTA)
     assert after == pytest.approx(before, rel=1e-9)
-    export = selection_pld(bound).get_epsilon_for_delta(DELTA)
+    export = exported.get_epsilon_for_delta(DELTA)
     assert bound.epsilon(DELTA) <= after and after == pytest.approx(export, rel=1e-6)
     twice = SelectionAccountant().compose(event).compose(event).get_epsilon(DELTA)
     assert twice == pytest.approx(SelectionAccountant().compose(dp_event.SelfComposedDpEvent(event, 2))
