@@ -58,6 +58,13 @@ def integer(value: Any, name: str, where: str, *, lo: int = 1, hi: int | None = 
     return int(x)
 
 
+def flag(value: Any, name: str, where: str) -> bool:
+    """A ``bool`` (``True`` or ``False``; not a number or a string that would read as one)."""
+    if not isinstance(value, bool):
+        raise ParameterError(name, value, "True or False", where)
+    return value
+
+
 def choice(value: Any, name: str, where: str, options: tuple[str, ...]) -> str:
     """One of ``options``."""
     if not isinstance(value, str) or value not in options:

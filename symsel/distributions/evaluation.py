@@ -33,11 +33,31 @@ from symsel.distributions.expressions import (
 )
 
 
+def expm1_mp(x: Any) -> Any:
+    """``e^x - 1`` in mpmath, correct to the working precision: ``exp`` evaluated with ``10 - mag(x)`` extra bits
+    before the subtraction (the bits the subtraction cancels, plus ten), ``x + x^2/2`` where ``|x| < 2^-prec``.
+    mpmath's own ``expm1`` gets the same digits through ``sum_accurately`` (a loop of trial precisions) at about
+    twice the cost; the stable forms of the geometric, logarithmic and truncated negative binomial laws call it at
+    every ``phi`` value of an exact selection law (tests/distributions/test_evaluation_mp.py compares the two)."""
+    if not isinstance(x, mpmath.mpf) or not mpmath.isfinite(x) or not x:
+        return mpmath.expm1(x)
+    size = mpmath.mag(x)
+    if size < -mpmath.mp.prec:
+        return x + x * x / 2
+    with mpmath.extraprec(max(0, -size) + 10):
+        value = mpmath.exp(x) - 1
+    return +value
+
+
+#: lambdify's namespace for the mpmath flavour: mpmath, with :func:`expm1_mp` for ``expm1``.
+_MPMATH_MODULES = [{"expm1": expm1_mp}, "mpmath"]
+
+
 @lru_cache(maxsize=512)
 def _compiled(arguments: tuple[Any, ...], expr: Any, module: str) -> Callable:
     """``sympy.lambdify`` of ``expr`` in ``arguments``, cached on their values (SymPy expressions hash by structure):
     the same law built again, as a planner or a calibration does at every step, does not compile its PGF again."""
-    return sympy.lambdify(list(arguments), expr, module)
+    return sympy.lambdify(list(arguments), expr, _MPMATH_MODULES if module == "mpmath" else module)
 
 
 @lru_cache(maxsize=512)
@@ -87,7 +107,13 @@ class EvaluationMixin:
         """Parameter values at the current mpmath precision (call inside ``workdps``)."""
         if self.stable_form is None:
             return ()
-        return tuple(mpmath.mpf(sympy.N(v, mpmath.mp.dps + 10)) for v in self.values.values())
+        cache = self.__dict__.setdefault("_args_mp_cache", {})  # per precision: sympy.N costs more than phi itself
+        prec = mpmath.mp.prec
+        if prec not in cache:
+            if len(cache) >= 64:
+                cache.clear()
+            cache[prec] = tuple(mpmath.mpf(sympy.N(v, mpmath.mp.dps + 10)) for v in self.values.values())
+        return cache[prec]
 
     def phi(self, x: Any) -> np.ndarray:
         """``phi(x)`` in float64, vectorized over ``x``."""

@@ -94,7 +94,8 @@ def geometric_epsilon_vs_mean(means: Sequence[float], sigma: float = 4.0, delta:
         dist = symsel.parse_distribution(f"geometric(mean={m!r})")
         row: dict[str, Any] = {"mean": m, **{k: float(symsel.bound(dist, base, k).epsilon(delta)) for k in methods}}
         row["cor_5_5"] = gdp_corollary_epsilon(m, sigma, delta)
-        row["lower"] = float(lower_bound(base, dist, delta, budget=20).epsilon) if m in lower_at else None
+        lower = lower_bound(base, dist, delta, budget=20, monotone=False) if m in lower_at else None
+        row["lower"] = None if lower is None else float(lower.epsilon)
         rows.append(row)
     labels = {"rdp": "RDP bound, Thm 5.1", "paper": "HS bound, Thm 5.2", "envelope": "envelope (symsel)",
               "cor_5_5": "Cor 5.5 (GDP closed form)", "lower": "certified lower bound (symsel)"}
@@ -262,7 +263,8 @@ def _delta_vs_epsilon(laws: dict[str, tuple[str, tuple[ProfileCurve, ...]]], eps
                   for column, _, method, view, _ in curves}
         rows += [{"law": label, "epsilon": float(e), **{c: float(v[i]) for c, v in values.items()}}
                  for i, e in enumerate(grid)]
-        rows += [{"law": label, "delta": d, "lower": float(lower_bound(views["tight"], dist, d, budget=20).epsilon)}
+        rows += [{"law": label, "delta": d, "lower": float(lower_bound(views["tight"], dist, d, budget=20,
+                                                          monotone=False).epsilon)}
                  for d in lower_at]
     if base_curve:
         base = np.asarray(views["tight"].delta(grid), dtype=float)

@@ -526,7 +526,7 @@ def _certified_lower(spec: str) -> float | None:
 
     try:
         return float(lower_bound(parse_profile(DEFAULT_BASE), parse_distribution(spec), DEFAULT_DELTA,
-                                 budget=20).epsilon)
+                                 budget=20, monotone=False).epsilon)
     except SymselError:
         return None
 

@@ -53,6 +53,14 @@ def test_non_monotone_orders_beat_the_monotone_order(gaussian_result):
     assert result.evaluations <= 200  # the budget is an operation count; its time is in benchmarks/
 
 
+def test_without_the_monotone_order_the_same_pair_and_value_and_no_monotone_value(gaussian_result):
+    """``monotone=False`` (the report's figures) skips only the monotone order's exact evaluation: on a Gaussian base
+    the slices have no ties, so the winner, its order and its value are those of the full call."""
+    quick = lower_bound(GaussianProfile(4.0), GEOM30, 1e-6, budget=200, seed=0, monotone=False)
+    assert quick.epsilon == gaussian_result.epsilon and quick.order == gaussian_result.order
+    assert math.isnan(quick.monotone_epsilon) and not math.isnan(gaussian_result.monotone_epsilon)
+
+
 def test_reported_value_is_the_exact_value_rounded_down(gaussian_result):
     result = gaussian_result
     exact = selection_epsilon(result.pair, GEOM30, 1e-6, 50)
@@ -155,6 +163,8 @@ def test_a_base_without_a_dominating_pair_is_refused():
         (lambda: lower_bound(GaussianPair(1.0), GEOM30, 1e-6, budget=0), "budget"),
         (lambda: lower_bound(GaussianPair(1.0), GEOM30, 1e-6, dps=1), "dps"),
         (lambda: lower_bound(GaussianPair(1.0), GEOM30, 1e-6, slices=-1), "slices"),
+        (lambda: lower_bound(GaussianPair(1.0), GEOM30, 1e-6, monotone="no"), "monotone"),
+        (lambda: lower_bound(GaussianPair(1.0), GEOM30, 1e-6, monotone=0), "monotone"),
         (lambda: lower_bound("gaussian(sigma=1)", GEOM30, 1e-6), "base"),
         (lambda: GaussianProfile(-1.0), "sigma"),
         (lambda: LaplacePair(1.0, 0.0), "scale"),
