@@ -407,6 +407,24 @@ def slice_insertion_order(p: Sequence[float] | np.ndarray, q: Sequence[float] | 
 #: nodes found the same orders as eight on DP-SGD (point(10), point(100)), Gaussian and Laplace bases, at half the
 #: cost of ``phi'`` (most of the lower bound's time for large K).
 _INTERVAL_NODES = 4
+#: ``phi'`` values at most this small count as 0 in :func:`expanding_interval_order`'s increments (their share of any
+#: increment is below 1e-290); below the point where ``phi'`` reaches it (``phi'`` is non-decreasing: a PGF's
+#: coefficients are non-negative) ``phi'`` is not evaluated. For ``point(k=40)`` that is ``u < 3e-8``, where float64
+#: ``u^39`` underflows through libm's slow path (140 ns a value instead of 4): the DP on DP-SGD's pair took twice as
+#: long.
+_NEGLIGIBLE_DPHI = 1e-290
+
+
+def _negligible_below(dist: Any) -> float:
+    """The largest ``u`` found (bisection, 60 steps) with ``phi'(u) <= _NEGLIGIBLE_DPHI`` (0 when ``phi'(0)`` is
+    above it): ``phi'`` is at most that on ``[0, u]``."""
+    if not float(dist.dphi(0.0)) <= _NEGLIGIBLE_DPHI:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if float(dist.dphi(mid)) <= _NEGLIGIBLE_DPHI else (lo, mid)
+    return lo
 
 
 def expanding_interval_order(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, dist: Any,
@@ -437,10 +455,17 @@ def expanding_interval_order(p: Sequence[float] | np.ndarray, q: Sequence[float]
     nodes, weights = np.polynomial.legendre.leggauss(_INTERVAL_NODES)
     nodes, weights = (nodes + 1.0) / 2.0, weights / 2.0
     e = math.exp(min(float(eps), _EPS_CAP))
+    negligible = _negligible_below(dist)
 
     def increment(base: np.ndarray, mass: np.ndarray) -> np.ndarray:
         u = np.minimum(base[:, None] + nodes[None, :] * mass[:, None], 1.0)
-        return mass * (np.asarray(dist.dphi(u), dtype=float) @ weights)
+        if negligible > 0:
+            slope = np.zeros_like(u)
+            live = u > negligible
+            slope[live] = np.asarray(dist.dphi(u[live]), dtype=float)
+        else:
+            slope = np.asarray(dist.dphi(u), dtype=float)
+        return mass * (slope @ weights)
 
     def gain(lo: np.ndarray, hi: np.ndarray, cell: np.ndarray) -> np.ndarray:
         a, b = fp[cell + 1] - fp[cell], fq[cell + 1] - fq[cell]

@@ -13,7 +13,13 @@ from symsel import distributions as dists
 from symsel.errors import ParameterError
 from symsel.evidence.continuous import selection_epsilon as continuous_epsilon
 from symsel.evidence.exact import epsilon_for_delta, profile_delta, selection_epsilon
-from symsel.evidence.lower import expanding_interval_order, lower_bound, slice_insertion_order, zigzag_order
+from symsel.evidence.lower import (
+    _negligible_below,
+    expanding_interval_order,
+    lower_bound,
+    slice_insertion_order,
+    zigzag_order,
+)
 from symsel.pairs.finite import FinitePair
 from symsel.pairs.location import GaussianPair, LaplacePair
 from symsel.profiles import ApproxDPProfile, GaussianProfile, LaplaceProfile, RandomizedResponseProfile, zcdp
@@ -347,6 +353,26 @@ def test_expanding_interval_order_is_the_best_such_order_by_brute_force(k, eps):
     assert tuple(int(ratio_rank[i]) for i in found) in _interval_orders(8)
     best = max(_one_sided_delta(p, q, [int(sorted_cells[j]) for j in o], k, eps) for o in _interval_orders(8))
     assert _one_sided_delta(p, q, found, k, eps) >= best * (1 - 1e-9)
+
+
+def test_expanding_interval_order_skips_only_negligible_slopes(monkeypatch):
+    """``phi'`` is not evaluated below the point where it is at most 1e-290 (``point(k=40)``: ``u < 3e-8``, libm's
+    slow underflow): a pair with cells of mass 1e-9 gets the order found with every ``phi'`` evaluated, within 1e-6
+    of the brute-force best (4 Gauss-Legendre nodes on ``40 u^39``), and a law with ``phi'(0) > 0`` skips nothing."""
+    floor = _negligible_below(dists.point(k=40))
+    assert 1e-8 < floor < 1e-7 and dists.point(k=40).dphi(floor) <= 1e-290 < dists.point(k=40).dphi(floor * 1.001)
+    assert _negligible_below(dists.geometric(mean=10)) == 0.0
+    rng = np.random.default_rng(40)
+    p, q = rng.dirichlet(np.ones(8)), rng.dirichlet(np.ones(8))
+    p[:3], q[:3] = p[:3] * 1e-9, q[:3] * 3e-9  # cells whose intervals stay below the floor
+    p, q = p / p.sum(), q / q.sum()
+    found = expanding_interval_order(p, q, dists.point(k=40), 2.0)
+    monkeypatch.setattr("symsel.evidence.lower._NEGLIGIBLE_DPHI", -1.0)  # every phi' evaluated
+    assert _negligible_below(dists.point(k=40)) == 0.0
+    assert found == expanding_interval_order(p, q, dists.point(k=40), 2.0)
+    sorted_cells = np.argsort(np.log(p) - np.log(q))
+    best = max(_one_sided_delta(p, q, [int(sorted_cells[j]) for j in o], 40, 2.0) for o in _interval_orders(8))
+    assert best > 0 and _one_sided_delta(p, q, found, 40, 2.0) >= best * (1 - 1e-6)
 
 
 def test_expanding_intervals_lift_the_fixed_k_lower_bound():
