@@ -177,11 +177,79 @@ class PldProfile(Profile):
         return self._delta_infinity
 
     def epsilon(self, delta: float) -> float:
-        """``get_epsilon_for_delta`` of the pessimistic PLD (``inf`` below ``δ(∞)``)."""
+        """``get_epsilon_for_delta`` of the pessimistic PLD (``inf`` below ``δ(∞)``), from the :class:`EpsilonTable`
+        of each direction (dp-accounting's value to the bit, about 40 times faster) when its internals are as
+        expected."""
         d = self._check_delta(delta)
         if self.delta(0.0) <= d:
             return 0.0
-        return max(0.0, float(self.accountant.get_epsilon(d)))
+        tables = self._epsilon_tables
+        if tables is None:
+            return max(0.0, float(self.accountant.get_epsilon(d)))
+        return max(0.0, *(table.epsilon(d) for table in tables))
+
+    @cached_property
+    def _epsilon_tables(self) -> list[EpsilonTable] | None:
+        return epsilon_tables(getattr(self.accountant, "_pld", None))
+
+
+class EpsilonTable:
+    """dp-accounting's ``get_epsilon_for_delta`` of one dense pmf, vectorized and bit for bit.
+
+    dp-accounting walks the losses from the largest down, adding each loss's mass ``p`` to ``U`` (started at the
+    mass at ``+∞``) and ``p e^{-l}`` to ``L``, and stops before the first loss ``l`` with
+    ``log((U − δ) / L) ≥ l`` (or returns ``l`` when ``U ≥ δ`` while ``L`` is still 0); ``ε`` is then
+    ``log((U − δ) / L)``. A Python loop over 10⁵ losses costs about 18 ms a query. Here the losses (dp-accounting's
+    own ``itertools.count`` sums), the terms ``math.exp(-l) p`` and the running sums (a cumulative sum adds in the
+    same order) are formed once, so a query is a few array operations (about 0.4 ms): every float is the one the
+    loop forms; the stopping test uses ``numpy.log`` and re-checks with ``math.log`` where the two could disagree
+    (within 1e-12 of the loss). tests/profiles/test_epsilon_table.py compares it with dp-accounting's call."""
+
+    def __init__(self, pmf: Any):
+        probs = np.flip(np.asarray(pmf._probs, dtype=float))
+        upper_loss = (pmf._lower_loss + len(pmf._probs) - 1) * pmf._discretization
+        steps = np.full(probs.size, -pmf._discretization)
+        steps[0] = upper_loss
+        self.losses = np.cumsum(steps)  # upper_loss, then one step down at a time, as itertools.count adds
+        terms = np.asarray([math.exp(-loss) for loss in self.losses.tolist()]) * probs
+        self.infinity_mass = float(pmf._infinity_mass)
+        self.upper = np.cumsum(np.concatenate([[self.infinity_mass], probs]))  # U before loss k (k < n), and after
+        self.lower = np.cumsum(np.concatenate([[0.0], terms]))
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest ``ε`` with the pmf's hockey-stick divergence at most ``delta`` (``inf`` if none)."""
+        if self.infinity_mass > delta:
+            return math.inf
+        n = self.losses.size
+        upper, lower = self.upper[:n], self.lower[:n]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            level = np.log((upper - delta) / lower)
+        ready = (upper > delta) & (lower > 0)
+        stop = ready & (level >= self.losses)
+        unsure = np.flatnonzero(ready & (np.abs(level - self.losses) <= 1e-12 * np.maximum(1.0, np.abs(self.losses))))
+        for k in unsure.tolist():  # numpy's log and math.log may differ in the last bit: decide as the loop does
+            stop[k] = math.log((float(upper[k]) - delta) / float(lower[k])) >= float(self.losses[k])
+        first_stop = int(np.argmax(stop)) if stop.any() else n
+        zero = (self.upper[1:] >= delta) & (self.lower[1:] == 0)
+        if zero[:first_stop].any():
+            return max(0.0, float(self.losses[int(np.argmax(zero[:first_stop]))]))
+        mass_upper, mass_lower = float(self.upper[first_stop]), float(self.lower[first_stop])
+        if mass_upper <= mass_lower + delta:
+            return 0.0
+        return math.log((mass_upper - delta) / mass_lower)
+
+
+def epsilon_tables(pld: Any) -> list[EpsilonTable] | None:
+    """The :class:`EpsilonTable` of each direction of a dp-accounting ``PrivacyLossDistribution`` (remove, and add
+    when it is not symmetric: ``get_epsilon_for_delta`` is their larger value); ``None`` when its pmfs are not dense
+    pmfs with the expected fields (dp-accounting's own call is then used)."""
+    tables = []
+    for _, pmf in pld_directions(pld):
+        if type(pmf).__name__ != "DensePLDPmf" or not all(
+                hasattr(pmf, name) for name in ("_probs", "_lower_loss", "_discretization", "_infinity_mass")):
+            return None
+        tables.append(EpsilonTable(pmf))
+    return tables or None
 
 
 #: loss width to which a PLD is coarsened (by rounding up) before ``interval`` uses it as a dominating pair.
