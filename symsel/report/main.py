@@ -82,7 +82,7 @@ FIXED_TRIALS = (10, 40, 100)
 #: in the full report only, the certified lower bound, which reuses ``best``'s ``interval`` as its starting point and
 #: then costs 6, 11 and 15 s (the expanding-interval order over about 2300 atoms, then mpmath sums). They order the
 #: jobs only.
-FIXED_TRIALS_SECONDS = {10: (1.5, 8.1), 40: (1.5, 13.2), 100: (1.7, 16.7)}
+FIXED_TRIALS_SECONDS = {10: (1.5, 7.5), 40: (1.5, 7.5), 100: (1.7, 7.3)}
 
 
 def fixed_trials_row(n_trials: int, lower: bool = True) -> dict[str, Any]:
@@ -330,14 +330,14 @@ CANDIDATE_BUDGET = 2.5
 #: benchmarks/RESULTS.md, "Timings"): they set only the order in which the jobs start (longest first), never a
 #: result. A step of several jobs shares its time out.
 STEP_SECONDS = {
-    "distributions": 0.5, "bounds": 12, "lower bounds": 16, "examples": 17,
-    "fixed trials": sum(full for _, full in FIXED_TRIALS_SECONDS.values()), "candidates_vs_budget": 93,
-    "epsilon_vs_mean": 30, "profiles": 0.5, "laws_at_equal_mean": 4, "rnm_epsilon_vs_m": 0.8,
-    "geometric_delta_vs_epsilon": 6.5, "binomial_vs_poisson": 5.8, "cifar_epsilon_vs_mean": 4, "binomial_cdfs": 0.3,
-    "dpsgd_epsilon_vs_mean": 38, "utility_vs_epsilon": 7.6, "success_vs_epsilon": 9.6,
-    "geometric_epsilon_vs_mean": 8.5, "sigma_tuning_vs_mean": 26,
-    "ps_rdp_vs_order_logarithmic": 4, "ps_rdp_vs_order_laws": 4.6, "ps_mean_vs_epsilon": 6.9,
-    "ps_conditional_sampling": 0.5, "xiang_two_point_table": 40, "xiang_tnb_vs_base_budget": 4.3,
+    "distributions": 0.5, "bounds": 11, "lower bounds": 12, "examples": 15,
+    "fixed trials": sum(full for _, full in FIXED_TRIALS_SECONDS.values()), "candidates_vs_budget": 38,
+    "epsilon_vs_mean": 20.5, "profiles": 0.5, "laws_at_equal_mean": 4.1, "rnm_epsilon_vs_m": 0.5,
+    "geometric_delta_vs_epsilon": 3.9, "binomial_vs_poisson": 4.5, "cifar_epsilon_vs_mean": 2.8, "binomial_cdfs": 0.3,
+    "dpsgd_epsilon_vs_mean": 28, "utility_vs_epsilon": 6.9, "success_vs_epsilon": 6,
+    "geometric_epsilon_vs_mean": 4.5, "sigma_tuning_vs_mean": 23,
+    "ps_rdp_vs_order_logarithmic": 4.1, "ps_rdp_vs_order_laws": 4.5, "ps_mean_vs_epsilon": 7.2,
+    "ps_conditional_sampling": 0.6, "xiang_two_point_table": 30, "xiang_tnb_vs_base_budget": 4,
 }
 #: steps that run in one job, in this order: the later ones reuse what the first computed in the same process
 #: (the Xiang figures share the DP-SGD noise levels solved for the base budgets, about 40 s).
@@ -531,7 +531,7 @@ def _certified_lower(spec: str) -> float | None:
         return None
 
 
-FIXED_TRIALS_ONLY_FULL = ("The certified lower bounds of this table cost about half a minute of CPU (6 to 15 s a row) "
+FIXED_TRIALS_ONLY_FULL = ("The certified lower bounds of this table cost about 20 seconds of CPU (about 7 s a row) "
                           "and are computed by the full report only (`symsel report`, without `--quick`).")
 
 
