@@ -159,3 +159,30 @@ def test_dpsgd_below_the_pld_truncation_mass_falls_back_to_the_rdp_conversion() 
     assert profile.epsilon(1e-5) == pld.epsilon(1e-5)
     assert profile.epsilon(1e-5) < float(accountant.get_epsilon(1e-5))  # the PLD is the tighter one there
     assert profile.delta_at_infinity == 0.0
+
+
+def _pmf_arrays(pld):
+    out = []
+    for pmf in (pld._pmf_remove, pld._pmf_add):
+        dense = pmf.to_dense_pmf()
+        out.append((dense._lower_loss, dense._discretization, dense._infinity_mass, np.asarray(dense._probs)))
+    return out
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+def test_a_run_built_from_the_shared_one_step_pld_is_the_accountants_own(relation):
+    """DP-SGD runs of several lengths at one noise share the one-step PLD (_subsampled_gaussian_pld); each run's PLD
+    is, array for array, what ``PLDAccountant.compose`` builds for the same event, in any order of building."""
+    from dp_accounting.pld import pld_privacy_accountant
+
+    from symsel.profiles.dpaccounting import _RELATIONS, _build
+
+    for steps in (30, 7, 30, 1):
+        event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.05, dp_event.GaussianDpEvent(1.3)), steps)
+        ours, _ = _build(event, relation, 1e-3)
+        reference = pld_privacy_accountant.PLDAccountant(_RELATIONS[relation], 1e-3)
+        reference.compose(event)
+        for (lo, disc, inf, probs), (lo_r, disc_r, inf_r, probs_r) in zip(
+                _pmf_arrays(ours._pld), _pmf_arrays(reference._pld), strict=True):
+            assert (lo, disc, inf) == (lo_r, disc_r, inf_r) and np.array_equal(probs, probs_r)
+        assert ours.get_epsilon(1e-5) == reference.get_epsilon(1e-5)
