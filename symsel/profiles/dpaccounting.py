@@ -94,6 +94,10 @@ def _subsampled_gaussian_pld(rate: float, sigma: float, relation: str, interval:
                                    sampling_prob=rate, neighboring_relation=_RELATIONS[relation])
 
 
+#: ``PldProfile.epsilon`` answers its first this many queries by dp-accounting's own call, the later ones from the
+#: :class:`EpsilonTable` (the same floats).
+EPSILON_TABLE_AFTER = 2
+
 #: when its internals are not as expected (no suffix tables), up to this many ε values the PLD is queried one
 #: float at a time (dp-accounting's fast path).
 _SCALAR_QUERY_MAX = 256
@@ -215,7 +219,10 @@ class PldProfile(Profile):
         d = self._check_delta(delta)
         if self.delta(0.0) <= d:
             return 0.0
-        tables = self._epsilon_tables
+        # the first queries ask dp-accounting (its loop stops where the answer is; a table costs about as much to
+        # form), the later ones the tables: a profile asked once or twice (a planner's step) pays no table
+        self._epsilon_queries = getattr(self, "_epsilon_queries", 0) + 1
+        tables = self._epsilon_tables if self._epsilon_queries > EPSILON_TABLE_AFTER else None
         if tables is None:
             return max(0.0, float(self.accountant.get_epsilon(d)))
         return max(0.0, *(table.epsilon(d) for table in tables))
@@ -231,40 +238,62 @@ class EpsilonTable:
     dp-accounting walks the losses from the largest down, adding each loss's mass ``p`` to ``U`` (started at the
     mass at ``+∞``) and ``p e^{-l}`` to ``L``, and stops before the first loss ``l`` with
     ``log((U − δ) / L) ≥ l`` (or returns ``l`` when ``U ≥ δ`` while ``L`` is still 0); ``ε`` is then
-    ``log((U − δ) / L)``. A Python loop over 10⁵ losses costs about 18 ms a query. Here the losses (dp-accounting's
-    own ``itertools.count`` sums), the terms ``math.exp(-l) p`` and the running sums (a cumulative sum adds in the
-    same order) are formed once, so a query is a few array operations (about 0.4 ms): every float is the one the
-    loop forms; the stopping test uses ``numpy.log`` and re-checks with ``math.log`` where the two could disagree
-    (within 1e-12 of the loss). tests/profiles/test_epsilon_table.py compares it with dp-accounting's call."""
+    ``log((U − δ) / L)``. Here the losses (dp-accounting's own ``itertools.count`` sums), the terms
+    ``math.exp(-l) p`` and the running sums (a cumulative sum adds in the same order) are formed from the top in
+    chunks, as far down as a query needs, and kept for the next query: every float is the one the loop forms, and a
+    query is a few array operations. The stopping test uses ``numpy.log`` and re-checks with ``math.log`` where the
+    two could disagree (within 1e-12 of the loss). tests/profiles/test_epsilon_table.py compares it with
+    dp-accounting's call."""
+
+    #: losses formed at first (then twice as many each time a query needs more).
+    CHUNK = 8192
 
     def __init__(self, pmf: Any):
-        probs = np.flip(np.asarray(pmf._probs, dtype=float))
-        upper_loss = (pmf._lower_loss + len(pmf._probs) - 1) * pmf._discretization
-        steps = np.full(probs.size, -pmf._discretization)
-        steps[0] = upper_loss
-        self.losses = np.cumsum(steps)  # upper_loss, then one step down at a time, as itertools.count adds
-        terms = np.asarray([math.exp(-loss) for loss in self.losses.tolist()]) * probs
+        self._probs = np.flip(np.asarray(pmf._probs, dtype=float))
+        self._top = (pmf._lower_loss + len(pmf._probs) - 1) * pmf._discretization
+        self._step = -pmf._discretization
         self.infinity_mass = float(pmf._infinity_mass)
-        self.upper = np.cumsum(np.concatenate([[self.infinity_mass], probs]))  # U before loss k (k < n), and after
-        self.lower = np.cumsum(np.concatenate([[0.0], terms]))
+        self.losses = np.empty(0)
+        self.upper = np.asarray([self.infinity_mass])  # U before the loss of the same index (and after the last)
+        self.lower = np.asarray([0.0])
+
+    def _extend(self) -> None:
+        """Form the next losses, terms and running sums (as many again as formed so far, at least :data:`CHUNK`)."""
+        done, n = self.losses.size, self._probs.size
+        more = min(n, done + max(self.CHUNK, done)) - done
+        steps = np.full(more, self._step)
+        if done == 0:
+            steps[0] = self._top
+            losses = np.cumsum(steps)  # the top loss, then one step down at a time, as itertools.count adds
+        else:
+            losses = np.cumsum(np.concatenate([[self.losses[-1]], steps]))[1:]
+        probs = self._probs[done:done + more]
+        terms = np.asarray([math.exp(-loss) for loss in losses.tolist()]) * probs
+        self.losses = np.concatenate([self.losses, losses])
+        self.upper = np.concatenate([self.upper, np.cumsum(np.concatenate([self.upper[-1:], probs]))[1:]])
+        self.lower = np.concatenate([self.lower, np.cumsum(np.concatenate([self.lower[-1:], terms]))[1:]])
 
     def epsilon(self, delta: float) -> float:
         """The smallest ``ε`` with the pmf's hockey-stick divergence at most ``delta`` (``inf`` if none)."""
         if self.infinity_mass > delta:
             return math.inf
-        n = self.losses.size
-        upper, lower = self.upper[:n], self.lower[:n]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            level = np.log((upper - delta) / lower)
-        ready = (upper > delta) & (lower > 0)
-        stop = ready & (level >= self.losses)
-        unsure = np.flatnonzero(ready & (np.abs(level - self.losses) <= 1e-12 * np.maximum(1.0, np.abs(self.losses))))
-        for k in unsure.tolist():  # numpy's log and math.log may differ in the last bit: decide as the loop does
-            stop[k] = math.log((float(upper[k]) - delta) / float(lower[k])) >= float(self.losses[k])
-        first_stop = int(np.argmax(stop)) if stop.any() else n
-        zero = (self.upper[1:] >= delta) & (self.lower[1:] == 0)
-        if zero[:first_stop].any():
-            return max(0.0, float(self.losses[int(np.argmax(zero[:first_stop]))]))
+        while True:
+            m, n = self.losses.size, self._probs.size
+            upper, lower, losses = self.upper[:m], self.lower[:m], self.losses
+            with np.errstate(divide="ignore", invalid="ignore"):
+                level = np.log((upper - delta) / lower)
+            ready = (upper > delta) & (lower > 0)
+            stop = ready & (level >= losses)
+            unsure = np.flatnonzero(ready & (np.abs(level - losses) <= 1e-12 * np.maximum(1.0, np.abs(losses))))
+            for k in unsure.tolist():  # numpy's log and math.log may differ in the last bit: decide as the loop does
+                stop[k] = math.log((float(upper[k]) - delta) / float(lower[k])) >= float(losses[k])
+            first_stop = int(np.argmax(stop)) if stop.any() else m
+            zero = (self.upper[1:] >= delta) & (self.lower[1:] == 0)
+            if zero[:first_stop].any():  # U reached delta while L is 0: the loop returns that loss
+                return max(0.0, float(losses[int(np.argmax(zero[:first_stop]))]))
+            if first_stop < m or m == n:
+                break
+            self._extend()
         mass_upper, mass_lower = float(self.upper[first_stop]), float(self.lower[first_stop])
         if mass_upper <= mass_lower + delta:
             return 0.0

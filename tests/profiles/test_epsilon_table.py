@@ -12,7 +12,7 @@ from dp_accounting.pld import pld_privacy_accountant
 
 import symsel
 from symsel.profiles import PldProfile
-from symsel.profiles.dpaccounting import epsilon_tables
+from symsel.profiles.dpaccounting import EpsilonTable, epsilon_tables
 
 DELTAS = [0.0, 1e-30, 1e-15, 1e-12, 1e-9, 3e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.9, 1.0]
 EVENTS = {
@@ -24,8 +24,11 @@ EVENTS = {
 }
 
 
+@pytest.mark.parametrize("chunk", [8192, 7])
 @pytest.mark.parametrize("name", list(EVENTS))
-def test_the_table_gives_dp_accountings_epsilon_to_the_bit(name):
+def test_the_table_gives_dp_accountings_epsilon_to_the_bit(name, chunk, monkeypatch):
+    """Also with chunks of 7 losses: the running sums carried across chunk ends are the loop's."""
+    monkeypatch.setattr(EpsilonTable, "CHUNK", chunk)
     accountant = pld_privacy_accountant.PLDAccountant()
     accountant.compose(EVENTS[name])
     tables = epsilon_tables(accountant._pld)
@@ -61,8 +64,6 @@ def test_pmfs_that_are_not_dense_fall_back_to_dp_accounting():
 ])
 def test_crafted_pmfs_with_ties_and_vanishing_terms(discretization, lower_loss, probs, infinity_mass, deltas):
     from dp_accounting.pld import pld_pmf
-
-    from symsel.profiles.dpaccounting import EpsilonTable
 
     pmf = pld_pmf.DensePLDPmf(discretization, lower_loss, np.asarray(probs), infinity_mass, True)
     table = EpsilonTable(pmf)
