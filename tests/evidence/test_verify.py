@@ -69,3 +69,11 @@ def test_verify_selection_refuses_a_base_without_a_dominating_pair():
         verify_selection(dists.geometric(mean=30), zcdp(0.1), 1e-6)
     assert info.value.name == "base" and info.value.value == "zcdp(rho=0.1)"
     assert "gaussian" in info.value.allowed
+
+
+def test_an_example_without_details_has_the_same_bounds_and_verdict():
+    """The report's examples table asks ``details=False``: each bound's epsilon alone, the same numbers."""
+    full, bare = verify_example("ps-three-point"), verify_example("ps-three-point", details=False)
+    assert bare["bounds"] == full["bounds"] and bare["sound"] is full["sound"] is True
+    assert all(set(record) <= {"method", "epsilon", "reason"} for record in bare["details"].values())
+    assert any("certificate" in record for record in full["details"].values())
