@@ -423,9 +423,10 @@ class DpsgdProfile(PldProfile):
 
     The event is ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), steps)``, accounted by
     the PLD accountant (Abadi et al., *Deep Learning with Differential Privacy*, CCS 2016, for the
-    mechanism; the references of this module for the accounting). ``rdp(λ)`` is dp-accounting's RDP of
-    the subsampled Gaussian (Mironov, Talwar, Zhang, *Rényi Differential Privacy of the Sampled Gaussian
-    Mechanism*, 2019) times ``steps``, for ``add_remove`` only.
+    mechanism; the references of this module for the accounting). ``rdp(λ)`` is the RDP of the subsampled
+    Gaussian (Mironov, Talwar, Zhang, *Rényi Differential Privacy of the Sampled Gaussian Mechanism*, 2019; the
+    series dp-accounting sums, vectorized in :mod:`symsel.profiles.subsampled_rdp`) times ``steps``, for
+    ``add_remove`` only.
 
     Build time of ``q=0.01, σ=1.1, steps=1000``: about 0.5--0.8 s (see the module docstring).
 
@@ -473,7 +474,8 @@ class DpsgdProfile(PldProfile):
         return dpsgd_dominated_pairs(self.q, self.sigma, self.steps)
 
     def rdp(self, order: float) -> float | None:
-        """``steps ×`` the RDP of the Poisson-subsampled Gaussian (dp-accounting), add/remove only."""
+        """``steps ×`` the RDP of the Poisson-subsampled Gaussian (:mod:`symsel.profiles.subsampled_rdp`), add/remove
+        only."""
         lam = self._check_order(order)
         if self.neighbouring != "add_remove":
             return None
@@ -518,23 +520,15 @@ class DpsgdProfile(PldProfile):
 
 
 def rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: Any) -> np.ndarray:
-    """RDP of one Poisson-subsampled Gaussian step at ``orders`` (dp-accounting's computation, cached:
-    the curve does not depend on the law of K, and planners ask for it at every bisection step)."""
+    """RDP of one Poisson-subsampled Gaussian step at ``orders`` (:mod:`symsel.profiles.subsampled_rdp`: the series
+    dp-accounting sums, vectorized), cached: the curve does not depend on the law of K, and planners ask for it at
+    every bisection step."""
     key = tuple(float(x) for x in np.atleast_1d(np.asarray(orders, dtype=float)))
     return np.array(_rdp_poisson_subsampled_gaussian(float(q), float(sigma), key))
 
 
 @lru_cache(maxsize=64)
 def _rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: tuple[float, ...]) -> tuple[float, ...]:
-    import logging
+    from symsel.profiles.subsampled_rdp import subsampled_gaussian_rdp
 
-    from dp_accounting.rdp import rdp_privacy_accountant
-
-    absl = logging.getLogger("absl")
-    level = absl.level
-    absl.setLevel(logging.ERROR)  # orders where its series does not converge come back as inf (never used)
-    try:
-        values = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, np.asarray(orders))
-    finally:
-        absl.setLevel(level)
-    return tuple(float(v) for v in np.atleast_1d(values))
+    return tuple(float(v) for v in subsampled_gaussian_rdp(q, sigma, orders))

@@ -231,8 +231,8 @@ SUBSAMPLED_ORDERS = np.unique(
 
 
 def rdp_subsampled_gaussian(q: float, sigma: float, steps: int = 1) -> RdpProfile:
-    """DP-SGD through RDP: ``steps ×`` dp-accounting's RDP of the Poisson-subsampled Gaussian
-    (Mironov, Talwar, Zhang 2019), add/remove neighbours."""
+    """DP-SGD through RDP: ``steps ×`` the RDP of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019;
+    :mod:`symsel.profiles.subsampled_rdp`), add/remove neighbours."""
     where = "rdp_subsampled_gaussian"
     qq, s = v.subsampled_gaussian(q, sigma, where)
     n = v.integer(steps, "steps", where, lo=1)
