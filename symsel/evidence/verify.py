@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from symsel import validate
 from symsel.bounds import METHODS, bound, bound_summary
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
@@ -60,6 +61,7 @@ def _rnm_bounds(example: Example) -> dict[str, dict[str, Any]]:
 def verify_example(name: str, dps: int = 50, details: bool = True) -> dict[str, Any]:
     """Exact value of a registered worst case and every applicable bound; ``sound`` is false if any
     bound is below the exact value. ``details=False``: each bound's ``epsilon`` only (:func:`_bounds`)."""
+    details = validate.flag(details, "details", "verify_example")
     example = get_example(name)
     exact = example.exact_epsilon(dps=dps) if example.kind in ("selection", "rnm") else None
     base = example.base_profile

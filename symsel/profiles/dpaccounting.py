@@ -55,8 +55,8 @@ def _build(
         neighboring_relation=_RELATIONS[relation], value_discretization_interval=interval
     )
     steps = _dpsgd_steps(event)
-    if steps is None:
-        accountant.compose(event)
+    if steps is None or not (hasattr(accountant, "_pld") and hasattr(accountant, "_ledger")):
+        accountant.compose(event)  # (also when dp-accounting's internals are not as expected)
     else:  # the accountant's own construction, with the one-step PLD shared between runs of different lengths
         step, count = steps
         one_step = _subsampled_gaussian_pld(step.sampling_probability, step.event.noise_multiplier, relation, interval)

@@ -77,3 +77,5 @@ def test_an_example_without_details_has_the_same_bounds_and_verdict():
     assert bare["bounds"] == full["bounds"] and bare["sound"] is full["sound"] is True
     assert all(set(record) <= {"method", "epsilon", "reason"} for record in bare["details"].values())
     assert any("certificate" in record for record in full["details"].values())
+    with pytest.raises(ParameterError, match="details"):
+        verify_example("ps-three-point", details="no")
