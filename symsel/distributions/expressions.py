@@ -4,6 +4,7 @@ Horner's rule), certified evaluation to a number of digits, and short renderings
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -34,9 +35,12 @@ def _at_one(expr: sympy.Expr) -> sympy.Expr:
 _SIMPLIFY_MAX_OPS = 400
 
 
+@functools.lru_cache(maxsize=1024)
 def _simplify(expr: sympy.Expr) -> sympy.Expr:
     """``simplify`` for expressions small enough that SymPy answers quickly; large ones (long
-    polynomials of truncations and mixtures) are returned as they are."""
+    polynomials of truncations and mixtures) are returned as they are. Remembered per expression (SymPy
+    expressions are immutable, and equal only when structurally equal: ``2.0`` is not ``2``): every law of a
+    family shares its symbolic PGF, so its mean and variance in closed form are simplified once."""
     if sympy.count_ops(expr) > _SIMPLIFY_MAX_OPS:
         return expr
     if not expr.free_symbols:

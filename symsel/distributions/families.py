@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import mpmath
 import numpy as np
@@ -13,7 +14,6 @@ from symsel.distributions.core import Distribution, Family
 from symsel.distributions.expressions import k, z
 from symsel.distributions.params import Number, _check, _plain, _symbols, exact_number
 from symsel.errors import ParameterError
-from symsel.numeric import bisect_last_feasible
 
 #: the most runs of a fixed-count law (E[K] up to 1e9 answers in seconds).
 POINT_MAX_K = 10**9
@@ -45,14 +45,17 @@ def _tnb_mean_expr(eta: sympy.Expr, gamma: sympy.Expr) -> sympy.Expr:
 
 
 def _solve_gamma_for_mean(eta: sympy.Expr, mean: sympy.Expr, where: str) -> sympy.Expr:
-    """Solve ``E[K](eta, gamma) = mean`` for ``gamma`` at 60 digits. The mean decreases as
-    ``gamma`` grows, so bisection in ``log gamma`` on a bracket is safe; 260 halvings shrink any
-    bracket within ``[-1e6, 0]`` below 1e-70."""
+    """Solve ``E[K](eta, gamma) = mean`` for ``gamma`` at 60 digits. The mean decreases as ``gamma`` grows, so
+    the root in ``x = log gamma`` is bracketed (the bracket doubled from ``[-1, -1e-30]``) and found by Newton's
+    method on ``log E[K]`` kept inside the bracket (a bisection step where Newton's would leave it), at 70 digits,
+    until a step is below ``1e-66 |x|``; the answer is then moved to the side where the mean is at most ``mean``
+    (the side a bisection keeps). About 8 steps where a bisection to the same accuracy took 260."""
     if eta == 1:
         return 1 / mean
     dps = 60
     with mpmath.workdps(dps + 10):
         e, target = mpmath.mpf(sympy.N(eta, dps + 10)), mpmath.mpf(sympy.N(mean, dps + 10))
+        log_target = mpmath.log(target)
 
         def mean_at(log_gamma: mpmath.mpf) -> mpmath.mpf:
             one_minus_g = -mpmath.expm1(log_gamma)  # 1 - gamma without cancellation near gamma = 1
@@ -69,8 +72,43 @@ def _solve_gamma_for_mean(eta: sympy.Expr, mean: sympy.Expr, where: str) -> symp
             raise ParameterError(
                 "mean", _plain(mean), f"mean > {float(mean_at(hi)):.6g} (the limit as gamma -> 1)", where
             )
-        hi = bisect_last_feasible(lambda log_gamma: mean_at(log_gamma) - target, lo, hi, tol=0, max_steps=260)
-        return sympy.Float(mpmath.exp(hi), dps)
+        return sympy.Float(mpmath.exp(_newton_in_bracket(mean_at, e, log_target, lo, hi)), dps)
+
+
+def _log_mean_slope(x: mpmath.mpf, e: mpmath.mpf) -> mpmath.mpf:
+    """``d log E[K] / d log gamma`` of the TNB law at ``x = log gamma < 0``: ``-g/(1-g) - 1 + e g^e/(1-g^e)``
+    (``-g/(1-g) - 1 - 1/x`` for ``e = 0``), with ``g = e^x``."""
+    first = mpmath.exp(x) / mpmath.expm1(x)  # -g / (1 - g)
+    if e == 0:
+        return first - 1 - 1 / x
+    return first - 1 - e * mpmath.exp(e * x) / mpmath.expm1(e * x)
+
+
+def _newton_in_bracket(mean_at: Callable[[mpmath.mpf], mpmath.mpf], e: mpmath.mpf, log_target: mpmath.mpf,
+                       lo: mpmath.mpf, hi: mpmath.mpf) -> mpmath.mpf:
+    """The root of ``log mean_at(x) = log_target`` in ``[lo, hi]`` (``mean_at`` decreasing, above the target at
+    ``lo``, at most it at ``hi``): safeguarded Newton at the working precision, then the point returned has
+    ``mean_at <= target`` (the bracket's ``hi`` side)."""
+    x = (lo + hi) / 2
+    for _ in range(400):
+        gap = mpmath.log(mean_at(x)) - log_target
+        if gap > 0:
+            lo = x
+        else:
+            hi = x
+        step = gap / _log_mean_slope(x, e)
+        if abs(step) <= abs(x) * mpmath.mpf(10) ** -66 or hi - lo <= abs(hi) * mpmath.mpf(10) ** -66:
+            break
+        x = x - step
+        if not lo < x < hi:  # Newton would leave the bracket: bisect instead
+            x = (lo + hi) / 2
+    tiny = abs(x) * mpmath.mpf(10) ** -68
+    for _ in range(64):  # to the side where the mean is at most the target (x grows: the mean falls)
+        if mpmath.log(mean_at(x)) - log_target <= 0:
+            return x
+        x = min(x + tiny, hi)
+        tiny *= 2
+    return hi
 
 
 #: the largest shape of a truncated negative binomial law (``gamma^-eta`` is held exactly).

@@ -322,6 +322,34 @@ UTILITY_FAMILIES = {"tnb eta=-0.5": "tnb(eta=-0.5, mean={m})", "logarithmic (eta
                     "poisson": "poisson(mean={m})"}
 
 
+@functools.lru_cache(maxsize=4096)
+def selection_epsilon(law: str, base: str, method: str, delta: float) -> float:
+    """``ε(δ)`` of the selection bound ``method`` (:func:`symsel.bound`) for the law and base given by their specs,
+    computed once per process for each set of values. Papernot–Steinke's Figures 4, 5 and 6 (``ps_mean_vs_epsilon``,
+    ``utility_vs_epsilon``, ``success_vs_epsilon``) ask for the same laws, means and methods on the same base; the
+    report runs them in one job (:data:`symsel.report.main.TOGETHER`), so each bound is computed once for the
+    three. The bounds' own cache is keyed on the law and base objects, which each figure parses anew."""
+    import symsel
+
+    return float(symsel.bound(_law(law), _profile(base), method).epsilon(delta))
+
+
+@functools.lru_cache(maxsize=8)
+def _profile(spec: str) -> Any:
+    """One profile object per spec (a profile caches what its bounds read off it)."""
+    import symsel
+
+    return symsel.parse_profile(spec)
+
+
+@functools.lru_cache(maxsize=512)
+def _law(spec: str) -> Any:
+    """One law object per spec (laws are immutable; parsing one solves for its parameters)."""
+    import symsel
+
+    return symsel.parse_distribution(spec)
+
+
 def utility_vs_epsilon(means: Sequence[float], utility: str = "quantile", candidates: float = 100.0,
                        methods: Sequence[str] = ("rdp", "envelope"), base: str = "zcdp(rho=0.1)",
                        delta: float = 1e-6, families: dict[str, str] | None = None,
@@ -329,20 +357,19 @@ def utility_vs_epsilon(means: Sequence[float], utility: str = "quantile", candid
     """Utility of the selection against its ε(δ) as E[K] varies: ``utility="quantile"`` is
     ``E[K/(K+1)]`` (Papernot–Steinke eq. 8, Figure 5), ``"success"`` is ``1 − φ(1 − 1/candidates)``
     (App. A.2.1, Figure 6). ``max_epsilon`` clips the drawn ε axis (the CSV keeps every row)."""
-    import symsel
     from symsel.errors import ParameterError
 
     if utility not in ("quantile", "success"):
         raise ParameterError("utility", utility, "'quantile' or 'success'", "utility_vs_epsilon")
-    profile = symsel.parse_profile(base)
     families = dict(UTILITY_FAMILIES if families is None else families)
     rows: Rows = []
     for label, template in families.items():
         for m in means:
-            dist = symsel.parse_distribution(template.format(m=repr(m)))
+            spec = template.format(m=repr(m))
+            dist = _law(spec)
             value = dist.expected_quantile() if utility == "quantile" else dist.success_probability(candidates)
             rows.append({"law": label, "mean": m, "utility": float(value),
-                         **{method: float(symsel.bound(dist, profile, method).epsilon(delta)) for method in methods}})
+                         **{method: selection_epsilon(spec, base, method, delta) for method in methods}})
 
     def draw(ax: Any) -> None:
         colours = dict(zip(families, ["tab:brown", "tab:olive", "tab:cyan", "tab:blue", "tab:red"], strict=False))

@@ -22,7 +22,7 @@ import numpy as np
 
 from symsel.errors import ParameterError
 from symsel.report.figures import Draw, Rows, decorate
-from symsel.report.figures_extra import _latex_number
+from symsel.report.figures_extra import _latex_number, selection_epsilon
 
 RHO = 0.1
 BASE = f"zcdp(rho={RHO})"
@@ -98,13 +98,11 @@ def mean_vs_epsilon(means: Sequence[float], delta: float = 1e-6, methods: Sequen
     ``max_epsilon`` clips the drawn ε axis (the CSV keeps every row)."""
     import symsel
 
-    base = symsel.parse_profile(BASE)
     rows: Rows = []
     for label, template in FIG3_LAWS.items():
         for m in means:
-            law = symsel.parse_distribution(template.format(m=repr(m)))
-            rows.append({"law": label, "mean": m,
-                         **{k: float(symsel.bound(law, base, k).epsilon(delta)) for k in methods}})
+            spec = template.format(m=repr(m))
+            rows.append({"law": label, "mean": m, **{k: selection_epsilon(spec, BASE, k, delta) for k in methods}})
     for m in means:
         naive = symsel.parse_profile(f"zcdp(rho={RHO * m!r})")
         rows.append({"law": "naive composition", "mean": m, **{k: float(naive.epsilon(delta)) for k in methods}})

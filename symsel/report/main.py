@@ -340,8 +340,10 @@ STEP_SECONDS = {
     "ps_conditional_sampling": 0.6, "xiang_two_point_table": 30, "xiang_tnb_vs_base_budget": 4,
 }
 #: steps that run in one job, in this order: the later ones reuse what the first computed in the same process
-#: (the Xiang figures share the DP-SGD noise levels solved for the base budgets, about 40 s).
-TOGETHER = (("xiang_two_point_table", "xiang_tnb_vs_base_budget"),)
+#: (the Xiang figures share the DP-SGD noise levels solved for the base budgets, about 40 s; Papernot-Steinke's
+#: Figures 4, 5 and 6 the same bounds at the same means, :func:`symsel.report.figures_extra.selection_epsilon`).
+TOGETHER = (("xiang_two_point_table", "xiang_tnb_vs_base_budget"),
+            ("utility_vs_epsilon", "success_vs_epsilon", "ps_mean_vs_epsilon"))
 
 
 #: the steps before the figures: the tables.
