@@ -23,7 +23,7 @@ from typing import Any
 from symsel.bounds import bound
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.numeric import last_feasible
+from symsel.numeric import largest_feasible_integer, last_feasible
 from symsel.profiles import Profile
 from symsel.spec import parse_distribution
 from symsel.validate import probability, real
@@ -267,8 +267,11 @@ def solve_base(base_template: str, law: str, epsilon: float, delta: float, metho
     base template such as ``"dpsgd(q=0.01, sigma=1.1, steps={steps})"`` whose selection bound fits the budget.
 
     Feasibility ``log δ(ε_budget) ≤ log δ_budget`` is monotone in both knobs (more steps or less noise only
-    weakens the base); the search is :func:`symsel.numeric.last_feasible` in ``log`` of the knob, its answer
-    checked feasible (steps rounded down to an integer, sigma kept on the feasible side). ``final_run=True`` plans
+    weakens the base). The search starts at the easy end of the knob's range (one step, the most noise) and moves
+    towards the hard end by factors 2, 4, 16, 16, … to a bracket (the costly bases, a million steps or little noise,
+    are built only when the answer is near them), then runs :func:`symsel.numeric.last_feasible` in ``log`` of the
+    knob; its answer is checked feasible (sigma kept on the feasible side; steps the largest whole number that fits,
+    the next one checked not to). ``final_run=True`` plans
     the whole pipeline: the selection, then one more run of the base at the same knob (a spec or profile: that
     run instead, fixed)."""
     from symsel.spec import parse_profile
@@ -291,7 +294,9 @@ def solve_base(base_template: str, law: str, epsilon: float, delta: float, metho
 
     def excess(x: float) -> float:  # steps: x = log(steps), feasible on the left -> use -x; sigma: x = -log(sigma)
         value = math.exp(-x) if knob == "steps" else math.exp(x)
-        value = math.floor(value) if knob == "steps" else value
+        return excess_at(math.floor(value) if knob == "steps" else value)
+
+    def excess_at(value: float) -> float:
         key = float(value)
         if key not in seen:
             base = base_at(max(value, low))
@@ -311,11 +316,26 @@ def solve_base(base_template: str, law: str, epsilon: float, delta: float, metho
     if excess(hi_x) > 0:
         easiest = low if knob == "steps" else high
         return {**record, knob: None, "reason": f"even {knob} = {easiest:g} exceeds the budget"}
-    whole_range_fits = excess(lo_x) <= 0
-    x = lo_x if whole_range_fits else last_feasible(excess, lo_x, hi_x, xtol=1e-3, rtol=0.0)
+    # gallop from the easy end (one step, or the most noise) towards the hard one by factors 2, 4, 16, 16, ... of the
+    # knob: the costly bases (a million steps, little noise) are built only when the answer is near them
+    feasible, jump, x = hi_x, math.log(2.0), None
+    while True:
+        trial = max(feasible - jump, lo_x)
+        if excess(trial) > 0:
+            break
+        feasible = trial
+        if trial == lo_x:  # the whole range fits
+            x = lo_x
+            break
+        jump = min(2 * jump, math.log(GALLOP_FACTOR))
+    if x is None:
+        x = last_feasible(excess, trial, feasible, xtol=1e-3, rtol=0.0)
     value = math.floor(math.exp(-x)) if knob == "steps" else math.exp(x)
-    if knob == "steps":
+    if knob == "steps":  # the largest whole number that fits: the crossing is below (value + 1) e^0.001
         value = max(int(value), 1)
+        beyond = min(int(high) + 1, math.floor((value + 1) * math.exp(1e-3)) + 1)  # over the budget, or out of range
+        if value + 1 < beyond and excess_at(value + 1) <= 0:
+            value = largest_feasible_integer(lambda n: excess_at(n) <= 0, value + 1, beyond)
     base = base_at(value)
     final = _final_profile(final_run, base)
     result = bound(dist, base, method)

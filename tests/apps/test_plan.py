@@ -398,3 +398,33 @@ def test_plan_final_run_from_the_command_line() -> None:
     assert payload["final_run"] is True
     expected = solve_base("gaussian(sigma={sigma})", "point(k=1)", 2.0, 1e-6, "best", final_run=True)["sigma"]
     assert payload["solutions"][0]["sigma"] == expected
+
+
+@pytest.mark.parametrize("budget", [1.7, 2.3, 3.0, 4.1, 6.5])
+def test_solve_base_steps_are_the_largest_whole_number_that_fits(budget):
+    """The answer fits and one more step does not (both checked here with the bound itself), whatever budget; the
+    largest number of steps tried on the way is at most 16 times the answer plus one (the search gallops up from one
+    step instead of building a run of a million steps first)."""
+    from symsel import spec
+    from symsel.apps.plan import solve_base
+    from symsel.bounds import bound
+    from symsel.distributions import geometric
+
+    template = "rdp_subsampled_gaussian(q=0.01, sigma=1.1, steps={steps})"
+    tried: list[int] = []
+    parse = spec.parse_profile
+
+    def recording(text: str):
+        tried.append(int(text.split("steps=")[1].rstrip(")")))
+        return parse(text)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(spec, "parse_profile", recording)
+        steps = solve_base(template, "geometric(mean=30)", budget, 1e-5, "rdp")["steps"]
+    law = geometric(mean=30)
+
+    def fits(n: int) -> bool:
+        return bound(law, parse(template.replace("{steps}", str(n))), "rdp").epsilon(1e-5) <= budget
+
+    assert fits(steps) and not fits(steps + 1), (budget, steps)
+    assert max(tried) <= 16 * (steps + 1), (budget, steps, sorted(set(tried)))
