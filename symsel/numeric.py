@@ -86,6 +86,30 @@ def bisect_last_feasible(g: Callable[[Any], Any], lo: Any, hi: Any, tol: Any, ma
     return hi
 
 
+def largest_fitting_integer(probe: Callable[[int], tuple[bool, float]], lo: int, hi: int, gap_lo: float,
+                            gap_hi: float) -> int:
+    """:func:`largest_feasible_integer` steered by a gap: ``probe(n)`` returns whether ``n`` fits and a number that
+    grows with ``n`` (``≤ 0`` where it fits; ``gap_lo``, ``gap_hi`` its values at ``lo`` and ``hi``). The next integer
+    tried is the one just below where the secant through the last two points probed, in ``log n``, crosses 0 (kept
+    inside the bracket); the middle of the bracket instead where the gaps are not finite and distinct, or after a
+    secant step that did not bring the gap at least a quarter closer to 0. The gap only chooses where to look: the
+    answer is the same largest fitting integer as the bisection's, every answer checked, in a few probes where the
+    gap is smooth in ``log n`` instead of ``log2(hi - lo)``."""
+    points, bisect = [(lo, gap_lo), (hi, gap_hi)], False
+    while hi - lo > 1:
+        (n1, g1), (n2, g2) = points[-2], points[-1]
+        mid, secant = (lo + hi) // 2, False
+        if not bisect and math.isfinite(g1) and math.isfinite(g2) and g1 != g2:
+            guess = math.exp(math.log(n2) + (math.log(n1) - math.log(n2)) * -g2 / (g1 - g2))
+            if math.isfinite(guess):
+                mid, secant = min(max(math.floor(guess), lo + 1), hi - 1), True
+        fits, gap = probe(mid)
+        lo, hi = (mid, hi) if fits else (lo, mid)
+        bisect = secant and not abs(gap) <= 0.75 * min(abs(g1), abs(g2))
+        points.append((mid, gap))
+    return lo
+
+
 def largest_feasible_integer(feasible: Callable[[int], bool], lo: int, hi: int) -> int:
     """The largest integer ``n`` in ``[lo, hi)`` with ``feasible(n)``, for ``feasible`` monotone (true up to
     the crossing, false after it), given ``feasible(lo)`` and not ``feasible(hi)``: bisection on the

@@ -211,3 +211,36 @@ def test_corollary_6_2_thresholds_against_50_digit_references() -> None:
     assert float(added(eps1)) == pytest.approx(float(best), rel=1e-12)
     with pytest.raises(ParameterError, match="truncated negative binomial"):
         corollary_6_2_thresholds("poisson(mean=10)", 2.0, 1e-5)
+
+
+@pytest.mark.parametrize(("sigma", "thresholds"), [
+    (300.0, [(1.0, 1e-3), (2.0, 1e-6)]),
+    (900.0, [(0.5, 1e-2), (3.0, 1e-9)]),
+    (2000.0, [(1.5, 1e-5)]),
+    (5000.0, [(0.3, 1e-4), (1.0, 1e-7), (4.0, 1e-12)]),
+])
+def test_max_steps_finds_thousands_of_steps_in_a_few_runs(monkeypatch, sigma, thresholds):
+    """Answers of thousands of steps (the μ√steps-GDP stand-in): the same integer as a plain doubling-and-bisection
+    on the threshold test itself, with at most 14 runs built (doubling and bisection build about 25)."""
+    import symsel.profiles
+    from symsel.apps.tuning import admits
+
+    built: list[int] = []
+
+    class Counted(_ComposedGaussian):
+        def __init__(self, q: float, sigma: float, steps: int):
+            built.append(steps)
+            super().__init__(q, sigma, steps)
+
+    def fits(steps: int) -> bool:
+        return admits(_ComposedGaussian(0.01, sigma, steps), thresholds)
+
+    lo, hi = 1, 2
+    while fits(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    monkeypatch.setattr(symsel.profiles, "DpsgdProfile", Counted)
+    assert max_steps(0.01, sigma, thresholds, limit=10**7) == lo
+    assert lo > 1000 and len(built) <= 14, (lo, built)
