@@ -32,3 +32,26 @@ def test_the_peer_mean_is_the_largest_within_the_budget(eps, shape, bisected):
 def test_no_mean_fits_a_budget_below_one_run_and_every_mean_fits_a_huge_one():
     assert _dp_accounting_mean(1.0, 1.0) is None
     assert _dp_accounting_mean(50.0, 1.0, hi=1e6) == 1e6
+
+
+@pytest.mark.parametrize("shape", [1.0, 0.0, 0.5, math.inf])
+def test_the_shortcut_gives_dp_accountings_epsilon_to_the_bit(shape):
+    """The peer's ε with the run's RDP computed once is dp-accounting's own ``compose`` + ``get_epsilon``, bit for
+    bit, from one run to ten million (and the full ``compose`` is what the shortcut falls back to)."""
+    from symsel.report.figures import _fig7_run_rdp, _repeat_and_select_epsilon
+
+    for mean in (1.0, 1.5, 3.7, 44.4, 1234.5, 9.9e6):
+        expected = peer_epsilon(mean, shape)
+        assert _repeat_and_select_epsilon(_fig7_run_rdp(), mean, shape, FIG7["delta"]) == expected, (mean, shape)
+
+
+def test_the_shortcut_falls_back_to_composing_the_event():
+    """An accountant without dp-accounting's private ``_rdp`` (a version that renamed it): the event is composed in
+    full, and the answer is still dp-accounting's."""
+    import types
+
+    from symsel.report.figures import _fig7_run_rdp, _repeat_and_select_epsilon
+
+    event, held = _fig7_run_rdp()
+    renamed = types.SimpleNamespace(_orders=held._orders)
+    assert _repeat_and_select_epsilon((event, renamed), 30.0, 1.0, FIG7["delta"]) == peer_epsilon(30.0, 1.0)
