@@ -37,31 +37,36 @@ def to_mpf(value: Any, dps: int, name: str = "value", where: str | None = None) 
     convention of :func:`symsel.distributions.exact_number`; SymPy expressions are evaluated at
     ``dps + 10`` digits; mpmath numbers keep their own value.
     """
-    if isinstance(value, bool):
-        raise ParameterError(name, value, "a real number", where)
     with mpmath.workdps(dps):
-        if isinstance(value, mpmath.mpf):
-            out = +value
-        elif isinstance(value, int | np.integer):
-            out = mpmath.mpf(int(value))
-        elif isinstance(value, float | np.floating):
-            out = mpmath.mpf(repr(float(value)))
-        elif isinstance(value, Fraction):
-            out = mpmath.mpf(value.numerator) / value.denominator
-        elif isinstance(value, str):
-            try:
-                out = mpmath.mpf(value)
-            except (ValueError, TypeError):
-                raise ParameterError(name, value, "a real number", where) from None
-        elif isinstance(value, sympy.Basic):
-            if not getattr(value, "is_number", False):
-                raise ParameterError(name, str(value), "a number (no free symbols)", where)
-            out = mpmath.mpf(str(sympy.N(value, dps + 10)))
-        else:
-            raise ParameterError(name, value, "a real number", where)
-        if not mpmath.isfinite(out):
-            raise ParameterError(name, value, "a finite real number", where)
-        return out
+        return _mpf_here(value, dps, name, where)
+
+
+def _mpf_here(value: Any, dps: int, name: str, where: str | None) -> mpmath.mpf:
+    """:func:`to_mpf` at the working precision already set to ``dps`` digits (many values, one precision change)."""
+    if isinstance(value, mpmath.mpf):
+        out = +value
+    elif isinstance(value, bool):
+        raise ParameterError(name, value, "a real number", where)
+    elif isinstance(value, int | np.integer):
+        out = mpmath.mpf(int(value))
+    elif isinstance(value, float | np.floating):
+        out = mpmath.mpf(repr(float(value)))
+    elif isinstance(value, Fraction):
+        out = mpmath.mpf(value.numerator) / value.denominator
+    elif isinstance(value, str):
+        try:
+            out = mpmath.mpf(value)
+        except (ValueError, TypeError):
+            raise ParameterError(name, value, "a real number", where) from None
+    elif isinstance(value, sympy.Basic):
+        if not getattr(value, "is_number", False):
+            raise ParameterError(name, str(value), "a number (no free symbols)", where)
+        out = mpmath.mpf(str(sympy.N(value, dps + 10)))
+    else:
+        raise ParameterError(name, value, "a real number", where)
+    if not mpmath.isfinite(out):
+        raise ParameterError(name, value, "a finite real number", where)
+    return out
 
 
 def to_float(value: Any) -> float:
@@ -80,7 +85,7 @@ def check_masses(values: Sequence[Any], name: str, where: str) -> tuple[Any, ...
     if len(vals) == 0:
         raise ParameterError(name, list(vals), "a non-empty sequence of probabilities", where)
     with mpmath.workdps(30):
-        converted = [to_mpf(v, 30, name, where) for v in vals]
+        converted = [_mpf_here(v, 30, name, where) for v in vals]
         for v, c in zip(vals, converted, strict=True):
             if c < 0:
                 raise ParameterError(name, _show(vals), f"non-negative masses (found {_show_one(v)})", where)
@@ -105,7 +110,7 @@ def _show(vals: Sequence[Any]) -> list[Any]:
 def masses_mp(values: Sequence[Any], dps: int, name: str = "pmf", where: str | None = None) -> list[mpmath.mpf]:
     """Masses at ``dps`` digits, normalized by their sum (which is 1 up to rounding)."""
     with mpmath.workdps(dps):
-        vals = [to_mpf(v, dps, name, where) for v in values]
+        vals = [_mpf_here(v, dps, name, where) for v in values]
         total = mpmath.fsum(vals)
         return [v / total for v in vals]
 
