@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import os
 
+from symsel.memory import keep_freed_memory
 from symsel.report.threads import one_thread_each
 
 one_thread_each(os.environ)
+keep_freed_memory(os.environ)  # for this worker, and the kernels and scripts it starts (symsel/memory.py)
 
 from hypothesis import settings  # noqa: E402
 

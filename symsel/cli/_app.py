@@ -139,6 +139,9 @@ def _fail(message: str, status: int) -> None:
 @click.version_option(package_name="symsel")
 def main() -> None:
     """symsel: privacy profiles of private selection (best of K runs of a DP mechanism)."""
+    from symsel.memory import keep_freed_memory
+
+    keep_freed_memory()  # large arrays freed and allocated again without a trip to the kernel (symsel/memory.py)
 
 
 def _one_of(delta: float | None, epsilon: float | None) -> None:
