@@ -330,14 +330,14 @@ CANDIDATE_BUDGET = 2.5
 #: benchmarks/RESULTS.md, "Timings"): they set only the order in which the jobs start (longest first), never a
 #: result. A step of several jobs shares its time out.
 STEP_SECONDS = {
-    "distributions": 0.5, "bounds": 11, "lower bounds": 12, "examples": 10,
-    "fixed trials": sum(full for _, full in FIXED_TRIALS_SECONDS.values()), "candidates_vs_budget": 38,
-    "epsilon_vs_mean": 18, "profiles": 0.5, "laws_at_equal_mean": 4.1, "rnm_epsilon_vs_m": 0.5,
-    "geometric_delta_vs_epsilon": 3.9, "binomial_vs_poisson": 4.5, "cifar_epsilon_vs_mean": 2.8, "binomial_cdfs": 0.3,
-    "dpsgd_epsilon_vs_mean": 23, "utility_vs_epsilon": 6.9, "success_vs_epsilon": 6,
-    "geometric_epsilon_vs_mean": 4.5, "sigma_tuning_vs_mean": 14,
-    "ps_rdp_vs_order_logarithmic": 4.1, "ps_rdp_vs_order_laws": 4.5, "ps_mean_vs_epsilon": 7.2,
-    "ps_conditional_sampling": 0.6, "xiang_two_point_table": 30, "xiang_tnb_vs_base_budget": 4,
+    "distributions": 0.4, "bounds": 11, "lower bounds": 12, "examples": 8.7,
+    "fixed trials": sum(full for _, full in FIXED_TRIALS_SECONDS.values()), "candidates_vs_budget": 31,
+    "epsilon_vs_mean": 19, "profiles": 0.4, "laws_at_equal_mean": 4.1, "rnm_epsilon_vs_m": 0.5,
+    "geometric_delta_vs_epsilon": 3.6, "binomial_vs_poisson": 4.0, "cifar_epsilon_vs_mean": 2.6, "binomial_cdfs": 0.3,
+    "dpsgd_epsilon_vs_mean": 26, "utility_vs_epsilon": 7.6, "success_vs_epsilon": 0.3,
+    "geometric_epsilon_vs_mean": 4.6, "sigma_tuning_vs_mean": 9.8,
+    "ps_rdp_vs_order_logarithmic": 3.8, "ps_rdp_vs_order_laws": 4.0, "ps_mean_vs_epsilon": 0.3,
+    "ps_conditional_sampling": 0.4, "xiang_two_point_table": 24, "xiang_tnb_vs_base_budget": 3.5,
 }
 #: steps that run in one job, in this order: the later ones reuse what the first computed in the same process
 #: (the Xiang figures share the DP-SGD noise levels solved for the base budgets, about 40 s; Papernot-Steinke's
