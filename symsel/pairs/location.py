@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 import mpmath
 import numpy as np
 import scipy.special as sc
-from scipy.stats import norm
 
 from symsel.errors import ParameterError
 
@@ -162,7 +161,7 @@ class GaussianPair(LocationPair):
         return -z * z / 2 - mpmath.log(2 * mpmath.pi) / 2
 
     def _isf0_float(self, u: np.ndarray) -> np.ndarray:
-        return norm.isf(u)
+        return -sc.ndtri(u)  # scipy.stats.norm.isf, without importing scipy.stats (about 0.45 s)
 
     def _bin_masses0_float(self, z: np.ndarray) -> np.ndarray:
         a, b = z[:-1], z[1:]

@@ -23,22 +23,33 @@ import math
 import time
 from collections import OrderedDict
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from dp_accounting import dp_event, privacy_accountant
-from dp_accounting.pld import pld_privacy_accountant
 
 from symsel import validate as v
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.pairs.loss import LossPair, from_loss_grid
 from symsel.profiles.base import ROUTE_PESSIMISTIC_PLD, Profile
 
-_RELATIONS = {
-    "add_remove": privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE,
-    "replace_one": privacy_accountant.NeighboringRelation.REPLACE_ONE,
-    "replace_special": privacy_accountant.NeighboringRelation.REPLACE_SPECIAL,
-}
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+# dp-accounting (and the scipy.stats it imports, about 0.6 s together) is imported by the functions that use it, so
+# that a process asking about analytic bases never pays for it (issue "Fast": whole-process time).
+
+#: our names of dp-accounting's neighbouring relations → the names of its ``NeighboringRelation`` members.
+_RELATIONS = {"add_remove": "ADD_OR_REMOVE_ONE", "replace_one": "REPLACE_ONE", "replace_special": "REPLACE_SPECIAL"}
+
+
+def _relation(name: str) -> Any:
+    """dp-accounting's ``NeighboringRelation`` called ``name`` in :data:`_RELATIONS`."""
+    from dp_accounting import privacy_accountant
+
+    return privacy_accountant.NeighboringRelation[_RELATIONS[name]]
+
+
 _CACHE: OrderedDict[tuple, tuple[pld_privacy_accountant.PLDAccountant, float]] = OrderedDict()
 _CACHE_SIZE = 8
 
@@ -50,9 +61,11 @@ def _build(
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
+    from dp_accounting.pld import pld_privacy_accountant
+
     start = time.perf_counter()
     accountant = pld_privacy_accountant.PLDAccountant(
-        neighboring_relation=_RELATIONS[relation], value_discretization_interval=interval
+        neighboring_relation=_relation(relation), value_discretization_interval=interval
     )
     steps = _dpsgd_steps(event)
     if steps is None or not (hasattr(accountant, "_pld") and hasattr(accountant, "_ledger")):
@@ -72,6 +85,8 @@ def _build(
 def _dpsgd_steps(event: dp_event.DpEvent) -> tuple[dp_event.PoissonSampledDpEvent, int] | None:
     """``(step, count)`` when ``event`` is ``count`` compositions of a Poisson-subsampled Gaussian step with a positive
     rate and noise (a DP-SGD run), else ``None``."""
+    from dp_accounting import dp_event
+
     count = 1
     while isinstance(event, dp_event.SelfComposedDpEvent):
         event, count = event.event, count * event.count
@@ -91,7 +106,7 @@ def _subsampled_gaussian_pld(rate: float, sigma: float, relation: str, interval:
     from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
 
     return from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=interval,
-                                   sampling_prob=rate, neighboring_relation=_RELATIONS[relation])
+                                   sampling_prob=rate, neighboring_relation=_relation(relation))
 
 
 #: ``PldProfile.epsilon`` answers its first this many queries by dp-accounting's own call, the later ones from the
@@ -117,6 +132,9 @@ class PldProfile(Profile):
     def __init__(
         self, event: dp_event.DpEvent, neighbouring: str = "add_remove", value_discretization_interval: float = 1e-4
     ):
+        from dp_accounting import dp_event
+        from dp_accounting.pld import pld_privacy_accountant
+
         where = self.family
         if not isinstance(event, dp_event.DpEvent):
             raise ParameterError("event", event, "a dp_accounting DpEvent", where)
@@ -124,7 +142,7 @@ class PldProfile(Profile):
         self.value_discretization_interval = v.real(
             value_discretization_interval, "value_discretization_interval", where, lo=0.0, hi=1.0, lo_open=True
         )
-        probe = pld_privacy_accountant.PLDAccountant(neighboring_relation=_RELATIONS[self.neighbouring])
+        probe = pld_privacy_accountant.PLDAccountant(neighboring_relation=_relation(self.neighbouring))
         if not probe.supports(event):
             raise NotApplicableError(f"{where}: the PLD accountant does not support the event {event!r}")
         self.event = event
@@ -191,6 +209,8 @@ class PldProfile(Profile):
         """Pessimistic: the PLD accountant's profile of ``SelfComposedDpEvent(event, k)``, same neighbouring
         relation and grid (a plain :class:`PldProfile`: a DP-SGD base's RDP conversion is not carried over), after
         :func:`symsel.bounds.composition.check_pld_size` has checked that its PLD fits."""
+        from dp_accounting import dp_event
+
         from symsel.bounds.composition import check_pld_size
 
         check_pld_size(self, k)
@@ -452,6 +472,8 @@ class DpsgdProfile(PldProfile):
         if self.steps > DPSGD_MAX_STEPS:
             raise ParameterError("steps", steps, f"an integer 1 <= steps <= {DPSGD_MAX_STEPS:.0e}", where)
         _check_pld_size(self.q, self.sigma, self.steps, float(value_discretization_interval))
+        from dp_accounting import dp_event
+
         event = dp_event.SelfComposedDpEvent(
             dp_event.PoissonSampledDpEvent(self.q, dp_event.GaussianDpEvent(self.sigma)), self.steps
         )

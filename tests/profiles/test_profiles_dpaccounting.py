@@ -173,14 +173,17 @@ def _pmf_arrays(pld):
 def test_a_run_built_from_the_shared_one_step_pld_is_the_accountants_own(relation):
     """DP-SGD runs of several lengths at one noise share the one-step PLD (_subsampled_gaussian_pld); each run's PLD
     is, array for array, what ``PLDAccountant.compose`` builds for the same event, in any order of building."""
+    from dp_accounting import privacy_accountant
     from dp_accounting.pld import pld_privacy_accountant
 
-    from symsel.profiles.dpaccounting import _RELATIONS, _build
+    from symsel.profiles.dpaccounting import _build
 
+    relations = {"add_remove": privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE,
+                 "replace_one": privacy_accountant.NeighboringRelation.REPLACE_ONE}
     for steps in (30, 7, 30, 1):
         event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.05, dp_event.GaussianDpEvent(1.3)), steps)
         ours, _ = _build(event, relation, 1e-3)
-        reference = pld_privacy_accountant.PLDAccountant(_RELATIONS[relation], 1e-3)
+        reference = pld_privacy_accountant.PLDAccountant(relations[relation], 1e-3)
         reference.compose(event)
         for (lo, disc, inf, probs), (lo_r, disc_r, inf_r, probs_r) in zip(
                 _pmf_arrays(ours._pld), _pmf_arrays(reference._pld), strict=True):
