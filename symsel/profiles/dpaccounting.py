@@ -102,11 +102,11 @@ def _subsampled_gaussian_pld(rate: float, sigma: float, relation: str, interval:
     ``from_gaussian_mechanism`` call), cached: a planner that varies the number of steps at a fixed noise builds it
     once instead of at every step count (it is 60 % of building a 1000-step run). dp-accounting's PLDs are not
     changed by composing or querying them; tests/profiles/test_profiles_dpaccounting.py checks the result against
-    ``PLDAccountant.compose`` itself."""
-    from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
+    ``PLDAccountant.compose`` itself. Built with the inverse privacy loss tabled
+    (:mod:`symsel.profiles.subsampled_gaussian_pld`: the same arrays, about five times sooner)."""
+    from symsel.profiles.subsampled_gaussian_pld import subsampled_gaussian_pld
 
-    return from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=interval,
-                                   sampling_prob=rate, neighboring_relation=_relation(relation))
+    return subsampled_gaussian_pld(rate, sigma, _relation(relation), interval)
 
 
 #: ``PldProfile.epsilon`` answers its first this many queries by dp-accounting's own call, the later ones from the

@@ -1,0 +1,128 @@
+"""One DP-SGD step's PLD, as dp-accounting builds it, about five times sooner.
+
+dp-accounting builds the PLD of a Poisson-subsampled Gaussian by "connect the dots" (Doroshenko et al., PETS 2022):
+it evaluates the step's hockey-stick divergence ``δ(ε)`` on every point of its loss grid, about 47,000 points a
+direction for ``q = 0.01, σ = 1.1`` at the default grid of 1e-4. Each ``δ(ε)`` needs the output ``x`` at which the
+privacy loss equals ``ε`` (the inverse privacy loss), and dp-accounting finds it one ``ε`` at a time in Python: 0.37
+of the 0.43 s the step's PLD takes, and a DP-SGD base with a new noise (a calibration, a planner) builds a new one.
+
+For the add and the remove direction of a subsampled Gaussian with ``0 < q < 1`` the inverse has a closed form:
+with ``l'(ε) = log(1 + (e^ε − 1)/q)`` the loss of the Gaussian without subsampling (for remove; add uses
+``−l'(−ε)``), the Gaussian's inverse is ``x = −Δ/2 − l' σ²/Δ`` (remove) and ``x = Δ/2 − l' σ²/Δ`` (add).
+:class:`_TabledGaussianLoss` computes it for the whole grid at once, with the same floating-point operations in the
+same order as dp-accounting's scalar code, and hands dp-accounting's unchanged construction a table to read instead
+of solving per point. Points where that code takes a special branch (``ε = 0``, ``ε`` at or next to the
+``±log(1 − q)`` limit, a logarithm of a non-positive number) are not in the table and go through dp-accounting's own
+scalar code. The result is the very PLD of ``from_gaussian_mechanism``, array for array: the numpy functions used
+(``log``, ``exp``, ``log1p``) give the same bits on an array as on each of its elements, and
+tests/profiles/test_subsampled_gaussian_pld.py compares the two builds bit for bit.
+
+Not sped up (dp-accounting's own ``from_gaussian_mechanism``): ``q = 1`` (no subsampling: already fast), the
+replace-one relation, and any dp-accounting whose internals are not the ones this module was written against.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+#: ``math.isclose``'s default relative tolerance, widened tenfold: points this close to the ``±log(1 − q)`` limit
+#: are left to dp-accounting's scalar code, which treats points within its tolerance specially.
+_NEAR_LIMIT = 1e-8
+
+
+def subsampled_gaussian_pld(rate: float, sigma: float, relation: Any, interval: float) -> Any:
+    """``from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=interval,
+    sampling_prob=rate, neighboring_relation=relation)``, built with the inverse privacy loss tabled (module
+    docstring) when the relation is add-or-remove or replace-special and ``0 < rate < 1``."""
+    from dp_accounting import privacy_accountant
+    from dp_accounting.pld import privacy_loss_distribution as pld_module
+
+    relations = privacy_accountant.NeighboringRelation
+    build = getattr(pld_module, "_create_pld_pmf_from_monotone_privacy_loss", None)
+    both_directions = getattr(pld_module, "_pld_for_subsampled_mechanism", None)
+    loss_class = _tabled_gaussian_loss_class()
+    if (relation not in (relations.ADD_OR_REMOVE_ONE, relations.REPLACE_SPECIAL) or not 0.0 < rate < 1.0
+            or build is None or both_directions is None or loss_class is None):
+        return pld_module.from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=interval,
+                                                  sampling_prob=rate, neighboring_relation=relation)
+
+    def one_direction(adjacency: Any) -> Any:
+        # the arguments from_gaussian_mechanism passes with its defaults (sensitivity 1, pessimistic, truncation
+        # bound -50, connect the dots); the bit-for-bit test fails if a dp-accounting release changes them
+        loss = loss_class(sigma, sensitivity=1, pessimistic_estimate=True, log_mass_truncation_bound=-50,
+                          sampling_prob=rate, adjacency_type=adjacency)
+        return build(loss, pessimistic_estimate=True, value_discretization_interval=interval, use_connect_dots=True)
+
+    return both_directions(one_direction, rate)
+
+
+@lru_cache(maxsize=1)
+def _tabled_gaussian_loss_class() -> type | None:
+    """:class:`GaussianPrivacyLoss` with the inverse privacy loss read from a table on a grid query (defined on
+    first use: it subclasses a dp-accounting class); ``None`` when dp-accounting's class does not have the
+    attributes it relies on."""
+    from dp_accounting.pld import privacy_loss_mechanism as mechanisms
+
+    base = getattr(mechanisms, "GaussianPrivacyLoss", None)
+    if base is None or not all(hasattr(base, name) for name in ("get_delta_for_epsilon", "inverse_privacy_loss")):
+        return None
+
+    class _TabledGaussianLoss(base):  # type: ignore[misc, valid-type]
+        _table: dict[float, float] | None = None
+
+        def get_delta_for_epsilon(self, epsilon: Any) -> Any:
+            if isinstance(epsilon, numbers.Number) or not hasattr(self, "_standard_deviation"):
+                return super().get_delta_for_epsilon(epsilon)
+            self._table = inverse_loss_table(self, np.asarray(epsilon, dtype=float).ravel())
+            try:
+                return super().get_delta_for_epsilon(epsilon)
+            finally:
+                self._table = None
+
+        def inverse_privacy_loss(self, privacy_loss: float) -> float:
+            if self._table is not None:
+                x = self._table.get(privacy_loss)
+                if x is not None:
+                    return x
+            return super().inverse_privacy_loss(privacy_loss)
+
+    return _TabledGaussianLoss
+
+
+def inverse_loss_table(loss: Any, eps: np.ndarray) -> dict[float, float]:
+    """``ε ↦ x``, the inverse privacy loss of the subsampled Gaussian ``loss`` (add or remove direction,
+    ``0 < q < 1``) at the points of ``eps`` where dp-accounting's scalar code takes its general branch, computed
+    with that code's operations in its order: ``l' = d + log1p(−exp(log(1/q − 1) − d))`` with ``d = b + log(1/q)``
+    and ``b = ε`` (remove) or ``−ε`` (add), then ``x = −Δ/2 − l' σ²/Δ`` (remove) or ``Δ + (−Δ/2 − (−l') σ²/Δ)``
+    (add). Other points are left out (the caller falls back to the scalar code for them)."""
+    from dp_accounting.pld.privacy_loss_mechanism import AdjacencyType
+
+    q, sensitivity = loss.sampling_prob, loss.sensitivity
+    if loss.adjacency_type == AdjacencyType.REMOVE:
+        remove, limit = True, math.log(1 - q)
+    elif loss.adjacency_type == AdjacencyType.ADD:
+        remove, limit = False, -math.log(1 - q)
+    else:
+        return {}
+    if not 0.0 < q < 1.0:
+        return {}
+    b = eps if remove else -eps
+    log_a, log_minus_c = np.log(1 / q), np.log(-(1 - 1 / q))
+    with np.errstate(all="ignore"):
+        d = b + log_a
+        general = (eps > limit) if remove else (eps < limit)
+        general &= np.abs(eps - limit) > _NEAR_LIMIT * np.maximum(np.abs(eps), abs(limit))
+        general &= (b != 0) & (log_minus_c < d) & np.isfinite(eps)
+        unsubsampled = d + np.log1p(-np.exp(log_minus_c - d))
+        variance = loss._standard_deviation**2
+        if remove:
+            x = -0.5 * sensitivity - unsubsampled * variance / sensitivity
+        else:
+            x = sensitivity + (-0.5 * sensitivity - (-unsubsampled) * variance / sensitivity)
+    keep = general & ~np.isnan(x)
+    return dict(zip(eps[keep].tolist(), x[keep].tolist(), strict=True))

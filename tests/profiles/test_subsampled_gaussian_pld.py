@@ -1,0 +1,65 @@
+"""symsel.profiles.subsampled_gaussian_pld builds one DP-SGD step's PLD with the inverse privacy loss tabled: it must
+be dp-accounting's own ``from_gaussian_mechanism`` PLD, bit for bit, on every kind of step (the reference is
+dp-accounting's public function itself), and the table must answer the grid (else the speed-up is silently lost)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting import privacy_accountant
+from dp_accounting.pld import privacy_loss_mechanism
+from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
+
+from symsel.profiles.subsampled_gaussian_pld import inverse_loss_table, subsampled_gaussian_pld
+
+RELATION = privacy_accountant.NeighboringRelation
+
+
+def _state(pld) -> list[tuple]:
+    """Every attribute of both directions' PMFs (arrays as bytes, so equal means bit for bit)."""
+    out = []
+    for pmf in (pld._pmf_remove, pld._pmf_add):
+        for name, value in sorted(vars(pmf).items()):
+            out.append((name, np.asarray(value).tobytes() if isinstance(value, np.ndarray | list) else value))
+    return out
+
+
+CASES = [
+    (0.01, 1.1, RELATION.ADD_OR_REMOVE_ONE, 1e-4),   # the DP-SGD default of the benchmarks and the README
+    (0.001, 0.6, RELATION.ADD_OR_REMOVE_ONE, 1e-4),  # tiny rate, little noise: a wide loss grid
+    (0.32768, 21.1, RELATION.ADD_OR_REMOVE_ONE, 1e-4),  # the README plan's step
+    (0.5, 3.0, RELATION.REPLACE_SPECIAL, 1e-3),
+    (0.999, 0.8, RELATION.ADD_OR_REMOVE_ONE, 1e-3),  # next to no subsampling: the add direction's limit is near
+    (1e-6, 0.3, RELATION.ADD_OR_REMOVE_ONE, 1e-4),
+    (0.05, 1.3, RELATION.ADD_OR_REMOVE_ONE, 1e-2),   # a coarse grid
+    (0.2, 50.0, RELATION.ADD_OR_REMOVE_ONE, 1e-5),
+    (1.0, 2.0, RELATION.ADD_OR_REMOVE_ONE, 1e-4),    # no subsampling: dp-accounting's own build
+    (0.1, 2.0, RELATION.REPLACE_ONE, 1e-3),          # replace-one: dp-accounting's own build
+]
+
+
+@pytest.mark.parametrize("rate, sigma, relation, interval", CASES)
+def test_the_tabled_build_is_dp_accountings_pld_bit_for_bit(rate, sigma, relation, interval):
+    ours = subsampled_gaussian_pld(rate, sigma, relation, interval)
+    reference = from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=interval,
+                                        sampling_prob=rate, neighboring_relation=relation)
+    assert _state(ours) == _state(reference)
+    assert ours.get_epsilon_for_delta(1e-6) == reference.get_epsilon_for_delta(1e-6)
+
+
+@pytest.mark.parametrize("adjacency", [privacy_loss_mechanism.AdjacencyType.ADD,
+                                       privacy_loss_mechanism.AdjacencyType.REMOVE])
+def test_the_table_is_dp_accountings_inverse_loss_where_it_answers_and_answers_the_grid(adjacency):
+    loss = privacy_loss_mechanism.GaussianPrivacyLoss(1.1, sampling_prob=0.01, adjacency_type=adjacency)
+    limit = -math.log(1 - 0.01)
+    special = [0.0, limit, -limit, math.nextafter(limit, 0), math.nextafter(-limit, 0), 1e-300, -1e-300, 30.0, -30.0,
+               np.inf, -np.inf]
+    grid = np.concatenate([np.arange(-40000, 40001) * 1e-4, special])
+    table = inverse_loss_table(loss, grid)
+    assert len(table) >= 0.99 * 40001  # the general branch: all but the special points (ε = 0, the limits)
+    own_limit = limit if adjacency == privacy_loss_mechanism.AdjacencyType.ADD else -limit  # ±log(1 − q)
+    assert 0.0 not in table and own_limit not in table and math.nextafter(own_limit, 0) not in table
+    for eps, x in table.items():
+        assert x == loss.inverse_privacy_loss(eps), eps
