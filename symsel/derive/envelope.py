@@ -233,6 +233,15 @@ def envelope_max(candidates: Sequence[Candidate]) -> sympy.Expr:
 
 
 # ------------------------------------------------------------------------------------ helpers
+def _at_t(h: sympy.Expr, value: sympy.Expr) -> sympy.Expr:
+    """``h`` with ``t = value``. The unevaluated ``Max`` of :func:`envelope_max` is rebuilt unevaluated from its
+    substituted arguments: ``subs`` would rebuild it evaluated, and SymPy then spends seconds trying to prove which
+    symbolic argument is largest (the envelope's candidates are each largest somewhere, so none is dropped)."""
+    if isinstance(h, sympy.Max):
+        return sympy.Max(*[arg.subs(T, value) for arg in h.args], evaluate=False)
+    return h.subs(T, value)
+
+
 def _tex(expr: sympy.Expr) -> str:
     """LaTeX, with long exact numbers shown to 12 digits (the closed forms stay in the pieces)."""
     expr = sympy.sympify(expr)
@@ -452,8 +461,9 @@ def polygon_envelope(dphi: sympy.Expr, eps1: Any, delta1: Any,
     pieces = _resolve(ordered, ratio) if numeric else None
     h = envelope_max(ordered) if pieces is None else sympy.Piecewise(
         *[(p.value, T <= p.hi) for p in pieces[:-1]], (0, True))
-    profile = m * d1 + (1 - d1) / (1 + ee) * (ee * h.subs(T, sympy.exp(EPS - e1)) + h.subs(T, sympy.exp(EPS + e1)))
-    simple = m * d1 + (1 - d1) * ee / (1 + ee) * h.subs(T, sympy.exp(EPS - e1))
+    below, above = _at_t(h, sympy.exp(EPS - e1)), _at_t(h, sympy.exp(EPS + e1))
+    profile = m * d1 + (1 - d1) / (1 + ee) * (ee * below + above)
+    simple = m * d1 + (1 - d1) * ee / (1 + ee) * below
     return PolygonEnvelope(dphi=sympy.sympify(dphi), eps1=e1, delta1=d1, mean=m, candidates=ordered,
                            second_order=second, ratio=ratio, pieces=pieces, breakpoints=breakpoints,
                            profile=profile, profile_simple=simple,
