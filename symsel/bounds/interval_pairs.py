@@ -92,7 +92,7 @@ class _Pieces:
         """The float64 mass of pieces ``[lo, hi)`` of ``Q`` (``which="A"``) or ``Q'`` (``"B"``), within
         :attr:`relative` and :attr:`error` of the exact one."""
         head, tail = self.sums[which]
-        return (head[hi] - head[lo]) + (tail[hi] - tail[lo])
+        return (head.take(hi) - head.take(lo)) + (tail.take(hi) - tail.take(lo))
 
     def up(self, mass: np.ndarray) -> np.ndarray:
         """A :meth:`mass` from above (at most 1)."""
