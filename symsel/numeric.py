@@ -110,6 +110,16 @@ def largest_fitting_integer(probe: Callable[[int], tuple[bool, float]], lo: int,
     return lo
 
 
+def log_gap(value: float, bound: float) -> float:
+    """``log(value / bound)`` for ``value, bound ≥ 0`` (the gap :func:`largest_fitting_integer` is steered by):
+    ``−inf`` for ``value = 0``, ``+inf`` over a bound of 0."""
+    if value <= 0:
+        return -math.inf
+    if bound <= 0:
+        return math.inf
+    return math.log(value) - math.log(bound)
+
+
 def largest_feasible_integer(feasible: Callable[[int], bool], lo: int, hi: int) -> int:
     """The largest integer ``n`` in ``[lo, hi)`` with ``feasible(n)``, for ``feasible`` monotone (true up to
     the crossing, false after it), given ``feasible(lo)`` and not ``feasible(hi)``: bisection on the

@@ -23,7 +23,7 @@ from typing import Any
 from symsel.bounds import bound
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.numeric import largest_feasible_integer, last_feasible
+from symsel.numeric import largest_feasible_integer, largest_fitting_integer, last_feasible, log_gap
 from symsel.profiles import Profile
 from symsel.spec import parse_distribution
 from symsel.validate import probability, real
@@ -199,10 +199,12 @@ def max_trials(template: str, base: Profile, epsilon: float, delta: float, metho
                final_run: FinalRun = False) -> dict[str, Any]:
     """The largest whole number of trials ``k`` whose selection bound fits the budget: ``δ(ε_budget) ≤ δ_budget``
     for the law ``template`` with ``{k}`` replaced by ``k`` (``"point(k={k})"``: a fixed number of trials, a grid or
-    a tuner's ``n_trials``; ``"binomial(n={k}, p=1/2)"``). The search doubles ``k`` to a bracket, then bisects on
-    the integers; every answer has been checked to fit (its ``delta_at_budget`` is reported), and ``k + 1`` has
-    been checked not to, unless the search hit :data:`MAX_TRIALS` (``capped``). A bound that is not monotone in
-    ``k`` can only make the answer smaller than the largest fitting ``k``, never unchecked.
+    a tuner's ``n_trials``; ``"binomial(n={k}, p=1/2)"``). The search doubles ``k`` to a bracket, then narrows it on
+    the integers by secant steps in ``log k`` on ``log(δ(ε_budget) / δ_budget)``
+    (:func:`~symsel.numeric.largest_fitting_integer`: the bisection's integer, in fewer bounds). Every answer has been
+    checked to fit (its ``delta_at_budget`` is reported), and ``k + 1`` has been checked not to, unless the search hit
+    :data:`MAX_TRIALS` (``capped``). A bound that is not monotone in ``k`` can only make the answer smaller than the
+    largest fitting ``k``, never unchecked.
 
     ``final_run`` composes the final training run after the selection, as in :func:`max_mean`; the search then
     starts from the answer without it (the pipeline can only need more), and most of its steps settle on the
@@ -234,9 +236,12 @@ def max_trials(template: str, base: Profile, epsilon: float, delta: float, metho
         if hi > MAX_TRIALS:
             capped = True
             break
-    while not capped and hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if delta_at(mid) <= delta else (lo, mid)
+    if not capped and hi - lo > 1:
+        def probe(k: int) -> tuple[bool, float]:
+            return delta_at(k) <= delta, log_gap(delta_at(k), delta)
+
+        lo = largest_fitting_integer(probe, lo, hi, log_gap(seen[lo], delta),
+                                     log_gap(seen[hi], delta) if hi in seen else math.inf)
     law = parse_distribution(template.replace("{k}", str(lo)))
     result = bound(law, base, method)
     out = {**record, "trials": lo, "dist": law.spec,

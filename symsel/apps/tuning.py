@@ -23,7 +23,7 @@ from typing import Any
 
 from symsel import validate
 from symsel.errors import ParameterError
-from symsel.numeric import largest_fitting_integer, last_feasible
+from symsel.numeric import largest_fitting_integer, last_feasible, log_gap
 
 Threshold = tuple[float, float]
 #: the longest run :func:`max_steps` searches.
@@ -61,7 +61,7 @@ def max_steps(q: float, sigma: float, thresholds: Sequence[Threshold], limit: in
         profile = DpsgdProfile(q, sigma, steps)
         values = [float(profile.delta(eps)) for eps, _ in checked]
         fits = all(value <= delta for value, (_, delta) in zip(values, checked, strict=True))
-        return fits, max(_log_ratio(value, delta) for value, (_, delta) in zip(values, checked, strict=True))
+        return fits, max(log_gap(value, delta) for value, (_, delta) in zip(values, checked, strict=True))
 
     fits, gap_lo = probe(1)
     if not fits:
@@ -80,15 +80,6 @@ def max_steps(q: float, sigma: float, thresholds: Sequence[Threshold], limit: in
             break
         lo, gap_lo, factor = hi, gap_hi, min(factor * factor, 16)
     return largest_fitting_integer(probe, lo, hi, gap_lo, gap_hi)
-
-
-def _log_ratio(value: float, bound: float) -> float:
-    """``log(value / bound)`` for ``value, bound ≥ 0``: ``−inf`` for ``value = 0``, ``+inf`` over a bound of 0."""
-    if value <= 0:
-        return -math.inf
-    if bound <= 0:
-        return math.inf
-    return math.log(value) - math.log(bound)
 
 
 def tuning_bound(law: Any, thresholds: Sequence[Threshold], method: str = "best") -> Any:
@@ -140,8 +131,6 @@ def corollary_6_2_thresholds(law: Any, epsilon_q: float, delta: float) -> list[T
     profile of the Gaussian mechanism adjusted to be (ε_Q, δ)-DP, ε1 minimises Thm 5.2's added term
     log(e^ε + ((1 − γ)/γ) δ_G(ε)), δ1 = δ_G(ε1), and ε̂ solves δ_G(ε̂) = δ/m. Returns [(ε1, δ1), (ε̂, δ/m)].
     Any thresholds give a sound tuning bound; these make Corollary 6.2 small."""
-    import math
-
     from scipy.optimize import minimize_scalar
 
     import symsel

@@ -318,17 +318,19 @@ def test_solve_base_answers_a_zero_delta_budget():
     assert result["sigma"] is None or result["delta_at_budget"] == 0.0
 
 
-def test_max_trials_matches_the_exact_composition_of_gaussian_runs() -> None:
+@pytest.mark.parametrize("epsilon, delta", [(3.0, 1e-6), (1.0, 1e-3), (5.0, 1e-10), (8.0, 1e-6)])
+def test_max_trials_matches_the_exact_composition_of_gaussian_runs(epsilon: float, delta: float) -> None:
     """Fixed K, method composition on gaussian(σ = 4): k runs are exactly (√k/4)-GDP, so the largest k with
-    δ(ε = 3) ≤ 1e-6 is read off the closed form at 50 digits here."""
+    δ(ε) ≤ δ is read off the closed form at 50 digits here (the secant search must find the bisection's integer)."""
     from reference_profiles import gdp_delta_mp
 
     from symsel.apps.plan import max_trials
 
-    reference = max(k for k in range(1, 200) if gdp_delta_mp(math.sqrt(k) / 4, 3.0) <= 1e-6)
-    found = max_trials("point(k={k})", GaussianProfile(4.0), 3.0, 1e-6, "composition")
+    reference = max(k for k in range(1, 400) if gdp_delta_mp(math.sqrt(k) / 4, epsilon) <= delta)
+    assert reference < 399
+    found = max_trials("point(k={k})", GaussianProfile(4.0), epsilon, delta, "composition")
     assert found["trials"] == reference
-    assert found["delta_at_budget"] <= 1e-6 < found["next_delta_at_budget"]
+    assert found["delta_at_budget"] <= delta < found["next_delta_at_budget"]
 
 
 def test_max_trials_with_best_fits_more_trials_than_composition_on_laplace() -> None:
