@@ -32,6 +32,7 @@ docs/envelope.md is about 1.7891).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -427,10 +428,9 @@ def _negligible_below(dist: Any) -> float:
     return lo
 
 
-def expanding_interval_order(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, dist: Any,
-                             eps: float) -> tuple[int, ...]:
-    """The best *expanding-interval* score order (lowest score first) for ``H_{e^eps}(A || A')``
-    (docs/lower-bounds.md).
+class ExpandingIntervals:
+    """The best *expanding-interval* score orders (lowest score first) for ``H_{e^eps}(A || A')`` on one pair, for
+    any ``eps`` (docs/lower-bounds.md).
 
     Sort the outcomes by their likelihood ratio ``P/P'``. An expanding-interval order starts at one
     outcome and adds the outcomes one at a time, each time the neighbour just below or just above the
@@ -441,62 +441,95 @@ def expanding_interval_order(p: Sequence[float] | np.ndarray, q: Sequence[float]
     order is a dynamic program over the ``n (n + 1) / 2`` intervals (``O(n^2)`` time and memory).
     Outcomes of mass 0 on both sides go to the bottom.
 
+    The two increments ``phi(Y + a) - phi(Y)`` and ``phi(X + b) - phi(X)`` of every step do not depend on ``eps``
+    (float64 Gauss-Legendre integrals of ``phi'``, most of the time): they are computed once, here, and
+    :meth:`order` runs the dynamic program for each target ``eps`` of a fixed-point iteration from them. The
+    orders are those of :func:`expanding_interval_order`, float for float (the same operations on the same arrays).
+    Memory: four floats per interval (``2 n^2`` floats in all).
+    """
+
+    def __init__(self, p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, dist: Any):
+        pa, qa, lr, live, self._null = _log_ratios(p, q)
+        cells = np.flatnonzero(live)
+        self._cells = cells[np.argsort(lr[cells], kind="stable")]
+        n = self._n = self._cells.size
+        fp = np.concatenate(([0.0], np.cumsum(pa[self._cells])))
+        fq = np.concatenate(([0.0], np.cumsum(qa[self._cells])))
+        nodes, weights = np.polynomial.legendre.leggauss(_INTERVAL_NODES)
+        nodes, weights = (nodes + 1.0) / 2.0, weights / 2.0
+        negligible = _negligible_below(dist)
+
+        def increment(base: np.ndarray, mass: np.ndarray) -> np.ndarray:
+            u = np.minimum(base[:, None] + nodes[None, :] * mass[:, None], 1.0)
+            if negligible > 0:
+                slope = np.zeros_like(u)
+                live = u > negligible
+                slope[live] = np.asarray(dist.dphi(u[live]), dtype=float)
+            else:
+                slope = np.asarray(dist.dphi(u), dtype=float)
+            return mass * (slope @ weights)
+
+        def increments(lo: np.ndarray, hi: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            a, b = fp[cell + 1] - fp[cell], fq[cell + 1] - fq[cell]
+            return increment(fp[hi] - fp[lo], a), increment(fq[hi] - fq[lo], b)
+
+        # per interval length, longest first: the increments of adding the cell above (hi < n) and below (lo > 0)
+        self._up: list[tuple[np.ndarray, np.ndarray]] = []
+        self._down: list[tuple[np.ndarray, np.ndarray]] = []
+        for length in range(n - 1, -1, -1):
+            lo = np.arange(0, n - length + 1)
+            hi = lo + length
+            m = hi < n
+            self._up.append(increments(lo[m], hi[m], hi[m]))
+            m = lo > 0
+            self._down.append(increments(lo[m], hi[m], lo[m] - 1))
+
+    def order(self, eps: float) -> tuple[int, ...]:
+        """The best expanding-interval order for ``H_{e^eps}(A || A')``."""
+        n, e = self._n, math.exp(min(float(eps), _EPS_CAP))
+
+        def gain(increments: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+            value = increments[0] - e * increments[1]
+            return np.where(np.isnan(value), 0.0, np.maximum(value, 0.0))
+
+        value = np.full((n + 1, n + 1), -np.inf)  # value[lo, hi]: the best remainder once [lo, hi) is used
+        down = np.zeros((n + 1, n + 1), dtype=bool)  # whether the best next step adds lo - 1 (else hi)
+        value[0, n] = 0.0
+        for step, length in enumerate(range(n - 1, -1, -1)):
+            lo = np.arange(0, n - length + 1)
+            hi = lo + length
+            up_value = np.full(lo.shape, -np.inf)
+            down_value = np.full(lo.shape, -np.inf)
+            m = hi < n
+            up_value[m] = gain(self._up[step]) + value[lo[m], hi[m] + 1]
+            m = lo > 0
+            down_value[m] = gain(self._down[step]) + value[lo[m] - 1, hi[m]]
+            value[lo, hi] = np.maximum(up_value, down_value)
+            down[lo, hi] = down_value > up_value
+        start = int(np.argmax(np.diag(value)))
+        order: list[int] = []
+        low = high = start
+        while high - low < n:
+            if down[low, high]:
+                low -= 1
+                order.append(int(self._cells[low]))
+            else:
+                order.append(int(self._cells[high]))
+                high += 1
+        return tuple(self._null + order)
+
+
+def expanding_interval_order(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, dist: Any,
+                             eps: float) -> tuple[int, ...]:
+    """The best *expanding-interval* score order (lowest score first) for ``H_{e^eps}(A || A')``
+    (:class:`ExpandingIntervals`; docs/lower-bounds.md).
+
     Any order is a valid score order: this only chooses a good one. For a pair whose likelihood ratio has no
     atoms (the Gaussian pair), the worst orders of thin slices are of this kind (docs/interval.md, Theorem 1),
-    so on fine slices this construction approaches the exact worst case. The increments are float64
-    Gauss-Legendre integrals of ``phi'``.
+    so on fine slices this construction approaches the exact worst case. For several ``eps`` on one pair,
+    ``ExpandingIntervals(p, q, dist).order(eps)`` computes the increments once.
     """
-    pa, qa, lr, live, null = _log_ratios(p, q)
-    cells = np.flatnonzero(live)
-    cells = cells[np.argsort(lr[cells], kind="stable")]
-    n = cells.size
-    fp = np.concatenate(([0.0], np.cumsum(pa[cells])))
-    fq = np.concatenate(([0.0], np.cumsum(qa[cells])))
-    nodes, weights = np.polynomial.legendre.leggauss(_INTERVAL_NODES)
-    nodes, weights = (nodes + 1.0) / 2.0, weights / 2.0
-    e = math.exp(min(float(eps), _EPS_CAP))
-    negligible = _negligible_below(dist)
-
-    def increment(base: np.ndarray, mass: np.ndarray) -> np.ndarray:
-        u = np.minimum(base[:, None] + nodes[None, :] * mass[:, None], 1.0)
-        if negligible > 0:
-            slope = np.zeros_like(u)
-            live = u > negligible
-            slope[live] = np.asarray(dist.dphi(u[live]), dtype=float)
-        else:
-            slope = np.asarray(dist.dphi(u), dtype=float)
-        return mass * (slope @ weights)
-
-    def gain(lo: np.ndarray, hi: np.ndarray, cell: np.ndarray) -> np.ndarray:
-        a, b = fp[cell + 1] - fp[cell], fq[cell + 1] - fq[cell]
-        value = increment(fp[hi] - fp[lo], a) - e * increment(fq[hi] - fq[lo], b)
-        return np.where(np.isnan(value), 0.0, np.maximum(value, 0.0))
-
-    value = np.full((n + 1, n + 1), -np.inf)  # value[lo, hi]: the best remainder once [lo, hi) is used
-    down = np.zeros((n + 1, n + 1), dtype=bool)  # whether the best next step adds lo - 1 (else hi)
-    value[0, n] = 0.0
-    for length in range(n - 1, -1, -1):
-        lo = np.arange(0, n - length + 1)
-        hi = lo + length
-        up_value = np.full(lo.shape, -np.inf)
-        down_value = np.full(lo.shape, -np.inf)
-        m = hi < n
-        up_value[m] = gain(lo[m], hi[m], hi[m]) + value[lo[m], hi[m] + 1]
-        m = lo > 0
-        down_value[m] = gain(lo[m], hi[m], lo[m] - 1) + value[lo[m] - 1, hi[m]]
-        value[lo, hi] = np.maximum(up_value, down_value)
-        down[lo, hi] = down_value > up_value
-    start = int(np.argmax(np.diag(value)))
-    order: list[int] = []
-    low = high = start
-    while high - low < n:
-        if down[low, high]:
-            low -= 1
-            order.append(int(cells[low]))
-        else:
-            order.append(int(cells[high]))
-            high += 1
-    return tuple(null + order)
+    return ExpandingIntervals(p, q, dist).order(eps)
 
 
 def _float_epsilon(p: np.ndarray, q: np.ndarray, order: Sequence[int], dist: Any, delta: float,
@@ -512,17 +545,19 @@ def _float_epsilon(p: np.ndarray, q: np.ndarray, order: Sequence[int], dist: Any
 
 
 def _slice_search(p: np.ndarray, q: np.ndarray, dist: Any, delta: float, eps0: float, both_directions: bool,
-                  max_iter: int = 40, make_order: Callable[..., tuple[int, ...]] = slice_insertion_order,
+                  max_iter: int = 40, construction: OrderConstruction | None = None,
                   ) -> tuple[float, tuple[int, ...] | None, int]:
-    """Fixed-point iteration on the target ``eps`` of an order construction (:func:`slice_insertion_order`
-    or :func:`expanding_interval_order`): build the order for ``eps``, evaluate it, use the value as the next
+    """Fixed-point iteration on the target ``eps`` of an order construction (:func:`slice_insertion_orders`, the
+    default, or :class:`ExpandingIntervals`): build the order for ``eps``, evaluate it, use the value as the next
     target (docs/lower-bounds.md). Returns the best two-sided float value, its order and the number of
     evaluations."""
+    construction = construction or slice_insertion_orders
     best, best_order, calls = -math.inf, None, 0
     for a, b in ((p, q), (q, p)) if both_directions else ((p, q),):
         eps, tried = eps0, []
+        order_for = construction(a, b, dist)
         for _ in range(max_iter):
-            order = make_order(a, b, dist, eps)
+            order = order_for(eps)
             calls += 1
             tried.append(eps)
             value = _float_epsilon(p, q, order, dist, delta)
@@ -537,9 +572,23 @@ def _slice_search(p: np.ndarray, q: np.ndarray, dist: Any, delta: float, eps0: f
     return best, best_order, calls
 
 
+#: an order construction on one pair ``(p, q, dist)``: the score order for a target ``eps``
+OrderConstruction = Callable[[np.ndarray, np.ndarray, Any], Callable[[float], tuple[int, ...]]]
+
+
+def slice_insertion_orders(p: np.ndarray, q: np.ndarray, dist: Any) -> Callable[[float], tuple[int, ...]]:
+    """:func:`slice_insertion_order` on ``(p, q)`` for any target ``eps``."""
+    return functools.partial(slice_insertion_order, p, q, dist)
+
+
+def expanding_interval_orders(p: np.ndarray, q: np.ndarray, dist: Any) -> Callable[[float], tuple[int, ...]]:
+    """:class:`ExpandingIntervals` on ``(p, q)`` (its increments computed once) for any target ``eps``."""
+    return ExpandingIntervals(p, q, dist).order
+
+
 #: the constructions on thin slices that :func:`lower_bound` tries, by name.
-_SLICE_CONSTRUCTIONS: tuple[tuple[str, Callable[..., tuple[int, ...]]], ...] = (
-    ("slice-insertion", slice_insertion_order), ("expanding-interval", expanding_interval_order))
+_SLICE_CONSTRUCTIONS: tuple[tuple[str, OrderConstruction], ...] = (
+    ("slice-insertion", slice_insertion_orders), ("expanding-interval", expanding_interval_orders))
 
 
 def _slice_orders(ps: np.ndarray, qs: np.ndarray, dist: Any, delta: float, eps0: float, both_directions: bool,
@@ -547,9 +596,9 @@ def _slice_orders(ps: np.ndarray, qs: np.ndarray, dist: Any, delta: float, eps0:
     """The order each of :data:`_SLICE_CONSTRUCTIONS` finds on the slices ``(ps, qs)``, with its name, number of
     evaluations and float value; each construction starts from the best target found so far."""
     found, seed = [], max(eps0, 0.0)
-    for name, make_order in _SLICE_CONSTRUCTIONS:
+    for name, construction in _SLICE_CONSTRUCTIONS:
         value, order, calls = _slice_search(ps, qs, dist, delta, seed, both_directions=both_directions,
-                                            make_order=make_order)
+                                            construction=construction)
         seed = max(seed, value)
         if order is not None and value > -math.inf:
             found.append((order, {"construction": name, "calls": calls, "search_epsilon": value}))

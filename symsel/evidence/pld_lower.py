@@ -13,7 +13,7 @@ vector grows past :data:`MAX_LABELS`. The result is a finite pair that the base 
 is close to loss order.
 
 **The lower bound.** On such a pair (or any dominated :class:`~symsel.pairs.loss.LossPair`) the best
-expanding-interval order is found in float64 (:func:`symsel.evidence.lower.expanding_interval_order`), and its
+expanding-interval order is found in float64 (:class:`symsel.evidence.lower.ExpandingIntervals`), and its
 selection's ``δ(ε)`` is evaluated at 30 digits with every mass moved to the side that can only lower ``δ``
 (:func:`selection_delta_below`): the result is at most the exact ``δ`` of a real selection on a base dominated
 by the base's pair, so the largest ``ε`` where it still exceeds the target, rounded down, is a certified lower bound.
@@ -238,7 +238,7 @@ def loss_pair_lower_bound(pairs: tuple[LossPair, ...], dist: Distribution, delta
     """The certified lower bound on dominated pairs (module docstring): per pair, the best expanding-interval
     order for a target ``ε`` (started at ``eps_guess``, then at the value found, ``rounds`` times), ``δ`` from below
     at 30 digits, the largest ``ε`` on a 1e-6 grid where it exceeds ``delta``; the largest over the pairs."""
-    from symsel.evidence.lower import expanding_interval_order
+    from symsel.evidence.lower import ExpandingIntervals
 
     if not pairs:
         raise NotApplicableError("lower bound: the base hands out no dominated pair")
@@ -249,8 +249,9 @@ def loss_pair_lower_bound(pairs: tuple[LossPair, ...], dist: Distribution, delta
         if pair.a_infinity > 0:
             a, b = np.append(a, pair.a_infinity), np.append(b, 0.0)
         target, found, found_order = float(eps_guess), 0.0, np.arange(a.size)
+        intervals = ExpandingIntervals(a, b, dist)  # the orders' ε-free increments, once for every round
         for _ in range(rounds):
-            order = np.asarray(expanding_interval_order(a, b, dist, target), dtype=int)
+            order = np.asarray(intervals.order(target), dtype=int)
             value = _largest_epsilon(a, b, order, dist, delta, pair.relative_error + 4 * UNIT, target)
             if value <= found:
                 break

@@ -14,6 +14,7 @@ from symsel.errors import ParameterError
 from symsel.evidence.continuous import selection_epsilon as continuous_epsilon
 from symsel.evidence.exact import epsilon_for_delta, profile_delta, selection_epsilon
 from symsel.evidence.lower import (
+    ExpandingIntervals,
     _negligible_below,
     expanding_interval_order,
     lower_bound,
@@ -353,6 +354,25 @@ def test_expanding_interval_order_is_the_best_such_order_by_brute_force(k, eps):
     assert tuple(int(ratio_rank[i]) for i in found) in _interval_orders(8)
     best = max(_one_sided_delta(p, q, [int(sorted_cells[j]) for j in o], k, eps) for o in _interval_orders(8))
     assert _one_sided_delta(p, q, found, k, eps) >= best * (1 - 1e-9)
+
+
+def test_one_set_of_increments_serves_every_target():
+    """``ExpandingIntervals`` computes the ε-free increments once and runs the dynamic program per target: its
+    orders for five targets, asked in turn of one object, are each the brute-force best expanding-interval order
+    and the order a fresh object finds (the increments are not changed by an earlier target)."""
+    rng = np.random.default_rng(7)
+    p, q = rng.dirichlet(np.ones(8)), rng.dirichlet(np.ones(8))
+    law = dists.point(k=6)
+    shared = ExpandingIntervals(p, q, law)
+    sorted_cells = np.argsort(np.log(p) - np.log(q))
+    orders = set()
+    for eps in (0.05, 0.3, 0.9, 0.2, 1.6):
+        found = shared.order(eps)
+        orders.add(found)
+        assert found == ExpandingIntervals(p, q, law).order(eps) == expanding_interval_order(p, q, law, eps)
+        best = max(_one_sided_delta(p, q, [int(sorted_cells[j]) for j in o], 6, eps) for o in _interval_orders(8))
+        assert _one_sided_delta(p, q, found, 6, eps) >= best * (1 - 1e-9)
+    assert len(orders) > 1  # the targets ask for different orders
 
 
 def test_expanding_interval_order_skips_only_negligible_slopes(monkeypatch):
