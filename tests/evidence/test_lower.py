@@ -423,3 +423,24 @@ def test_fixed_k_brackets_hold_with_expanding_intervals(k):
     mu = 0.25 * math.sqrt(k)
     result = lower_bound(GaussianProfile(4.0), dists.point(k=k), 1e-6)
     assert gaussian_profile(mu, result.epsilon) >= 1e-6
+
+
+@pytest.mark.parametrize(("base", "law", "delta", "winner"), [
+    (GaussianProfile(2.0), "point(k=40)", 1e-6, "expanding-interval"),  # the last of three constructions
+    (GaussianProfile(4.0), "poisson(mean=10)", 1e-12, "slice-insertion"),
+    (LaplaceProfile(1.0), "binomial(n=40, p=0.5)", 1e-6, "slice-insertion"),
+    (RandomizedResponseProfile(1.0), "geometric(mean=10)", 1e-9, "slice-insertion"),
+], ids=repr)
+def test_skipping_constructions_behind_in_float64_keeps_the_best_exact_value(monkeypatch, base, law, delta, winner):
+    """Only the constructions within EXACT_WINDOW (relative) of the best float64 value are evaluated in mpmath: the
+    reported lower bound, its pair and construction are those found when every construction is evaluated (the
+    few-bin search, slice insertion and expanding intervals, in that order; the winner is not always the first)."""
+    import symsel
+    import symsel.evidence.lower as module
+
+    dist = symsel.parse_distribution(law)
+    found = lower_bound(base, dist, delta, budget=40, slices=300)
+    monkeypatch.setattr(module, "EXACT_WINDOW", math.inf)
+    every = lower_bound(base, dist, delta, budget=40, slices=300)
+    assert found.epsilon_mp == every.epsilon_mp and found.construction == every.construction == winner
+    assert found.order == every.order and found.monotone_epsilon == every.monotone_epsilon
