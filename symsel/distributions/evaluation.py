@@ -100,8 +100,13 @@ class EvaluationMixin:
     def _dphi_mpf(self) -> Callable:
         return self._lambdify(True, "mpmath")
 
+    @cached_property
+    def _values_float(self) -> tuple[float, ...]:
+        """The parameter values in float64, once (converting SymPy numbers cost more than a short ``phi'`` call)."""
+        return tuple(float(v) for v in self.values.values())
+
     def _args_float(self) -> tuple[float, ...]:
-        return () if self.stable_form is None else tuple(float(v) for v in self.values.values())
+        return () if self.stable_form is None else self._values_float
 
     def _args_mp(self) -> tuple[mpmath.mpf, ...]:
         """Parameter values at the current mpmath precision (call inside ``workdps``)."""
@@ -129,8 +134,7 @@ class EvaluationMixin:
         arr = np.atleast_1d(np.asarray(x, dtype=float))
         with np.errstate(divide="ignore", invalid="ignore"):
             if self.log_dpgf_form is not None:
-                values = [float(v) for v in self.values.values()]
-                out = np.asarray(self._log_dphi_np(arr, *values), dtype=float) + np.zeros_like(arr)
+                out = np.asarray(self._log_dphi_np(arr, *self._values_float), dtype=float) + np.zeros_like(arr)
                 redo = ~np.isfinite(out)  # the log form itself does not underflow
             else:
                 out = np.log(self.dphi(arr))
