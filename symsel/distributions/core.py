@@ -30,7 +30,7 @@ import numpy as np
 import sympy
 
 from symsel.distributions.evaluation import EvaluationMixin
-from symsel.distributions.expressions import DEFAULT_DPS, _at_one, _diff, _evaluate, _simplify
+from symsel.distributions.expressions import DEFAULT_DPS, _derivative_at_one, _diff, _evaluate, _simplify
 from symsel.distributions.masses import MassesMixin
 from symsel.distributions.params import _plain
 from symsel.distributions.sampling import SamplingMixin
@@ -162,8 +162,9 @@ class Distribution(EvaluationMixin, MassesMixin, UtilityMixin, SamplingMixin):
     # ----------------------------------------------------------------- symbolic side
     @cached_property
     def pgf(self) -> sympy.Expr:
-        """``phi(z)`` with the parameter values substituted (exact)."""
-        return self.pgf_symbolic.subs(self.values)
+        """``phi(z)`` with the parameter values substituted (exact). The values are numbers, so replacing the
+        symbols (``xreplace``) gives what ``subs`` does, on a 5000-term pmf in a fraction of its seconds."""
+        return self.pgf_symbolic.xreplace(dict(self.values))
 
     @cached_property
     def dpgf_symbolic(self) -> sympy.Expr:
@@ -181,15 +182,15 @@ class Distribution(EvaluationMixin, MassesMixin, UtilityMixin, SamplingMixin):
         """``E[K] = phi'(1)`` in simplified closed form."""
         if self.moments_closed is not None:
             return self.moments_closed[0]
-        return _simplify(_at_one(_diff(self.pgf_symbolic)))
+        return _simplify(_derivative_at_one(self.pgf_symbolic, 1))
 
     @cached_property
     def variance_symbolic(self) -> sympy.Expr:
         """``Var[K] = phi''(1) + phi'(1) - phi'(1)^2`` in simplified closed form."""
         if self.moments_closed is not None:
             return self.moments_closed[1]
-        d1 = _at_one(_diff(self.pgf_symbolic))
-        d2 = _at_one(_diff(self.pgf_symbolic, 2))
+        d1 = _derivative_at_one(self.pgf_symbolic, 1)
+        d2 = _derivative_at_one(self.pgf_symbolic, 2)
         return _simplify(d2 + d1 - d1**2)
 
     @property

@@ -59,7 +59,7 @@ def from_pmf(
     else:
         hi = int(exact_number(k_max, "k_max", where))
         _check(lo <= hi <= 5000, "k_max", k_max, f"{lo} <= k_max <= 5000", where)
-        pgf = sympy.Add(*[expr.subs(k, i) * z**i for i in range(lo, hi + 1)])
+        pgf = sympy.Add(*[expr.xreplace({k: sympy.Integer(i)}) * z**i for i in range(lo, hi + 1)])
         vals = values
     dist = Distribution(
         "pmf", pgf, vals, expr if k_max is not None else expr.subs(values), support_min=lo, support_max=hi, label=label
@@ -98,6 +98,20 @@ _PGF_TOLERANCE = "1e-25"
 _PMF_MASSES_CHECKED = 1000
 
 
+class _Shown:
+    """The PGF as an error message shows it (:func:`_short`), rendered on first use: printing a 5000-term polynomial
+    costs seconds, and a valid law never needs it."""
+
+    def __init__(self, expr: sympy.Expr):
+        self._expr: sympy.Expr | None = expr
+        self._text = ""
+
+    def __str__(self) -> str:
+        if self._expr is not None:
+            self._text, self._expr = _short(self._expr), None
+        return self._text
+
+
 def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
     """Check that ``dist.pgf`` is a PGF of a law on ``{0, 1, ...}``.
 
@@ -112,7 +126,7 @@ def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
     Raises :class:`ParameterError` (one line, the expression shortened) otherwise.
     """
     where = dist.name
-    shown = _short(dist.pgf)
+    shown = _Shown(dist.pgf)
     coeffs = _monomials(dist.pgf)
     with mpmath.workdps(40):
         tol = mpmath.mpf(_PGF_TOLERANCE)
@@ -123,17 +137,16 @@ def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
                 value = dist.phi_mp(x, 40)
             except (ZeroDivisionError, ValueError, TypeError, OverflowError) as exc:
                 raise ParameterError(
-                    "expr", shown, f"a PGF defined on [0, 1] (fails at z={x}: {_short(exc)})", where
+                    "expr", str(shown), f"a PGF defined on [0, 1] (fails at z={x}: {_short(exc)})", where
                 ) from None
             if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
-                raise ParameterError("expr", shown, f"a PGF real and finite on [0, 1] (phi({x}) = {value})", where)
+                raise ParameterError("expr", str(shown), f"a PGF real and finite on [0, 1] (phi({x}) = {value})", where)
             if value < -tol or value > 1 + tol:
-                raise ParameterError(
-                    "expr", shown, f"a PGF with 0 <= phi(z) <= 1 on [0, 1] (phi({x}) = {mpmath.nstr(value, 30)})", where
-                )
+                allowed = f"a PGF with 0 <= phi(z) <= 1 on [0, 1] (phi({x}) = {mpmath.nstr(value, 30)})"
+                raise ParameterError("expr", str(shown), allowed, where)
         one = dist.phi_mp(1, 40)
         if abs(one - 1) > tol:
-            raise ParameterError("expr", shown, f"a PGF with phi(1) = 1 (it is {mpmath.nstr(one, 30)})", where)
+            raise ParameterError("expr", str(shown), f"a PGF with phi(1) = 1 (it is {mpmath.nstr(one, 30)})", where)
     if coeffs is None and not _nonnegative_polynomial_product(dist.pgf):
         _check_series(dist, shown, where)
         if pmf is not None:
@@ -144,9 +157,9 @@ def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
     try:
         m = dist.mean
     except (TypeError, ValueError, ZeroDivisionError, SymselError) as exc:
-        raise ParameterError("expr", shown, f"a PGF with a finite mean ({_short(exc)})", where) from None
+        raise ParameterError("expr", str(shown), f"a PGF with a finite mean ({_short(exc)})", where) from None
     if not 0 <= m < MAX_MEAN:
-        raise ParameterError("expr", shown, f"a PGF with a finite mean below {MAX_MEAN:g} (phi'(1) = {m})", where)
+        raise ParameterError("expr", str(shown), f"a PGF with a finite mean below {MAX_MEAN:g} (phi'(1) = {m})", where)
 
 
 def _nonnegative_polynomial_product(expr: sympy.Expr) -> bool:
@@ -168,30 +181,30 @@ def _nonnegative_polynomial_product(expr: sympy.Expr) -> bool:
     return True
 
 
-def _check_masses(coeffs: Mapping[int, sympy.Expr], shown: str, where: str) -> None:
+def _check_masses(coeffs: Mapping[int, sympy.Expr], shown: _Shown, where: str) -> None:
     """Every coefficient of a polynomial PGF is a real number >= 0, and they sum to 1."""
     for i in sorted(coeffs):
         c = coeffs[i]
         value = complex(sympy.N(c, 30))
         if c.is_negative or c.is_extended_real is False or abs(value.imag) > 1e-25 or value.real < -1e-25:
             raise ParameterError(
-                "expr", shown, f"a PGF with non-negative coefficients (P[K={i}] = {_short(c, 30)})", where
+                "expr", str(shown), f"a PGF with non-negative coefficients (P[K={i}] = {_short(c, 30)})", where
             )
     total = sympy.Add(*coeffs.values())
     exact = (total - 1).is_zero  # else decided at 50 digits (1 + 1e-30 is not 1)
     if exact is False or (exact is None and abs(complex(sympy.N(total - 1, 60, maxn=2000))) > 1e-50):
         raise ParameterError(
-            "expr", shown, f"probabilities summing to 1 (they sum to {sympy.N(total, 20)})", where
+            "expr", str(shown), f"probabilities summing to 1 (they sum to {sympy.N(total, 20)})", where
         )
 
 
-def _check_series(dist: Distribution, shown: str, where: str) -> None:
+def _check_series(dist: Distribution, shown: _Shown, where: str) -> None:
     terms = _SERIES_TERMS_CHECKED if dist.support_max is None else min(_SERIES_TERMS_CHECKED, dist.support_max + 1)
     for i, c in enumerate(dist._series_coefficients(terms)):
         cval = complex(sympy.N(c, 30))
         if abs(cval.imag) > 1e-25 or cval.real < -1e-25:
             raise ParameterError(
-                "expr", shown, f"a PGF with non-negative coefficients (P[K={i}] = {cval.real:.3g})", where
+                "expr", str(shown), f"a PGF with non-negative coefficients (P[K={i}] = {cval.real:.3g})", where
             )
     _check_absolutely_monotone(dist, shown, where)
 
@@ -200,7 +213,7 @@ def _check_series(dist: Distribution, shown: str, where: str) -> None:
 _MONOTONE_GRID = 64
 
 
-def _check_absolutely_monotone(dist: Distribution, shown: str, where: str) -> None:
+def _check_absolutely_monotone(dist: Distribution, shown: _Shown, where: str) -> None:
     """Beyond the Taylor coefficients checked exactly: ``phi'`` and ``phi''`` non-negative at 40 digits on a grid
     of [0, 1) (a PGF is absolutely monotone there, Bernstein's theorem). The bounds use exactly these two
     facts (``phi'`` non-negative and non-decreasing); a negative far coefficient that leaves them intact is not
@@ -210,7 +223,7 @@ def _check_absolutely_monotone(dist: Distribution, shown: str, where: str) -> No
         first_fn = sympy.lambdify([z], dist.dpgf, "mpmath")
         second_fn = sympy.lambdify([z], second, "mpmath")
     except NotImplementedError:  # e.g. abs(z): SymPy's derivative of abs has no numeric form
-        raise ParameterError("expr", shown, "a PGF whose derivatives phi', phi'' can be evaluated (write it "
+        raise ParameterError("expr", str(shown), "a PGF whose derivatives phi', phi'' can be evaluated (write it "
                              "without abs, e.g. z for abs(z))", where) from None
     tol = mpmath.mpf("1e-25")
     with mpmath.workdps(40):
@@ -225,11 +238,11 @@ def _check_absolutely_monotone(dist: Distribution, shown: str, where: str) -> No
                     value = value.real if abs(value.imag) <= tol else mpmath.mpf(-1)
                 if value < -tol:
                     derivative = "phi'" if order == 1 else "phi''"
-                    raise ParameterError("expr", shown, f"a PGF, absolutely monotone on [0, 1) ({derivative}"
+                    raise ParameterError("expr", str(shown), f"a PGF, absolutely monotone on [0, 1) ({derivative}"
                                          f"({mpmath.nstr(x, 4)}) = {mpmath.nstr(value, 3)} < 0)", where)
 
 
-def _check_pmf_formula(pmf: sympy.Expr, k_min: int, shown: str, where: str) -> None:
+def _check_pmf_formula(pmf: sympy.Expr, k_min: int, shown: _Shown, where: str) -> None:
     """The first :data:`_PMF_MASSES_CHECKED` masses of a pmf formula are real and non-negative."""
     fn = sympy.lambdify([k], pmf, "mpmath")
     with mpmath.workdps(30):
@@ -240,11 +253,11 @@ def _check_pmf_formula(pmf: sympy.Expr, k_min: int, shown: str, where: str) -> N
                 continue  # the PGF checks above already passed; a formula that fails far out is not an error
             if isinstance(value, mpmath.mpc):
                 if abs(value.imag) > mpmath.mpf("1e-25"):
-                    raise ParameterError("expr", shown, f"a pmf with real masses (P[K={i}] = {value})", where)
+                    raise ParameterError("expr", str(shown), f"a pmf with real masses (P[K={i}] = {value})", where)
                 value = value.real
             if value < -mpmath.mpf("1e-25"):
                 raise ParameterError(
-                    "expr", shown, f"a pmf with non-negative masses (P[K={i}] = {mpmath.nstr(value, 3)})", where
+                    "expr", str(shown), f"a pmf with non-negative masses (P[K={i}] = {mpmath.nstr(value, 3)})", where
                 )
 
 
@@ -519,7 +532,7 @@ def _interval_taylor(expr: sympy.Expr, n: int) -> list:
     return walk(expr)
 
 
-def _prove_pgf(dist: Distribution, shown: str, where: str, pmf: sympy.Expr | None = None) -> None:
+def _prove_pgf(dist: Distribution, shown: _Shown, where: str, pmf: sympy.Expr | None = None) -> None:
     """Refuse a series PGF unless every coefficient is proved >= 0 and ``phi(1) = 1``: :func:`_prove` on its series
     part (its coefficients beyond the constant >= 0), the coefficients up to ``z^16`` and up to the last negative
     coefficient of its polynomial part certified one by one, ``phi(1) = 1`` decided exactly (numerically at 50
@@ -534,27 +547,28 @@ def _prove_pgf(dist: Distribution, shown: str, where: str, pmf: sympy.Expr | Non
         if pmf is not None and _pmf_nonnegative(pmf, dist.support_min):
             _check_sum_is_one(_at_one(dist.pgf), shown, where)
             return
-        raise ParameterError("expr", shown, f"a PGF symsel can prove has coefficients >= 0; this one could not be "
+        raise ParameterError("expr", str(shown), f"a PGF symsel can prove has coefficients >= 0; this one could not be "
                              f"proved a PGF ({exc})", where) from None
     negative = [j for j, c in poly.items() if not c.is_nonnegative]
     top = max([_SERIES_TERMS_CHECKED, *negative])
     if top > MAX_CERTIFIED_DEGREE:
-        raise ParameterError("expr", shown, f"a PGF whose polynomial part has its negative coefficients at degrees "
-                             f"<= {MAX_CERTIFIED_DEGREE} (z^{top} is beyond; it could not be proved a PGF)", where)
+        raise ParameterError("expr", str(shown), "a PGF whose polynomial part has its negative coefficients at "
+                             f"degrees <= {MAX_CERTIFIED_DEGREE} (z^{top} is beyond; it could not be proved a PGF)",
+                             where)
     _certify_coefficients(dist, sympy.Add(*series), poly, top + 1, info, shown, where)
     _check_sum_is_one(info.v1 + sympy.Add(*poly.values()), shown, where)
 
 
 def _certify_coefficients(dist: Distribution, series: sympy.Expr, poly: Mapping[int, sympy.Expr], n: int,
-                          info: _Series, shown: str, where: str) -> None:
+                          info: _Series, shown: _Shown, where: str) -> None:
     """Every coefficient of ``series + poly`` up to ``z^(n-1)`` is >= 0: ``P[K = 0]`` exactly, the others by
     interval arithmetic (then exactly by SymPy up to ``z^24`` while an interval straddles 0)."""
     try:
         p0 = _sign(info.c0 + poly.get(0, sympy.Integer(0)))
     except _UnprovedError as exc:
-        raise ParameterError("expr", shown, f"a PGF with P[K=0] >= 0 provably ({exc})", where) from None
+        raise ParameterError("expr", str(shown), f"a PGF with P[K=0] >= 0 provably ({exc})", where) from None
     if p0 < 0:
-        raise ParameterError("expr", shown, f"a PGF with non-negative coefficients (P[K=0] = "
+        raise ParameterError("expr", str(shown), f"a PGF with non-negative coefficients (P[K=0] = "
                              f"{_short(sympy.N(info.c0 + poly.get(0, 0), 3))})", where)
     undecided = list(range(1, n))
     saved = mpmath.iv.prec
@@ -569,7 +583,7 @@ def _certify_coefficients(dist: Distribution, series: sympy.Expr, poly: Mapping[
                     continue
                 if c.b < 0:
                     value = mpmath.mpf(c.mid)
-                    raise ParameterError("expr", shown, f"a PGF with non-negative coefficients (P[K={j}] = "
+                    raise ParameterError("expr", str(shown), f"a PGF with non-negative coefficients (P[K={j}] = "
                                          f"{mpmath.nstr(value, 3)})", where)
                 still.append(j)
             undecided = still
@@ -579,16 +593,16 @@ def _certify_coefficients(dist: Distribution, series: sympy.Expr, poly: Mapping[
         mpmath.iv.prec = saved
     for j in undecided:
         if j > _EXACT_FALLBACK_DEGREE:
-            raise ParameterError("expr", shown, f"a PGF whose coefficients can be certified >= 0 (the sign of "
+            raise ParameterError("expr", str(shown), f"a PGF whose coefficients can be certified >= 0 (the sign of "
                                  f"P[K={j}] could not be decided; it could not be proved a PGF)", where)
         exact = dist._series_coefficients(j + 1)[j]
         try:
             sign = _sign(sympy.simplify(exact))
         except _UnprovedError as exc:
-            raise ParameterError("expr", shown, f"a PGF whose coefficients can be certified >= 0 (P[K={j}]: {exc};"
+            raise ParameterError("expr", str(shown), f"a PGF whose coefficients can be certified >= 0 (P[K={j}]: {exc};"
                                  " it could not be proved a PGF)", where) from None
         if sign < 0:
-            raise ParameterError("expr", shown, f"a PGF with non-negative coefficients (P[K={j}] = "
+            raise ParameterError("expr", str(shown), f"a PGF with non-negative coefficients (P[K={j}] = "
                                  f"{_short(sympy.N(exact, 3))})", where)
 
 
@@ -605,7 +619,7 @@ def _interval_number(c: sympy.Expr | None):
         return iv.mpf([value - radius, value + radius])
 
 
-def _check_sum_is_one(total: sympy.Expr, shown: str, where: str) -> None:
+def _check_sum_is_one(total: sympy.Expr, shown: _Shown, where: str) -> None:
     """``phi(1) = 1``: exactly where SymPy decides ``total - 1 = 0``, else to 50 digits."""
     gap = total - 1
     exact = gap.is_zero
@@ -615,7 +629,7 @@ def _check_sum_is_one(total: sympy.Expr, shown: str, where: str) -> None:
         value = sympy.N(gap, 60, maxn=2000)
         exact = value.is_number and abs(complex(value)) <= 1e-50
     if not exact:
-        raise ParameterError("expr", shown, f"a PGF with phi(1) = 1 (it is {sympy.N(total, 40)})", where)
+        raise ParameterError("expr", str(shown), f"a PGF with phi(1) = 1 (it is {sympy.N(total, 40)})", where)
 
 
 def _pmf_nonnegative(pmf: sympy.Expr, k_min: int) -> bool:

@@ -415,3 +415,36 @@ def test_a_long_polynomial_phi_prime_in_float64_matches_the_uniform_closed_form(
             ref = mpmath.mpf(n + 1) / 2 if x == 1.0 else (1 - (n + 1) * u**n + n * u ** (n + 1)) / (n * (1 - u) ** 2)
             assert abs(value - ref) <= 1e-13 * ref, (x, value, ref)
     assert dist.dphi(0.5) == pytest.approx(float(fast[2]), rel=1e-15)  # a scalar in gives a scalar out
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_derivatives_at_one_of_a_long_polynomial_are_the_differentiated_sum(order):
+    """A polynomial of more than 50 terms has its derivatives at z = 1 summed from its coefficients; the reference
+    differentiates with SymPy and substitutes z = 1 (coefficients with a free symbol, a gap, exact rationals)."""
+    import sympy
+
+    from symsel.distributions.expressions import _derivative_at_one, z
+
+    a = sympy.Symbol("a", positive=True)
+    poly = sympy.Add(*[(sympy.Rational(j % 7 + 1, 97) + a * j) * z**j for j in range(3, 80) if j != 40])
+    assert len(poly.args) > 50
+    reference = sympy.expand(sympy.diff(poly, z, order).subs(z, 1))
+    assert sympy.expand(_derivative_at_one(poly, order)) == reference
+    short = sympy.Rational(1, 3) * z**order + sympy.Rational(2, 3) * z ** (order + 2)
+    assert _derivative_at_one(short, order) == sympy.diff(short, z, order).subs(z, 1)
+
+
+def test_a_valid_law_never_prints_its_pgf_and_an_invalid_one_shows_it_shortened(monkeypatch):
+    """validate_pgf renders the PGF for an error message only when it raises one (printing a 5000-term polynomial
+    took seconds); the message is what it was: the expression, 60 characters at most."""
+    import symsel.distributions.user as user
+
+    original = user._short
+    monkeypatch.setattr(user, "_short", lambda *a, **k: pytest.fail("a valid law printed its PGF"))
+    law = symsel.parse_distribution("pmf(expr='1/n', k_min=1, k_max=400, n=400)")
+    assert law.mean == pytest.approx(200.5) and law.pgf == law.pgf_symbolic.subs(law.values)
+    monkeypatch.setattr(user, "_short", original)
+    with pytest.raises(ParameterError) as bad:
+        symsel.parse_distribution("pmf(expr='1/9', k_min=1, k_max=10)")
+    assert "parameter expr='z**10/9 + z**9/9 + z**8/9 + z**7/9 + z**6/9 + z**5/9 + z*...'" in str(bad.value)
+    assert "they sum to 1.1111111111" in str(bad.value)
