@@ -185,14 +185,7 @@ def _cell_lines(
             idx, pieces = idx[keep][fits], pieces[keep][fits]
             if idx.size == 0:
                 return a, b, max(0.0, worst), int(u.size - 1), False
-        new = []
-        for j, count in zip(idx.tolist(), pieces.tolist(), strict=True):
-            lo, hi = u[j], u[j + 1]
-            if lo == 0.0 and b[j] == 0.0:  # towards a corner with φ'(L) = 0: move down by decades
-                new.append(hi * np.logspace(-1, -8, 8))
-            else:
-                new.append(lo + (hi - lo) * np.arange(1, count) / count)
-        extra = np.unique(np.concatenate(new))
+        extra = np.unique(_split_points(u, b, idx, pieces))
         extra = extra[(extra > 0) & (extra < 1)]
         lows_new = _boundary(boundary, extra)
         merged = np.concatenate([u, extra])
@@ -203,6 +196,20 @@ def _cell_lines(
         b_pts = np.concatenate([b_pts, _dphi_down(dist, lows_new, margin)])[order]
         distinct = np.concatenate([[True], u[1:] > u[:-1]])
         u, lows, a_pts, b_pts = u[distinct], lows[distinct], a_pts[distinct], b_pts[distinct]
+
+
+def _split_points(u: np.ndarray, b: np.ndarray, idx: np.ndarray, pieces: np.ndarray) -> np.ndarray:
+    """The points that cut each cell ``[u_j, u_{j+1}]`` (``j`` in ``idx``) into ``pieces_j`` equal parts,
+    ``u_j + (u_{j+1} − u_j) k / pieces_j`` for ``k = 1 … pieces_j − 1``, all cells at once; a first cell towards a
+    corner with ``φ'(L) = 0`` (``u_0 = 0``, ``b_0 = 0``) is cut by decades below ``u_1`` instead."""
+    corner = (u[idx] == 0.0) & (b[idx] == 0.0)
+    parts = [(u[idx[corner] + 1][:, None] * np.logspace(-1, -8, 8)[None, :]).ravel()]
+    j, count = idx[~corner], pieces[~corner]
+    reps = count - 1
+    k = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps) + 1
+    lo, hi, count = np.repeat(u[j], reps), np.repeat(u[j + 1], reps), np.repeat(count, reps)
+    parts.append(lo + (hi - lo) * k / count)
+    return np.concatenate(parts)
 
 
 # ----------------------------------------------------------------------------------- the hull

@@ -217,3 +217,27 @@ def test_float_error_of_phi_prime_is_measured_and_allowed_for():
     assert dphi_float_error(law) >= seen
     assert bound(law, GaussianProfile(4.0), "envelope").certificate["value_margin"] == dphi_float_error(law)
     assert dphi_float_error(geometric(mean=30)) == VALUE_MARGIN
+
+
+def test_the_cells_are_cut_at_the_points_of_the_one_cell_at_a_time_formula():
+    """``_split_points`` cuts all the cells at once: the same floats as ``u_j + (u_{j+1} - u_j) * arange(1, n) / n``
+    cell by cell, and decades below ``u_1`` for a first cell towards a corner (``u_0 = 0`` and ``b_0 = 0``)."""
+    from symsel.bounds.envelope import _split_points
+
+    rng = np.random.default_rng(3)
+    u = np.unique(np.concatenate([[0.0, 1.0], rng.random(200), rng.random(20) * 1e-12]))
+    b = rng.random(u.size - 1)
+    b[0] = 0.0
+    for with_corner in (True, False):
+        idx = np.sort(rng.choice(np.arange(1, u.size - 1), 60, replace=False))
+        idx = np.concatenate([[0], idx]) if with_corner else idx
+        pieces = rng.integers(2, 40, idx.size)
+        expected = []
+        for j, n in zip(idx.tolist(), pieces.tolist(), strict=True):
+            if u[j] == 0.0 and b[j] == 0.0:
+                expected.append(u[j + 1] * np.logspace(-1, -8, 8))
+            else:
+                expected.append(u[j] + (u[j + 1] - u[j]) * np.arange(1, n) / n)
+        found = _split_points(u, b, idx, pieces)
+        assert np.array_equal(np.sort(found), np.sort(np.concatenate(expected)))
+        assert found.size == sum(8 if (u[j] == 0 and b[j] == 0) else n - 1 for j, n in zip(idx, pieces, strict=True))
