@@ -377,6 +377,14 @@ def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution 
         log_r = sympy.log(dphi.subs(z, q)) - sympy.log(dphi.subs(z, qp))
         value = sympy.N(log_r, DPS)
         cert = cast(SupCertificate, polygon_ratio_at(dist, base, float(e1)).certificate)
+        if not (value.is_real and value.is_finite):  # phi'(q') = 0 at that corner (fixed K, q' = 0): no finite sup
+            checks.append(Check(f"the ratio is unbounded at the polygon's {where} (eps1 = {float(e1):g}): phi'(q') = "
+                                "0 there, so the polygon bound is vacuous, and the engine's certified sup is infinite",
+                                kind, 0.0, cert.upper == float("inf")))
+            argument += "; the ratio is infinite there (phi'(q') = 0): the polygon bound is vacuous"
+            log_r = None
+            where = f"{where} (unbounded)"
+    if log_r is not None:
         # the engine's grid attains cert.lower and certifies cert.upper: the claimed sup must lie between them
         # (1e-12: float64 log phi' on the grid); how far the certificate's upper end is above it is reported.
         below_grid = float(value) - cert.lower

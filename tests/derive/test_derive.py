@@ -331,3 +331,20 @@ def test_no_valid_parameter_point_is_a_clear_error_and_a_free_exponent_is_not_an
         derive("pgf(expr='z^2*(1+g)/(1+g*z)')", sections=False)  # coefficients (1+g)(-g)^k alternate: never a PGF
     d = derive("pgf(expr='z^a')", sections=False)  # P[K=1] = lim a z^(a-1) depends on a: kept as a limit
     assert d.verified and d.mean == "a" and r"\lim" in d.p1
+
+
+@pytest.mark.parametrize("base", ["approx(eps=1, delta=1e-6)", "gaussian(sigma=2)"])
+def test_a_fixed_k_law_on_a_base_with_delta_reports_its_unbounded_ratio(base):
+    """point(k) has phi'(0) = 0: the polygon's start corner (q' = 0) makes the ratio phi'(q)/phi'(q') infinite, and
+    the polygon bound vacuous. This was an internal error (a complex log converted to float), from Python and from
+    the command line; now the derivation says so, checks it against the engine's infinite certificate, and the
+    soundness check still runs (by hand: point(3) on approx(1, 1e-6) is at most 3 eps = 3)."""
+    d = derive("point(k=3)", base, sections=False)
+    assert d.verified and d.sup_location == "start (unbounded)"
+    assert any("unbounded" in c.claim and c.passed for c in d.checks)
+    assert d.bound["epsilon_best"] >= d.bound["epsilon_lower"] > 0
+    if base.startswith("approx"):
+        assert 2.99 < d.bound["epsilon_lower"] <= d.bound["epsilon_best"] <= 3.0
+    result = CliRunner().invoke(main, ["derive", "point(k=2)", "--base", base, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["sup_location"] == "start (unbounded)"
