@@ -444,8 +444,8 @@ class ExpandingIntervals:
     The two increments ``phi(Y + a) - phi(Y)`` and ``phi(X + b) - phi(X)`` of every step do not depend on ``eps``
     (float64 Gauss-Legendre integrals of ``phi'``, most of the time): they are computed once, here, and
     :meth:`order` runs the dynamic program for each target ``eps`` of a fixed-point iteration from them. The
-    orders are those of :func:`expanding_interval_order`, float for float (the same operations on the same arrays).
-    Memory: four floats per interval (``2 n^2`` floats in all).
+    orders are float for float those found by computing the increments again for each ``eps`` (the same operations
+    on the same arrays). Memory: four floats per interval (about ``2 n^2`` floats in all).
     """
 
     def __init__(self, p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray, dist: Any):
