@@ -444,3 +444,18 @@ def test_skipping_constructions_behind_in_float64_keeps_the_best_exact_value(mon
     every = lower_bound(base, dist, delta, budget=40, slices=300)
     assert found.epsilon_mp == every.epsilon_mp and found.construction == every.construction == winner
     assert found.order == every.order and found.monotone_epsilon == every.monotone_epsilon
+
+
+def test_the_monotone_order_is_evaluated_exactly_only_when_it_could_win_or_is_read():
+    """A monotone order behind the winner in float64 is evaluated exactly only when ``monotone_epsilon`` is read,
+    and then gives the exact value of the winner's bins in likelihood-ratio order (evaluated here independently,
+    rounded down); one tied with the winner is evaluated at once and taken (``epsilon`` is its value)."""
+    geom5 = dists.geometric(mean=5)
+    behind = lower_bound(FinitePair([0.2, 0.2, 0.6], [0.1, 0.1, 0.8]), geom5, 1e-6, budget=30, slices=0)
+    assert callable(behind.monotone)
+    mono = FinitePair(behind.pair.p, behind.pair.q, order=behind.pair.monotone_order())
+    exact = selection_epsilon(mono, geom5, 1e-6, 30)
+    assert behind.monotone_epsilon <= exact < math.nextafter(behind.monotone_epsilon, math.inf)
+    assert behind.monotone == behind.monotone_epsilon < behind.epsilon - 0.3  # read once, then stored
+    tied = lower_bound(FinitePair([0.4, 0.1, 0.4, 0.1], [0.2, 0.05, 0.2, 0.55]), geom5, 1e-6, budget=30, slices=0)
+    assert not callable(tied.monotone) and tied.monotone_epsilon == tied.epsilon
