@@ -300,6 +300,17 @@ class Profile(ABC):
         self._check_order(order)
         return None
 
+    def rdp_curve(self, orders: np.ndarray) -> np.ndarray | None:
+        """:meth:`rdp` at every one of ``orders`` (an array of orders > 1), or ``None`` if the curve is unknown;
+        one :meth:`rdp` call per order unless a profile vectorizes it."""
+        out = []
+        for order in np.asarray(orders, dtype=float):
+            value = self.rdp(float(order))
+            if value is None:
+                return None
+            out.append(float(value))
+        return np.array(out)
+
     def _check_order(self, order: Any) -> float:
         return check_order(order, f"{self.family}.rdp")
 

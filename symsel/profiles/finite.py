@@ -29,6 +29,7 @@ from symsel.profiles.region import (
     finite_pair_hockey_stick,
     finite_pair_hockey_stick_mp,
     finite_pair_renyi,
+    finite_pair_renyi_curve,
     hockey_stick_from_vertices_mp,
     neyman_pearson_vertices,
     neyman_pearson_vertices_mp,
@@ -164,6 +165,11 @@ class FinitePairProfile(Profile):
         lam = self._check_order(order)
         P, Pp = self._arrays
         return max(finite_pair_renyi(lam, P, Pp), finite_pair_renyi(lam, Pp, P))
+
+    def rdp_curve(self, orders: np.ndarray) -> np.ndarray:
+        """:meth:`rdp` at every one of ``orders``, vectorized over them."""
+        P, Pp = self._arrays
+        return np.maximum(finite_pair_renyi_curve(orders, P, Pp), finite_pair_renyi_curve(orders, Pp, P))
 
 
 # --------------------------------------------------------------------------- randomized response

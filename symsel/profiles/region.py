@@ -287,20 +287,42 @@ def finite_pair_hockey_stick_mp(eps: Any, P: Sequence[Any], Pp: Sequence[Any], d
 def finite_pair_renyi(order: float, P: Sequence[float], Pp: Sequence[float]) -> float:
     """Rényi divergence ``D_λ(P‖P') = log(Σ P^λ P'^(1−λ))/(λ − 1)``; ``λ = inf`` gives ``log max P/P'``.
 
-    Computed with a log-sum-exp; ``inf`` when ``P`` has mass where ``P'`` has none.
+    Computed with a log-sum-exp; ``inf`` when ``P`` has mass where ``P'`` has none (:func:`finite_pair_renyi_curve`
+    at one order).
     """
-    p, pp = _pair_arrays(P, Pp, "finite_pair_renyi")
     lam = as_scalar(order, "order", "finite_pair_renyi", lo=1.0)
     if lam == 1.0:
         raise ParameterError("order", order, "a Rényi order > 1 (or inf)", "finite_pair_renyi")
+    return float(finite_pair_renyi_curve(np.array([lam]), P, Pp)[0])
+
+
+#: :func:`finite_pair_renyi_curve` handles this many (order, outcome) terms at a time.
+_RENYI_BLOCK = 1 << 20
+
+
+def finite_pair_renyi_curve(orders: np.ndarray, P: Sequence[float], Pp: Sequence[float]) -> np.ndarray:
+    """:func:`finite_pair_renyi` at every one of ``orders`` (each ``> 1`` or ``inf``), one log-sum-exp per order
+    over the outcomes, computed for blocks of orders at once (a Lemma 7 or Theorem 2 curve asks for hundreds of
+    orders, one call each before)."""
+    p, pp = _pair_arrays(P, Pp, "finite_pair_renyi")
+    lam = np.asarray(orders, dtype=float)
+    if lam.ndim != 1 or not np.all(lam > 1.0):
+        raise ParameterError("orders", orders, "Rényi orders > 1 (or inf)", "finite_pair_renyi_curve")
     support = p > 0
     if np.any(pp[support] == 0):
-        return math.inf
+        return np.full(lam.shape, math.inf)
     lp, lpp = np.log(p[support]), np.log(pp[support])
-    if math.isinf(lam):
-        return max(0.0, float(np.max(lp - lpp)))
-    terms = lam * lp + (1.0 - lam) * lpp
-    return max(0.0, float(special.logsumexp(terms)) / (lam - 1.0))
+    out = np.empty(lam.shape)
+    infinite = np.isinf(lam)
+    out[infinite] = max(0.0, float(np.max(lp - lpp)))
+    finite = np.flatnonzero(~infinite)
+    rows = max(1, _RENYI_BLOCK // max(1, lp.size))
+    for start in range(0, finite.size, rows):
+        at = finite[start:start + rows]
+        orders_here = lam[at][:, None]
+        terms = orders_here * lp + (1.0 - orders_here) * lpp
+        out[at] = np.maximum(0.0, special.logsumexp(terms, axis=1) / (lam[at] - 1.0))
+    return out
 
 
 def neyman_pearson_vertices(P: Sequence[float], Pp: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from symsel.errors import ParameterError
+from symsel.profiles import region
 from symsel.profiles.region import (
     finite_pair_hockey_stick,
     finite_pair_hockey_stick_mp,
@@ -31,6 +32,7 @@ from symsel.profiles.region import (
     profile_envelope,
     upper_envelope,
 )
+from symsel.spec import parse_profile
 
 Q = np.linspace(0.0, 1.0, 2001)
 
@@ -161,6 +163,36 @@ def test_finite_pair_renyi_direct() -> None:
     assert finite_pair_renyi(lam, P, Pp) == pytest.approx(ref, rel=1e-13)
     assert finite_pair_renyi(math.inf, P, Pp) == pytest.approx(math.log(2))
     assert finite_pair_renyi(3.0, [0.5, 0.5], [1.0, 0.0]) == math.inf
+
+
+@pytest.mark.parametrize("block", [1 << 20, 7])
+def test_the_renyi_curve_of_a_finite_pair_is_the_divergence_at_every_order(block, monkeypatch) -> None:
+    """The vectorized curve (in blocks of orders; a block of 7 terms splits it into many) against mpmath sums at
+    40 digits, order by order, on pairs with an outcome that only one side has, and the profile's two-sided curve
+    (the one Lemma 7 and Theorem 2 read) against its one-order :meth:`rdp`."""
+    monkeypatch.setattr(region, "_RENYI_BLOCK", block)
+    rng = np.random.default_rng(11)
+    orders = np.array([1.001, 1.5, 2.0, 3.7, 10.0, 64.0, 255.5, math.inf, 1e4])
+    for n in (2, 5, 40):
+        P, Pp = rng.dirichlet(np.ones(n)), rng.dirichlet(np.ones(n))
+        Pp[0] = 0.0  # P has mass where P' has none: infinite one way; P' -> P stays finite
+        Pp /= Pp.sum()
+        assert np.all(region.finite_pair_renyi_curve(orders, P, Pp) == math.inf)
+        curve = region.finite_pair_renyi_curve(orders, Pp, P)
+        with mpmath.workdps(40):
+            a, b = [mpmath.mpf(float(x)) for x in Pp], [mpmath.mpf(float(x)) for x in P]
+            for lam, got in zip(orders, curve, strict=True):
+                if math.isinf(lam):
+                    ref = max(mpmath.log(x / y) for x, y in zip(a, b, strict=True) if x > 0)
+                else:
+                    total = mpmath.fsum(x**lam * y ** (1 - lam) for x, y in zip(a, b, strict=True) if x > 0)
+                    ref = mpmath.log(total) / (lam - 1)
+                assert got == pytest.approx(float(max(ref, 0)), rel=1e-12, abs=1e-300), (n, lam)
+        profile = parse_profile(f"pair(p={P.tolist()}, q={rng.dirichlet(np.ones(n)).tolist()})")
+        two_sided = profile.rdp_curve(orders)
+        assert [profile.rdp(float(lam)) for lam in orders] == list(two_sided)
+    with pytest.raises(ParameterError, match="orders"):
+        region.finite_pair_renyi_curve(np.array([2.0, 1.0]), [0.5, 0.5], [0.4, 0.6])
 
 
 def test_neyman_pearson_vertices_bound_all_tests() -> None:

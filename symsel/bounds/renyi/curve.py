@@ -182,16 +182,13 @@ def base_rdp_curve(base: Profile, orders: Any) -> np.ndarray:
     elif isinstance(base, DpsgdProfile) and base.neighbouring == "add_remove":
         vals = base.steps * rdp_poisson_subsampled_gaussian(base.q, base.sigma, lam)
     else:
-        out = []
-        for x in lam:
-            r = base.rdp(float(x))
-            if r is None:
-                raise NotApplicableError(
-                    f"renyi: the base profile {base.spec} has no RDP curve (profile.rdp returns None); "
-                    "the Rényi route needs D_λ(Q‖Q') — use the hockey-stick bounds instead"
-                )
-            out.append(float(r))
-        vals = np.array(out)
+        curve = base.rdp_curve(lam)
+        if curve is None:
+            raise NotApplicableError(
+                f"renyi: the base profile {base.spec} has no RDP curve (profile.rdp returns None); "
+                "the Rényi route needs D_λ(Q‖Q') — use the hockey-stick bounds instead"
+            )
+        vals = np.asarray(curve, dtype=float)
     vals = np.where(np.isnan(vals), np.inf, vals)
     return np.maximum(vals, 0.0)
 
