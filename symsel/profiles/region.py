@@ -514,39 +514,51 @@ def _intersect(a1: Any, x1: Any, y1: Any, a2: Any, x2: Any, y2: Any) -> Any:
 def upper_envelope(slopes: Sequence[Any], x0: Sequence[Any], y0: Sequence[Any]) -> LinesEnvelope:
     """The upper envelope on ``[0, 1]`` of the lines ``y0_k + a_k (q − x0_k)`` and of ``q' = 0``.
 
-    Monotone-chain (convex hull trick) in the numeric type of the inputs (floats or mpf), ``O(n log n)``.
+    Monotone-chain (convex hull trick) in the numeric type of the inputs (floats or mpf), ``O(n log n)``. The
+    break point of each kept line with the one before it is stored when the line is kept and read at every later
+    comparison (the same :func:`_intersect` of the same two lines as computing it again, which a DP-SGD profile's
+    32 000 lines did in a third of a second).
     """
     lines = sorted(zip(slopes, x0, y0, strict=True), key=lambda t: t[0])
     zero = type(lines[0][0])(0) if lines else 0.0
     lines = [(zero, zero, zero), *lines]
     lines.sort(key=lambda t: t[0])
-    hull: list[tuple[Any, Any, Any]] = []
+    hull_a: list[Any] = []
+    hull_x: list[Any] = []
+    hull_y: list[Any] = []
+    breaks: list[Any] = []  # breaks[k - 1]: where hull line k overtakes hull line k - 1
     for a, x, y in lines:
-        if hull and hull[-1][0] == a:
-            _, xa, ya = hull[-1]
-            if y + a * (xa - x) <= ya:  # the new line is below the old one (compare at x = xa)
+        if hull_a and hull_a[-1] == a:
+            if y + a * (hull_x[-1] - x) <= hull_y[-1]:  # the new line is below the old one (compare at its x0)
                 continue
-            hull.pop()
-        while len(hull) >= 2:
-            (a1, x1, y1), (a2, x2, y2) = hull[-2], hull[-1]
-            if _intersect(a1, x1, y1, a, x, y) <= _intersect(a1, x1, y1, a2, x2, y2):
-                hull.pop()
-            else:
-                break
-        hull.append((a, x, y))
-    breaks = [_intersect(*hull[k], *hull[k + 1]) for k in range(len(hull) - 1)]
+            hull_a.pop()
+            hull_x.pop()
+            hull_y.pop()
+            if breaks:
+                breaks.pop()
+        while len(hull_a) >= 2 and _intersect(hull_a[-2], hull_x[-2], hull_y[-2], a, x, y) <= breaks[-1]:
+            hull_a.pop()
+            hull_x.pop()
+            hull_y.pop()
+            breaks.pop()
+        if hull_a:
+            breaks.append(_intersect(hull_a[-1], hull_x[-1], hull_y[-1], a, x, y))
+        hull_a.append(a)
+        hull_x.append(x)
+        hull_y.append(y)
     # Drop lines that are active only outside [0, 1].
-    while breaks and breaks[0] <= 0:
-        hull.pop(0)
-        breaks.pop(0)
-    while breaks and breaks[-1] >= 1:
-        hull.pop()
-        breaks.pop()
+    first, last = 0, len(hull_a)
+    while first < len(breaks) and breaks[first] <= 0:
+        first += 1
+    stop = len(breaks)
+    while stop > first and breaks[stop - 1] >= 1:
+        stop -= 1
+        last -= 1
     return LinesEnvelope(
-        slopes=tuple(h[0] for h in hull),
-        x0=tuple(h[1] for h in hull),
-        y0=tuple(h[2] for h in hull),
-        breaks=tuple(breaks),
+        slopes=tuple(hull_a[first:last]),
+        x0=tuple(hull_x[first:last]),
+        y0=tuple(hull_y[first:last]),
+        breaks=tuple(breaks[first:stop]),
     )
 
 
