@@ -19,7 +19,15 @@ from click.testing import CliRunner
 from symsel import binomial, bound, geometric, poisson, tnb
 from symsel.bounds.hockey_stick import paper_log_ratio_at, polygon_ratio_at
 from symsel.cli import main
-from symsel.derive import derive, engine, facts_latex, polygon_vertex_ratios, segment_is_monotone
+from symsel.derive import (
+    derive,
+    engine,
+    facts_latex,
+    polygon_vertex_ratios,
+    render_latex,
+    render_markdown,
+    segment_is_monotone,
+)
 from symsel.derive.family import recognize
 from symsel.distributions import z
 from symsel.errors import SpecError
@@ -171,15 +179,17 @@ def test_utility_closed_forms_against_hand_sums(poisson_free):
 
 
 def test_cli_markdown_and_latex_show_the_new_sections():
-    runner = CliRunner()
-    md = runner.invoke(main, ["derive", "poisson(3)", "--markdown"])
-    assert md.exit_code == 0, md.output
-    for head in ("## Pure-DP region", "## Rényi route", "## Utility"):
-        assert head in md.output
-    latex = runner.invoke(main, ["derive", "poisson(3)", "--latex"]).output
-    assert r"\log R(" in latex and r"\int_0^1" in latex
-    payload = json.loads(runner.invoke(main, ["derive", "poisson(3)", "--json"]).output)
+    """One run of the command (--json); its Markdown and LaTeX are renderings of that record
+    (test_derive_data.py::test_cli_json_markdown_and_latex_are_one_record runs all three formats)."""
+    result = CliRunner().invoke(main, ["derive", "poisson(3)", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
     assert {"pure_dp", "renyi", "utility"} <= set(payload) and payload["verified"]
+    markdown = render_markdown(payload)
+    for head in ("## Pure-DP region", "## Rényi route", "## Utility"):
+        assert head in markdown
+    latex = render_latex(payload)
+    assert r"\log R(" in latex and r"\int_0^1" in latex
 
 
 def test_a_huge_law_skips_its_symbolic_sections_by_size_with_the_reason():
