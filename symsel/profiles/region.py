@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import mpmath
@@ -176,7 +176,16 @@ def polygon_lower_mp(q: Any, eps1: Any, delta1: Any, dps: int) -> mpmath.mpf:
             raise ParameterError(
                 "eps1/delta1", (eps1, delta1), "eps1 finite >= 0, delta1 in [0, 1]", "polygon_lower_mp"
             )
-        return max(mpmath.mpf(0), mpmath.exp(-e) * (x - d), (1 - d) - mpmath.exp(e) * (1 - x))
+        down, up = _exp_both_ways(e, mpmath.mp.prec)
+        return max(mpmath.mpf(0), down * (x - d), (1 - d) - up * (1 - x))
+
+
+@lru_cache(maxsize=64)
+def _exp_both_ways(e: mpmath.mpf, prec: int) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """``(e^-e, e^e)`` at ``prec`` bits, cached: a brute-force sup over ``q`` (``derive``'s checks) asks for one
+    polygon at hundreds of points (the same numbers as computing them at every point)."""
+    with mpmath.workprec(prec):
+        return mpmath.exp(-e), mpmath.exp(e)
 
 
 # --------------------------------------------------------------------------- location families

@@ -88,6 +88,17 @@ def test_polygon_lower_mp_matches_float() -> None:
         assert float(polygon_lower_mp(q, 1.2, 1e-5, 40)) == pytest.approx(polygon_lower(q, 1.2, 1e-5), abs=1e-15)
 
 
+def test_polygon_lower_mp_is_the_polygon_at_each_precision_in_turn() -> None:
+    """The polygon at ``dps`` digits, its two exponentials kept between calls, is ``max(0, e^-eps1 (q - delta1),
+    1 - delta1 - e^eps1 (1 - q))`` computed at that precision, for precisions in any order."""
+    for dps in (15, 60, 15, 100, 30):
+        for q, eps1, delta1 in ((0.3, 1.2, 1e-5), (0.9, 1.2, 1e-5), (0.999, 0.25, 0.0), (0.5, 3.0, 0.01)):
+            with mpmath.workdps(dps):
+                x, e, d = mpmath.mpf(q), mpmath.mpf(eps1), mpmath.mpf(delta1)
+                expected = max(mpmath.mpf(0), mpmath.exp(-e) * (x - d), 1 - d - mpmath.exp(e) * (1 - x))
+            assert polygon_lower_mp(q, eps1, delta1, dps) == expected, (dps, q)
+
+
 def test_polygon_huge_eps_no_nan() -> None:
     out = polygon_lower(np.array([0.0, 0.5, 1.0]), 800.0, 0.1)
     assert np.all(np.isfinite(out))
