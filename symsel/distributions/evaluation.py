@@ -189,14 +189,17 @@ class EvaluationMixin:
         arr = np.atleast_1d(np.asarray(x, dtype=float))
         with np.errstate(divide="ignore", invalid="ignore"):
             if self.log_dpgf_form is not None:
-                out = np.asarray(self._log_dphi_np(arr, *self._values_float), dtype=float) + np.zeros_like(arr)
+                out = np.asarray(self._log_dphi_np(arr, *self._values_float), dtype=float)
+                # a new array of arr's shape (a constant form gives one number); + 0.0 as adding zeros did
+                out = (out if out.shape == arr.shape else np.broadcast_to(out, arr.shape)) + 0.0
                 redo = ~np.isfinite(out)  # the log form itself does not underflow
             else:
                 out = np.log(self.dphi(arr))
                 redo = ~np.isfinite(out) | (out < -645)
-        for i in np.nonzero(redo)[0]:
-            value = self.dphi_mp(arr[i], DEFAULT_DPS)
-            out[i] = float(mpmath.log(value)) if value > 0 else -math.inf
+        if redo.any():  # (called hundreds of thousands of times on a few points by Lemma 7's certified sup)
+            for i in np.flatnonzero(redo):
+                value = self.dphi_mp(arr[i], DEFAULT_DPS)
+                out[i] = float(mpmath.log(value)) if value > 0 else -math.inf
         return out if np.ndim(x) else out[0]
 
     @cached_property

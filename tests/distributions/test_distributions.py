@@ -6,12 +6,14 @@ symsel), and moments are brute-force sums at 40 digits with the tail beyond the 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
 import mpmath
 import numpy as np
 import pytest
+import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -144,6 +146,17 @@ def test_log_dphi_does_not_underflow(make):
     for x in (0.0, 0.3, 1.0):
         ref = float(mpmath.log(dist.dphi_mp(x, 40)))
         assert dist.log_dphi(x) == pytest.approx(ref, rel=1e-11, abs=1e-11)
+
+
+@pytest.mark.parametrize("log_form", [None, sympy.Integer(0)])
+def test_log_dphi_of_a_constant_has_the_shape_of_its_input(log_form):
+    """One run, ``phi' = 1``: through ``log(phi')`` and through a log form that compiles to the number 0, an array of
+    points gets a new array of zeros of its shape, a point gets a number."""
+    dist = dataclasses.replace(point(1), log_dpgf_form=log_form)
+    xs = np.linspace(0, 1, 5)
+    values = dist.log_dphi(xs)
+    assert values.shape == xs.shape and np.all(values == 0.0) and values is not xs
+    assert dist.log_dphi(0.3) == 0.0 and np.ndim(dist.log_dphi(0.3)) == 0
 
 
 def test_mpmath_precision_does_not_leak():
