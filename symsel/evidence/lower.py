@@ -112,6 +112,13 @@ class LowerBoundResult:
             object.__setattr__(self, "monotone", value)
         return value
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (or deep-copied) with the monotone order's value evaluated: its deferred evaluation holds the law,
+        whose sampler need not pickle."""
+        state = dict(self.__dict__)
+        state["monotone"] = self.monotone_epsilon
+        return state
+
     @property
     def improvement(self) -> float:
         """``epsilon - monotone_epsilon``."""

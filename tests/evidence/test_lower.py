@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import pickle
 
 import mpmath
 import numpy as np
@@ -457,5 +458,7 @@ def test_the_monotone_order_is_evaluated_exactly_only_when_it_could_win_or_is_re
     exact = selection_epsilon(mono, geom5, 1e-6, 30)
     assert behind.monotone_epsilon <= exact < math.nextafter(behind.monotone_epsilon, math.inf)
     assert behind.monotone == behind.monotone_epsilon < behind.epsilon - 0.3  # read once, then stored
+    again = lower_bound(FinitePair([0.2, 0.2, 0.6], [0.1, 0.1, 0.8]), geom5, 1e-6, budget=30, slices=0)
+    assert callable(again.monotone) and pickle.loads(pickle.dumps(again)).monotone == behind.monotone_epsilon
     tied = lower_bound(FinitePair([0.4, 0.1, 0.4, 0.1], [0.2, 0.05, 0.2, 0.55]), geom5, 1e-6, budget=30, slices=0)
     assert not callable(tied.monotone) and tied.monotone_epsilon == tied.epsilon
