@@ -379,9 +379,14 @@ def pld_suffix_tables(pld: Any) -> list[tuple[Any, ...]] | None:
             return None
         if probs.size == 0 or losses[0] < -700:  # e^{-l} would overflow
             return None
-        tail_p, tail_pe = _tail(probs), _tail(probs * np.exp(-losses))
-        # dp-accounting's PLD can hold tiny negative masses: the rounding allowance uses |p|.
-        abs_p, abs_pe = _tail(np.abs(probs)), _tail(np.abs(probs) * np.exp(-losses))
+        weights = np.exp(-losses)
+        tail_p, tail_pe = _tail(probs), _tail(probs * weights)
+        # dp-accounting's PLD can hold tiny negative masses: the rounding allowance uses |p| (the same sums
+        # when there are none)
+        if probs.min() >= 0:
+            abs_p, abs_pe = tail_p, tail_pe
+        else:
+            abs_p, abs_pe = _tail(np.abs(probs)), _tail(np.abs(probs) * weights)
         tables.append((losses, tail_p, tail_pe, abs_p, abs_pe, inf_mass))
     return tables
 

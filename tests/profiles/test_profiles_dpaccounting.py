@@ -189,3 +189,30 @@ def test_a_run_built_from_the_shared_one_step_pld_is_the_accountants_own(relatio
                 _pmf_arrays(ours._pld), _pmf_arrays(reference._pld), strict=True):
             assert (lo, disc, inf) == (lo_r, disc_r, inf_r) and np.array_equal(probs, probs_r)
         assert ours.get_epsilon(1e-5) == reference.get_epsilon(1e-5)
+
+
+@pytest.mark.parametrize("negative", [False, True], ids=["masses >= 0", "a tiny negative mass"])
+def test_suffix_tables_hold_the_sums_of_absolute_masses(negative: bool) -> None:
+    """The rounding allowance of the suffix-sum evaluation uses the suffix sums of ``|p|`` and ``|p| e^{-l}``: checked
+    against ``math.fsum`` over each suffix, on a PLD whose masses are all >= 0 and on one with a tiny negative mass
+    (dp-accounting's FFT convolution can leave some). δ(ε) never comes out below the term-by-term sum."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    from symsel.profiles.dpaccounting import pld_suffix_tables, suffix_tables_delta
+
+    masses = {-3: 0.1, -1: 0.25, 0: 0.3, 2: 0.2, 5: 0.15 - (2e-12 if negative else 0.0), 7: -2e-12 if negative else 0}
+    pld = privacy_loss_distribution.PrivacyLossDistribution.create_from_rounded_probability(masses, 1e-3, 0.1)
+    (losses, tail_p, tail_pe, abs_p, abs_pe, inf_mass), = pld_suffix_tables(pld)
+    grid = np.arange(-3, 8)
+    probs = [masses.get(int(i), 0.0) for i in grid]
+    weighted = [p * math.exp(-0.1 * g) for p, g in zip(probs, grid, strict=True)]
+    assert np.allclose(losses, grid * 0.1) and inf_mass == 1e-3
+    for i in range(len(grid) + 1):
+        assert abs_p[i] == pytest.approx(math.fsum(abs(p) for p in probs[i:]), rel=1e-15, abs=1e-300)
+        assert abs_pe[i] == pytest.approx(math.fsum(abs(w) for w in weighted[i:]), rel=1e-15, abs=1e-300)
+        assert tail_p[i] == pytest.approx(math.fsum(probs[i:]), rel=1e-12, abs=1e-18)
+        assert tail_pe[i] == pytest.approx(math.fsum(weighted[i:]), rel=1e-12, abs=1e-18)
+    eps = np.linspace(-0.5, 0.8, 27)
+    exact = [1e-3 + math.fsum(-p * math.expm1(e - 0.1 * g) for p, g in zip(probs, grid, strict=True) if 0.1 * g > e)
+             for e in eps]
+    assert np.all(suffix_tables_delta(pld_suffix_tables(pld), eps) >= exact)
