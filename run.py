@@ -47,18 +47,14 @@ def ensure_environment(extras: str, latest: bool = False) -> Path:
         print(f"symsel: creating {venv.name}", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     print(f"symsel: installing symsel{extras} into {venv.name} (first run only)", file=sys.stderr)
-    # pip compiles every installed module on one core; --no-compile and compileall on every core afterwards
-    # writes the same bytecode in about 26 s instead of 33 s on two cores
+    # --no-compile: pip would compile all 8,000 modules of the environment (about 30 CPU-s); the suite imports a third
+    # of them, and main() lets each be compiled once, when first imported
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-compile"]
     if latest:
         pip.append("--upgrade")
     else:
         pip += ["-c", str(CONSTRAINTS)]
     subprocess.run([*pip, "-e", f"{ROOT}{extras}"], check=True)
-    compile_all = ("import compileall, sys, sysconfig\n"
-                   "for folder in (sysconfig.get_paths()['purelib'], sys.argv[1]):\n"
-                   "    compileall.compile_dir(folder, quiet=2, workers=0)")
-    subprocess.run([str(python), "-c", compile_all, str(ROOT / "symsel")], check=False)  # best effort, as pip's
     stamp.write_text(fingerprint)
     return _bin(venv)
 
@@ -76,7 +72,11 @@ def main(argv: list[str]) -> int:
         args = [str(bin_dir / "symsel"), "report", *rest]
     else:
         args = [str(bin_dir / "symsel"), *rest]
-    return subprocess.call(args, cwd=ROOT)
+    # the environment is run.py's own: its bytecode is written when a module is first imported (and reused by every
+    # later process: the test workers, the notebooks' kernels, the CLI's subprocesses), even where the caller's
+    # PYTHONDONTWRITEBYTECODE would have every process compile every module again
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    return subprocess.call(args, cwd=ROOT, env=env)
 
 
 if __name__ == "__main__":
