@@ -3,6 +3,8 @@ on ``{0, 1, ...}``."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -112,6 +114,14 @@ class _Shown:
         return self._text
 
 
+#: the laws :func:`validate_pgf` accepted in this process, by everything the verdict depends on (the PGF with its
+#: values, the pmf formula, the support): a notebook, a planner or a test suite parses one user law many times, and
+#: the checks (a Taylor series, 40-digit grids) cost a tenth of a second to seconds. A refusal is never stored.
+_ACCEPTED: OrderedDict[tuple, None] = OrderedDict()
+_ACCEPTED_MAX = 256
+_ACCEPTED_LOCK = threading.Lock()
+
+
 def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
     """Check that ``dist.pgf`` is a PGF of a law on ``{0, 1, ...}``.
 
@@ -123,8 +133,23 @@ def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
       given (unbounded support), its first 1000 masses non-negative;
     * a finite mean ``phi'(1)``.
 
-    Raises :class:`ParameterError` (one line, the expression shortened) otherwise.
+    Raises :class:`ParameterError` (one line, the expression shortened) otherwise. A law accepted before (the same
+    PGF, pmf formula and support) is accepted again without the checks.
     """
+    key = (dist.name, dist.pgf, pmf, dist.support_min, dist.support_max)
+    with _ACCEPTED_LOCK:
+        if key in _ACCEPTED:
+            _ACCEPTED.move_to_end(key)
+            return
+    _check_pgf(dist, pmf)
+    with _ACCEPTED_LOCK:
+        _ACCEPTED[key] = None
+        if len(_ACCEPTED) > _ACCEPTED_MAX:
+            _ACCEPTED.popitem(last=False)
+
+
+def _check_pgf(dist: Distribution, pmf: sympy.Expr | None) -> None:
+    """The checks of :func:`validate_pgf`."""
     where = dist.name
     shown = _Shown(dist.pgf)
     coeffs = _monomials(dist.pgf)

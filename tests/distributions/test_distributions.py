@@ -450,8 +450,11 @@ def test_derivatives_at_one_of_a_long_polynomial_are_the_differentiated_sum(orde
 def test_a_valid_law_never_prints_its_pgf_and_an_invalid_one_shows_it_shortened(monkeypatch):
     """validate_pgf renders the PGF for an error message only when it raises one (printing a 5000-term polynomial
     took seconds); the message is what it was: the expression, 60 characters at most."""
+    from collections import OrderedDict
+
     import symsel.distributions.user as user
 
+    monkeypatch.setattr(user, "_ACCEPTED", OrderedDict())  # checked here, not remembered from an earlier test
     original = user._short
     monkeypatch.setattr(user, "_short", lambda *a, **k: pytest.fail("a valid law printed its PGF"))
     law = symsel.parse_distribution("pmf(expr='1/n', k_min=1, k_max=400, n=400)")
@@ -461,3 +464,37 @@ def test_a_valid_law_never_prints_its_pgf_and_an_invalid_one_shows_it_shortened(
         symsel.parse_distribution("pmf(expr='1/9', k_min=1, k_max=10)")
     assert "parameter expr='z**10/9 + z**9/9 + z**8/9 + z**7/9 + z**6/9 + z**5/9 + z*...'" in str(bad.value)
     assert "they sum to 1.1111111111" in str(bad.value)
+
+
+def test_an_accepted_law_is_accepted_again_without_its_checks_and_a_refusal_is_never_remembered(monkeypatch):
+    """validate_pgf remembers the laws it accepted, by PGF (with its values), pmf formula and support: the same law
+    parsed again is not checked again; the same expression with other values is, and a refused law is refused
+    again at each parse, never remembered."""
+    from collections import OrderedDict
+
+    import symsel.distributions.user as user
+
+    monkeypatch.setattr(user, "_ACCEPTED", OrderedDict())
+    monkeypatch.setattr(user, "_ACCEPTED_MAX", 2)
+    checked = []
+    original = user._check_pgf
+
+    def counted(dist, pmf):
+        checked.append(str(dist.pgf))
+        original(dist, pmf)
+
+    monkeypatch.setattr(user, "_check_pgf", counted)
+    spec = "pgf(expr='(exp(mu*z)-1)/(exp(mu)-1)', mu=3)"
+    assert symsel.parse_distribution(spec).mean == symsel.parse_distribution(spec).mean
+    assert len(checked) == 1
+    for _ in range(2):  # the same expression, another value: checked, refused, and refused again
+        with pytest.raises(ParameterError, match="non-negative coefficients"):
+            symsel.parse_distribution("pgf(expr='(exp(mu*z)-1)/(exp(mu)-1)', mu=-3)")
+    assert len(checked) == 3
+    symsel.parse_distribution("pgf(expr='1 - p + p*z', p=1/2)")
+    with pytest.raises(ParameterError, match=r"P\[K=0\] = -1/2"):
+        symsel.parse_distribution("pgf(expr='1 - p + p*z', p=3/2)")
+    symsel.parse_distribution("pmf(expr='1/10', k_min=1, k_max=10)")  # the third accepted: the first is forgotten
+    assert len(checked) == 6
+    symsel.parse_distribution(spec)
+    assert len(checked) == 7
