@@ -575,8 +575,9 @@ def _fill(pieces: list, funcs: list, candidates: tuple, x0: Any, e0: sympy.Expr,
 def brute_force_h(dphi_mp: Callable[[mpmath.mpf], mpmath.mpf], eps1: Any, delta1: Any, t: Any,
                   dps: int = DPS, grid: int = 100) -> mpmath.mpf:
     """``sup_u [phi'(u) - t phi'(L(u))]_+`` by brute force, independent of the closed form: a grid of ``grid``
-    points on each of S1 and S2 (``L`` from :func:`symsel.profiles.region.polygon_lower_mp`), then a golden-section
-    search around the best grid point of each segment. The flat part ``[0, delta1]`` is dominated by its end."""
+    points on each of S1 and S2 (``L`` from :func:`symsel.profiles.region.polygon_lower_mp`), then Brent's method
+    (:func:`_brent_max`) between the neighbours of the best grid point of each segment. The flat part
+    ``[0, delta1]`` is dominated by its end."""
     from symsel.profiles.region import polygon_lower_mp
 
     with mpmath.workdps(dps + 15):
@@ -592,25 +593,73 @@ def brute_force_h(dphi_mp: Callable[[mpmath.mpf], mpmath.mpf], eps1: Any, delta1
             values = [g(x) for x in xs]
             k = max(range(len(xs)), key=lambda i: values[i])
             lo, hi = xs[max(k - 1, 0)], xs[min(k + 1, grid)]
-            best = max(best, values[k], _golden_max(g, lo, hi, dps))
+            best = max(best, values[k], _brent_max(g, lo, hi, dps))
     with mpmath.workdps(dps):
         return +best
 
 
-def _golden_max(g: Callable, lo: mpmath.mpf, hi: mpmath.mpf, dps: int) -> mpmath.mpf:
-    ratio = (mpmath.sqrt(5) - 1) / 2
-    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-    f1, f2 = g(x1), g(x2)
-    for _ in range(2 * dps + 10):  # width * 0.618^110 < 1e-24: the value (quadratic at the max) to 1e-48
-        if f1 < f2:
-            lo, x1, f1 = x1, x2, f2
-            x2 = lo + ratio * (hi - lo)
-            f2 = g(x2)
+def _brent_max(g: Callable, lo: mpmath.mpf, hi: mpmath.mpf, dps: int) -> mpmath.mpf:
+    """The largest value of ``g`` found on ``[lo, hi]`` (ends included) by Brent's method for a unimodal function:
+    each step goes to the vertex of the parabola through the three best points when that vertex lies inside the
+    bracket and the step is less than half the one before last, else a golden-section step into the larger part
+    of the bracket. It stops when the best point is known to ``10^-(dps/2 + 5)`` (the value then to ``10^-dps``
+    relative, the maximum being quadratic) or after ``2 dps + 10`` evaluations (a golden-section search's count)."""
+    golden = (3 - mpmath.sqrt(5)) / 2
+    tol = mpmath.mpf(10) ** -(dps // 2 + 5) * max(1, abs(lo), abs(hi))
+    a, b = lo, hi
+    x = w = v = a + golden * (b - a)
+    fx = fw = fv = g(x)
+    f_lo, f_hi = g(lo), g(hi)
+    found = max(fx, f_lo, f_hi)
+    # the common case, a maximum at an end (the supremum at a corner of the polygon): a unimodal g that falls from
+    # that end over a step of tol peaks within tol of it, less than about g'' tol^2 above it (the steps below
+    # would only approach it geometrically, as a golden-section search does)
+    for end, f_end, inward in ((lo, f_lo, tol), (hi, f_hi, -tol)):
+        if f_end >= fx and g(end + inward) <= f_end:
+            return found
+    step = previous = mpmath.mpf(0)
+    for _ in range(2 * dps + 10):
+        mid = (a + b) / 2
+        if abs(x - mid) <= 2 * tol - (b - a) / 2:
+            break
+        parabolic = False
+        if abs(previous) > tol:
+            # the vertex of the parabola through (x, fx), (w, fw), (v, fv) is x + p/q (for a maximum as for a
+            # minimum: it does not depend on the sign of g)
+            r = (x - w) * (fx - fv)
+            q = (x - v) * (fx - fw)
+            p = (x - v) * q - (x - w) * r
+            q = 2 * (q - r)
+            if q > 0:
+                p = -p
+            q = abs(q)
+            before_last, previous = previous, step
+            if abs(p) < abs(q * before_last / 2) and q * (a - x) < p < q * (b - x):
+                step, parabolic = p / q, True
+                if (x + step) - a < 2 * tol or b - (x + step) < 2 * tol:
+                    step = tol if mid > x else -tol
+        if not parabolic:
+            previous = (a - x) if x >= mid else (b - x)
+            step = golden * previous
+        u = x + (step if abs(step) >= tol else (tol if step > 0 else -tol))
+        fu = g(u)
+        found = max(found, fu)
+        if fu >= fx:
+            if u >= x:
+                a = x
+            else:
+                b = x
+            v, fv, w, fw, x, fx = w, fw, x, fx, u, fu
         else:
-            hi, x2, f2 = x2, x1, f1
-            x1 = hi - ratio * (hi - lo)
-            f1 = g(x1)
-    return max(f1, f2, g(lo), g(hi))
+            if u < x:
+                a = u
+            else:
+                b = u
+            if fu >= fw or w == x:
+                v, fv, w, fw = w, fw, u, fu
+            elif fu >= fv or v == x or v == w:
+                v, fv = u, fu
+    return found
 
 
 def envelope_checks(pe: PolygonEnvelope, dist: Any = None, values: dict | None = None,
@@ -667,7 +716,7 @@ def _check_h(pe: PolygonEnvelope, dphi_mp: Callable, e1: Any, d1: Any, r: Any, v
         at_r = pe.h_mp(r, DPS, values)
         scale = max(1, pe.h_mp(0, DPS, values))
     ok = worst <= mpmath.mpf(10) ** -40 * scale and at_r <= mpmath.mpf(10) ** -45 * scale and brute[near_r] > 0
-    return Check(f"H(t) in closed form = a brute-force sup over u (grid + golden section) at 50 digits at {len(ts)} "
+    return Check(f"H(t) in closed form = a brute-force sup over u (grid + Brent's method) at 50 digits at {len(ts)} "
                  "values of t (one inside each piece, near 0, 1.2 R); H(R) = 0 < H(R(1 - 1e-6))", "numeric-50",
                  float(worst), bool(ok))
 

@@ -1,6 +1,6 @@
 """The closed-form envelope H(t) of docs/envelope.md on an (eps1, delta1) polygon (symsel.derive.envelope).
 
-References are independent of the closed form: a brute-force sup over u at 50 digits (grid + golden section on
+References are independent of the closed form: a brute-force sup over u at 50 digits (grid + Brent's method on
 the engine's phi' and polygon boundary), symsel's certified numeric envelope, the paper's bound (Koskela et al.
 Thm 5.2 / 5.7 / Cor 5.8 through ``symsel.bound(..., "paper")``) and certified lower bounds from exact examples.
 """
@@ -12,7 +12,7 @@ import pytest
 import sympy
 
 import symsel
-from symsel.derive.envelope import brute_force_h, envelope_checks, polygon_envelope
+from symsel.derive.envelope import _brent_max, brute_force_h, envelope_checks, polygon_envelope
 from symsel.derive.family import recognize
 from symsel.distributions import z
 
@@ -93,3 +93,29 @@ def test_symbolic_parameters_give_max_of_candidates():
 def test_none_when_sympy_cannot_close_it():
     dist = symsel.parse_distribution("beta_binomial(n=20, a=2, b=3)")
     assert polygon_envelope(sympy.diff(dist.pgf, z), sympy.Rational(1, 2), sympy.Rational(1, 1000)) is None
+
+
+M = mpmath.mpf
+BRENT_CASES = [  # g, bracket, its maximum (exact), evaluations allowed; numbers read at 65 digits
+    (lambda x: x * mpmath.exp(-x), ("0.97", "1.01"), lambda: mpmath.exp(-1), 20),  # inside
+    (mpmath.sin, ("1.5", "1.65"), lambda: M(1), 20),
+    (lambda x: -((x - M("0.2") - M("1e-8")) ** 2), ("0.2", "0.22"), lambda: M(0), 40),  # inside, by an end
+    (lambda x: -x, ("0.2", "0.22"), lambda: M("-0.2"), 6),  # at an end
+    (lambda x: x**3, ("0.2", "0.22"), lambda: M("0.22") ** 3, 6),
+]
+
+
+@pytest.mark.parametrize(("g", "bracket", "exact", "evaluations"), BRENT_CASES)
+def test_brent_max_reaches_the_maximum_to_50_digits(g, bracket, exact, evaluations):
+    """``_brent_max`` (the brute force's refinement): the maximum of a unimodal function inside a bracket, next to
+    one of its ends or at an end, to 1e-48 at 65 digits, within the stated number of evaluations."""
+    calls = []
+
+    def counted(x):
+        calls.append(x)
+        return g(x)
+
+    with mpmath.workdps(65):
+        found = _brent_max(counted, M(bracket[0]), M(bracket[1]), 50)
+        assert abs(found - exact()) <= M(10) ** -48, mpmath.nstr(found - exact(), 5)
+    assert len(calls) <= evaluations
