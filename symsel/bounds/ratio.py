@@ -125,8 +125,8 @@ def certified_log_sup(
         # certificate exists (for the Gaussian boundary the supremum is indeed infinite).
         best = int(np.argmax(values))
         return SupCertificate(math.inf, float(values[best]), float(q[best]), int(q.size - 1), False)
+    upper = _cell_bounds(q[:-1], q[1:], lows[:-1], log_dphi, a, b, corner_slope)
     while True:
-        upper = _cell_bounds(q, lows, log_dphi, a, b, corner_slope)
         best = int(np.argmax(np.where(np.isnan(values), -np.inf, values)))
         attained = float(values[best])
         top = float(np.max(upper))
@@ -140,9 +140,17 @@ def certified_log_sup(
         mids = 0.5 * (q[split] + q[split + 1])
         new_values, new_lows = point_values(mids)
         order = np.argsort(np.concatenate([q, mids]), kind="stable")
+        old_cells = order[:-1]  # the old index of each new cell's left end (a mid's is >= the old size)
         q = np.concatenate([q, mids])[order]
         values = np.concatenate([values, new_values])[order]
         lows = np.concatenate([lows, new_lows])[order]
+        # a cell between two old points is an old cell and keeps its bound; the halves of the split cells (one end
+        # a mid) get theirs, by the same formula
+        is_mid = order >= upper.size + 1
+        fresh = np.nonzero(is_mid[:-1] | is_mid[1:])[0]
+        kept = np.where(is_mid[:-1] | is_mid[1:], 0, old_cells)
+        upper = upper[kept]
+        upper[fresh] = _cell_bounds(q[fresh], q[fresh + 1], lows[fresh], log_dphi, a, b, corner_slope)
     top = float(np.max(upper))
     certified = top + RELATIVE_MARGIN * (abs(top) + a + b) if math.isfinite(top) else math.inf
     return SupCertificate(
@@ -163,17 +171,19 @@ def _combine(a: float, b: float, num: np.ndarray, den: np.ndarray) -> np.ndarray
     return np.where(np.isnan(out), -np.inf, out)
 
 
-def _cell_bounds(
-    q: np.ndarray, lows: np.ndarray, log_dphi: LogDphi, a: float, b: float, corner_slope: float | None
-) -> np.ndarray:
-    right = np.minimum(1.0, q[1:] * (1 + ARGUMENT_NUDGE) + 1e-300)
+def _cell_bounds(left: np.ndarray, right_end: np.ndarray, left_lows: np.ndarray, log_dphi: LogDphi, a: float,
+                 b: float, corner_slope: float | None) -> np.ndarray:
+    """The bound of each cell ``[left, right_end]`` (``left_lows = L(left)``) of the module docstring."""
+    right = np.minimum(1.0, right_end * (1 + ARGUMENT_NUDGE) + 1e-300)
     # L convex with L(0) = 0 makes L(q)/q non-decreasing, so on the cell L(q) >= r q, r = L(q_i)/q_i,
     # and G(q, r q) is non-decreasing in q (module docstring): the cell is bounded by G(q_i+1, r q_i+1).
     with np.errstate(divide="ignore", invalid="ignore"):
-        stretch = np.where(q[:-1] > 0, q[1:] / q[:-1], 1.0)
-    left_low = np.maximum(0.0, lows[:-1] * stretch * (1 - ARGUMENT_NUDGE) - 1e-300)
+        stretch = np.where(left > 0, right_end / left, 1.0)
+    left_low = np.maximum(0.0, left_lows * stretch * (1 - ARGUMENT_NUDGE) - 1e-300)
     bounds = _combine(a, b, log_dphi(right), log_dphi(np.minimum(left_low, 1.0)))
-    if corner_slope is not None and corner_slope > 0 and not np.isfinite(bounds[0]):
-        q1 = right[:1]
-        bounds[0] = _combine(a, b, log_dphi(q1), log_dphi(q1 * corner_slope * (1 - ARGUMENT_NUDGE)))[0]
+    if corner_slope is not None and corner_slope > 0:
+        corner = np.nonzero((left == 0.0) & ~np.isfinite(bounds))[0]  # the first cell, [0, q_1]
+        if corner.size:
+            q1 = right[corner]
+            bounds[corner] = _combine(a, b, log_dphi(q1), log_dphi(q1 * corner_slope * (1 - ARGUMENT_NUDGE)))
     return bounds

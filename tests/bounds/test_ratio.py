@@ -84,3 +84,38 @@ def test_float_allowance_covers_the_measured_error_of_phi_prime():
             worst = max(worst, abs(float((mpmath.mpf(float(dist.dphi(np.array([x]))[0])) - exact) / exact)))
     assert 64 * worst > 100 * VALUE_MARGIN  # ~1.3e-9 relative: the floor alone would not cover it
     assert dphi_float_error(dist) >= max(VALUE_MARGIN, 64 * worst)
+
+
+@pytest.mark.parametrize(("dist", "make_boundary", "weights", "kinks"), CASES)
+@pytest.mark.parametrize("tol", [1e-7, 1e-3])
+def test_certificate_is_the_largest_cell_bound_of_its_final_grid(dist, make_boundary, weights, kinks, tol):
+    """The refinement recomputes only the halves of the cells it splits: the certificate must be what the bounds of
+    every cell of the final grid, computed afresh, give (the grid is every point the boundary was evaluated at), and
+    never below the same cell bounds at 30 digits without the float64 nudges."""
+    from symsel.bounds.ratio import RELATIVE_MARGIN, _cell_bounds
+
+    inner, seen = make_boundary(), []
+
+    def boundary(q):
+        low = inner(q)
+        seen.append((np.asarray(q, float).copy(), np.clip(np.asarray(low, float), 0, 1)))
+        return low
+
+    a, b = weights
+    cert = certified_log_sup(dist.log_dphi, boundary, weights=weights, tol=tol)
+    points = np.concatenate([q for q, _ in seen])
+    order = np.argsort(points, kind="stable")
+    q, lows = points[order], np.concatenate([low for _, low in seen])[order]
+    assert cert.cells == q.size - 1
+    cells = _cell_bounds(q[:-1], q[1:], lows[:-1], dist.log_dphi, a, b, None)
+    top = float(np.max(cells))
+    assert cert.upper == top + RELATIVE_MARGIN * (abs(top) + a + b)
+    with mpmath.workdps(30):  # the cells at the top (and the largest of the rest), at 30 digits
+        near = set(np.nonzero(cells >= top - 1e-3 * max(1, abs(top)))[0].tolist())
+        for i in sorted(near)[:200]:
+            low = mpmath.mpf(lows[i]) * (mpmath.mpf(q[i + 1]) / mpmath.mpf(q[i])) if q[i] > 0 else mpmath.mpf(0)
+            if low == 0:
+                continue
+            right = dist.dphi_mp(mpmath.mpf(q[i + 1]), 30)
+            exact = a * mpmath.log(right) - b * mpmath.log(dist.dphi_mp(min(low, 1), 30))
+            assert cert.upper >= exact, (i, q[i], q[i + 1])
