@@ -29,3 +29,17 @@ from hypothesis import settings  # noqa: E402
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("SYMSEL_HYPOTHESIS", "ci"))
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """The longest tests first: the first test that needs the shared quick report (about 30 s, then read by the other
+    report tests), then those marked ``slow`` (the notebooks, about 10 s each), then the rest in their order. On two
+    workers the long ones then run side by side at the start instead of one of them running alone at the end."""
+    first_report = next((item for item in items if "report" in getattr(item, "fixturenames", ())), None)
+
+    def rank(item) -> int:
+        if item is first_report:
+            return 0
+        return 1 if item.get_closest_marker("slow") is not None else 2
+
+    items.sort(key=rank)

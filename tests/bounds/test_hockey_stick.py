@@ -217,6 +217,7 @@ def test_every_method_is_above_the_exact_value(method, seed, n, which, log_delta
     _check_above_the_exact_value(method, seed, n, which, log_delta)
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(2, 5), which=st.integers(0, len(DISTS) - 1),
        log_delta=st.floats(-9, -1))
