@@ -11,7 +11,8 @@ was last run with), so a fresh machine gets what passed. `test-latest` installs 
 that pyproject.toml allows into ./.venv-latest instead, to see version drift before a user does. An
 environment is (re)installed only when pyproject.toml or constraints.txt changed since its last
 install, so re-running is fast. The package is installed in editable mode: source edits need no
-re-install.
+re-install. Nothing is compiled at install: each module's bytecode is written when it is first imported, and the
+commands run without the caller's PYTHONDONTWRITEBYTECODE, so that later processes reuse it.
 """
 
 from __future__ import annotations
