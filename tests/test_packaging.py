@@ -80,3 +80,26 @@ def test_the_sdist_carries(path):
         if words and words[0] in ("graft", "include"):
             covered.update(words[1:])
     assert path in covered
+
+
+def test_run_py_passes_the_environment_on_without_pythondontwritebytecode(monkeypatch, tmp_path):
+    """run.py compiles nothing at install; the commands it runs must write each module's bytecode when first imported
+    (for the test workers, kernels and subprocesses after them), so the caller's PYTHONDONTWRITEBYTECODE is not
+    passed on; every other variable is, and the command runs from the repository root."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("symsel_run_py", ROOT / "run.py")
+    assert spec is not None and spec.loader is not None
+    run_py = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_py)
+    calls = []
+    monkeypatch.setattr(run_py, "ensure_environment", lambda extras, latest=False: tmp_path)
+    monkeypatch.setattr(run_py.subprocess, "call", lambda args, **kwargs: calls.append((args, kwargs)) or 0)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("SYMSEL_RUN_PY_PROBE", "kept")
+    assert run_py.main(["symsel", "--help"]) == 0
+    (args, kwargs), = calls
+    assert args == [str(tmp_path / "symsel"), "--help"] and kwargs["cwd"] == ROOT
+    assert "PYTHONDONTWRITEBYTECODE" not in kwargs["env"] and kwargs["env"]["SYMSEL_RUN_PY_PROBE"] == "kept"
+    install = (ROOT / "run.py").read_text()
+    assert "--no-compile" in install and "compileall" not in install
