@@ -49,6 +49,7 @@ def test_the_readme_has_command_examples():
     assert len(EXAMPLES) >= 5
 
 
+@pytest.mark.slow  # a process each (conftest.py runs the slow tests first)
 @pytest.mark.parametrize(("command", "expected"), EXAMPLES, ids=[c[:60] for c, _ in EXAMPLES])
 def test_readme_command_prints_what_the_readme_shows(command, expected):
     symsel = shutil.which("symsel", path=str(Path(sys.executable).parent)) or "symsel"
@@ -130,6 +131,7 @@ def test_the_readme_has_python_blocks():
     assert len(PYTHON_BLOCKS) >= 5
 
 
+@pytest.mark.slow  # a process each (conftest.py runs the slow tests first)
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[b.split("\n")[0][:50] for b in PYTHON_BLOCKS])
 def test_readme_python_block_runs_as_a_script(block, tmp_path):
     """Every ```python block of the README runs pasted into a script of its own, in a fresh folder (so the Dask block

@@ -204,6 +204,7 @@ def test_a_nested_exponential_pgf_is_checked_in_seconds() -> None:
     assert law.mean == pytest.approx(math.e, rel=1e-12)
 
 
+@pytest.mark.slow  # about 4 s (conftest.py runs the slow tests first)
 def test_the_largest_beta_binomial_is_described_with_an_exact_expected_quantile() -> None:
     """beta_binomial(n=2000) through `symsel dist` (48 s before): E[K/(K+1)] against scipy's betabinom pmf."""
     from scipy.stats import betabinom
