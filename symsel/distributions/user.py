@@ -116,9 +116,11 @@ class _Shown:
 
 #: the laws :func:`validate_pgf` accepted in this process, by everything the verdict depends on (the PGF with its
 #: values, the pmf formula, the support): a notebook, a planner or a test suite parses one user law many times, and
-#: the checks (a Taylor series, 40-digit grids) cost a tenth of a second to seconds. A refusal is never stored.
+#: the checks (a Taylor series, 40-digit grids) cost a tenth of a second to seconds. A refusal is never stored, nor
+#: a PGF of more than :data:`_ACCEPTED_MAX_TERMS` top-level terms (a 5000-term pmf would keep megabytes alive).
 _ACCEPTED: OrderedDict[tuple, None] = OrderedDict()
 _ACCEPTED_MAX = 256
+_ACCEPTED_MAX_TERMS = 256
 _ACCEPTED_LOCK = threading.Lock()
 
 
@@ -134,8 +136,11 @@ def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
     * a finite mean ``phi'(1)``.
 
     Raises :class:`ParameterError` (one line, the expression shortened) otherwise. A law accepted before (the same
-    PGF, pmf formula and support) is accepted again without the checks.
+    PGF, pmf formula and support; a PGF of at most 256 top-level terms) is accepted again without the checks.
     """
+    if len(dist.pgf.args) > _ACCEPTED_MAX_TERMS:
+        _check_pgf(dist, pmf)
+        return
     key = (dist.name, dist.pgf, pmf, dist.support_min, dist.support_max)
     with _ACCEPTED_LOCK:
         if key in _ACCEPTED:

@@ -498,3 +498,6 @@ def test_an_accepted_law_is_accepted_again_without_its_checks_and_a_refusal_is_n
     assert len(checked) == 6
     symsel.parse_distribution(spec)
     assert len(checked) == 7
+    for _ in range(2):  # a PGF of more than 256 terms is not remembered (it could hold megabytes)
+        symsel.parse_distribution("pmf(expr='1/300', k_min=1, k_max=300)")
+    assert len(checked) == 9 and len(user._ACCEPTED) == 2
