@@ -36,7 +36,10 @@ class HingeMixture:
     def __call__(self, t: ArrayLike) -> np.ndarray:
         """``G(t)`` (vectorized; for tests and plots)."""
         tt = np.atleast_1d(np.asarray(t, dtype=float))
-        hinge = np.maximum(0.0, 1.0 - tt[:, None] * np.exp(-self.log_breakpoints)[None, :])
+        with np.errstate(over="ignore", invalid="ignore"):  # a subnormal breakpoint: e^{-log t_i} overflows
+            scaled = tt[:, None] * np.exp(-self.log_breakpoints)[None, :]
+        scaled = np.where(tt[:, None] == 0.0, 0.0, scaled)  # t = 0: every hinge is 1 (not 0 * inf)
+        hinge = np.maximum(0.0, 1.0 - scaled)
         return self.constant + hinge @ self.weights
 
     @property

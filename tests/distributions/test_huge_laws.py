@@ -28,6 +28,21 @@ def test_hull_with_subnormal_slopes_stays_above_its_lines():
     assert mixture.constant >= 0.27 - 1e-300 * T_MAX
 
 
+def test_a_mixture_with_a_subnormal_breakpoint_is_its_total_at_zero_and_never_nan():
+    """G(0) = constant + Σ weights whatever the breakpoints: with t_1 = e^-800, e^{-log t_1} overflows and
+    0 · inf was NaN at t = 0. No warning either; elsewhere the values are the hinges' (by hand)."""
+    import warnings
+
+    from symsel.bounds.mixture import HingeMixture
+
+    mixture = HingeMixture(np.array([-800.0, 0.0]), np.array([1.0, 2.0]), 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values = mixture(np.array([0.0, 1e-300, 0.5, 2.0, 1e308]))
+    assert values.tolist() == [3.5, 0.5 + 2.0 * (1 - 1e-300), 0.5 + 2.0 * 0.5, 0.5, 0.5]
+    assert mixture.total == 3.5
+
+
 def test_poisson_mean_one_million_on_small_noise_answers():
     """poisson(mean=1e6) on σ = 0.5: the envelope answers (vacuous, with its δ floor in the certificate) and best
     answers with its finite component; no exception. (σ = 1 takes the same paths; its numbers are in
