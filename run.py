@@ -10,9 +10,10 @@ The environment lives in ./.venv and holds the versions pinned in constraints.tx
 was last run with), so a fresh machine gets what passed. `test-latest` installs the newest releases
 that pyproject.toml allows into ./.venv-latest instead, to see version drift before a user does. An
 environment is (re)installed only when pyproject.toml or constraints.txt changed since its last
-install, so re-running is fast. The package is installed in editable mode: source edits need no
-re-install. Nothing is compiled at install: each module's bytecode is written when it is first imported, and the
-commands run without the caller's PYTHONDONTWRITEBYTECODE, so that later processes reuse it.
+install (the test extras' install serves `report` too), so re-running is fast. The package is installed in
+editable mode: source edits need no re-install. Nothing is compiled at install: each module's bytecode is written
+when it is first imported, and the commands run without the caller's PYTHONDONTWRITEBYTECODE, so that later
+processes reuse it.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-CONSTRAINTS = ROOT / "constraints.txt"
 EXTRAS = {"report": "", "symsel": "", "test": "[dev]", "test-latest": "[dev]"}
+#: an install with the key's extras holds everything an install with each of its values would (the dev extras add to
+#: the core install): `run.py report` after `run.py test` finds its environment ready instead of asking pip again
+COVERS = {"[dev]": ("",)}
 
 
 def _bin(venv: Path) -> Path:
@@ -33,17 +36,23 @@ def _bin(venv: Path) -> Path:
 
 
 def ensure_environment(extras: str, latest: bool = False) -> Path:
-    """Create the environment and install symsel with ``extras`` unless the same install is already there;
-    returns its ``bin`` folder. Pinned to constraints.txt unless ``latest``."""
+    """Create the environment and install symsel with ``extras`` unless the same install, or one that covers it
+    (:data:`COVERS`), is already there; returns its ``bin`` folder. Pinned to constraints.txt unless ``latest``."""
     if sys.version_info < (3, 11):  # noqa: UP036 - run.py is executed by whatever python3 the user has
         sys.exit(f"symsel needs Python >= 3.11; this is {sys.version.split()[0]}")
     venv = ROOT / (".venv-latest" if latest else ".venv")
     python = _bin(venv) / ("python.exe" if os.name == "nt" else "python")
-    pins = b"" if latest else CONSTRAINTS.read_bytes()
-    fingerprint = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + pins + extras.encode()).hexdigest()
-    stamp = venv / f".installed{extras.strip('[]').replace(',', '-') or '-core'}"
-    if stamp.exists() and stamp.read_text() == fingerprint and python.exists():
-        return _bin(venv)
+    pins = b"" if latest else (ROOT / "constraints.txt").read_bytes()
+
+    def stamp_of(installed: str) -> tuple[Path, str]:  # the file marking an install and what it must hold
+        fingerprint = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + pins + installed.encode()).hexdigest()
+        return venv / f".installed{installed.strip('[]').replace(',', '-') or '-core'}", fingerprint
+
+    for installed in (extras, *(wider for wider, covered in COVERS.items() if extras in covered)):
+        stamp, fingerprint = stamp_of(installed)
+        if stamp.exists() and stamp.read_text() == fingerprint and python.exists():
+            return _bin(venv)
+    stamp, fingerprint = stamp_of(extras)
     if not python.exists():
         print(f"symsel: creating {venv.name}", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
@@ -54,7 +63,7 @@ def ensure_environment(extras: str, latest: bool = False) -> Path:
     if latest:
         pip.append("--upgrade")
     else:
-        pip += ["-c", str(CONSTRAINTS)]
+        pip += ["-c", str(ROOT / "constraints.txt")]
     subprocess.run([*pip, "-e", f"{ROOT}{extras}"], check=True)
     stamp.write_text(fingerprint)
     return _bin(venv)

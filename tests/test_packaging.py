@@ -82,16 +82,21 @@ def test_the_sdist_carries(path):
     assert path in covered
 
 
-def test_run_py_passes_the_environment_on_without_pythondontwritebytecode(monkeypatch, tmp_path):
-    """run.py compiles nothing at install; the commands it runs must write each module's bytecode when first imported
-    (for the test workers, kernels and subprocesses after them), so the caller's PYTHONDONTWRITEBYTECODE is not
-    passed on; every other variable is, and the command runs from the repository root."""
+def _run_py():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("symsel_run_py", ROOT / "run.py")
     assert spec is not None and spec.loader is not None
     run_py = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run_py)
+    return run_py
+
+
+def test_run_py_passes_the_environment_on_without_pythondontwritebytecode(monkeypatch, tmp_path):
+    """run.py compiles nothing at install; the commands it runs must write each module's bytecode when first imported
+    (for the test workers, kernels and subprocesses after them), so the caller's PYTHONDONTWRITEBYTECODE is not
+    passed on; every other variable is, and the command runs from the repository root."""
+    run_py = _run_py()
     calls = []
     monkeypatch.setattr(run_py, "ensure_environment", lambda extras, latest=False: tmp_path)
     monkeypatch.setattr(run_py.subprocess, "call", lambda args, **kwargs: calls.append((args, kwargs)) or 0)
@@ -103,3 +108,26 @@ def test_run_py_passes_the_environment_on_without_pythondontwritebytecode(monkey
     assert "PYTHONDONTWRITEBYTECODE" not in kwargs["env"] and kwargs["env"]["SYMSEL_RUN_PY_PROBE"] == "kept"
     install = (ROOT / "run.py").read_text()
     assert "--no-compile" in install and "compileall" not in install
+
+
+def test_run_py_report_after_test_finds_its_environment_ready(monkeypatch, tmp_path):
+    """An install with the test extras serves the report (the core install is part of it): no second pip run, until
+    pyproject.toml or constraints.txt changes."""
+    run_py = _run_py()
+    monkeypatch.setattr(run_py, "ROOT", tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'probe'\n")
+    (tmp_path / "constraints.txt").write_text("probe==1\n")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").write_text("")
+    installs = []
+    monkeypatch.setattr(run_py.subprocess, "run", lambda args, **kwargs: installs.append(args))
+    run_py.ensure_environment("[dev]")
+    assert len(installs) == 1 and installs[0][-1] == f"{tmp_path}[dev]"
+    run_py.ensure_environment("")  # the report after the tests
+    run_py.ensure_environment("[dev]")
+    assert len(installs) == 1
+    (tmp_path / "constraints.txt").write_text("probe==2\n")
+    run_py.ensure_environment("")  # the pins changed: the dev install no longer covers it
+    assert len(installs) == 2 and installs[1][-1] == f"{tmp_path}"
+    run_py.ensure_environment("")
+    assert len(installs) == 2
