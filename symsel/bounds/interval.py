@@ -150,8 +150,11 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
                      points: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
     """For each row ``i`` (an ``h``-cell), an upper bound on the integrand over the row and every ``l``-cell of a
     grid of finest cells ``[0, end[i])``, by branch and bound on the ``l``-axis (docs/interval.md, "Certified
-    evaluation"). ``bounds(row, lo, hi)`` bounds the integrand over the finest cells ``[lo, hi)`` of each row;
-    ``points(row, lo)`` is its value (float64, uncertified) at the start of cell ``lo``.
+    evaluation"). ``bounds(row, lo, hi, floor)`` bounds the integrand over the finest cells ``[lo, hi)`` of each row;
+    ``points(row, lo)`` is its value (float64, uncertified) at the start of cell ``lo``. ``floor`` is the row's
+    estimate ``L`` at that level (the point values of the level's cells included): a cell whose bound is at most it is
+    dropped, so ``bounds`` may answer any value ``≤ floor`` for a cell it finds at most ``floor`` by a cheaper bound
+    (the second-order bound is then not computed: the result is the same).
 
     The rows start from cells of ``coarse`` finest cells. At every level the point values raise each row's estimate
     ``L``; a cell whose bound is at most ``L`` is dropped, the others (at most ``cap`` per row, the largest bounds)
@@ -170,10 +173,11 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
     result = np.full(size, -np.inf)
     width, remaining = coarse, list(splits)
     while row.size:
-        bound = bounds(row, lo, np.minimum(lo + width, end[row]))
-        bound = np.where(np.isnan(bound), np.inf, bound)
         np.maximum.at(estimate, row, points(row, lo))
-        keep = bound > estimate[row]
+        floor = estimate[row]
+        bound = bounds(row, lo, np.minimum(lo + width, end[row]), floor)
+        bound = np.where(np.isnan(bound), np.inf, bound)
+        keep = bound > floor
         row, lo, bound = row[keep], lo[keep], bound[keep]
         if not remaining or width == 1:
             np.maximum.at(result, row, bound)
@@ -378,8 +382,8 @@ class IntervalProfile(CellBoundProfile):
 
         refined = branch_and_bound(
             end, per_coarse, [split for split, _ in REFINEMENTS], REFINE_CELLS,
-            lambda row, lo, hi: self._upper_on_grid(ha[row], hb[row], r[row], lo, hi, edges, sides, e,
-                                                    (pick(at_ha, row), pick(at_hb, row))),
+            lambda row, lo, hi, floor: self._upper_on_grid(ha[row], hb[row], r[row], lo, hi, edges, sides, e,
+                                                           (pick(at_ha, row), pick(at_hb, row)), floor),
             lambda row, lo: self._point_values(hb[row], r[row], lo, sides, e, pick(at_hb, row)))
         return np.maximum(refined, np.maximum(bottom, 0.0))
 
@@ -396,11 +400,13 @@ class IntervalProfile(CellBoundProfile):
 
     def _upper_on_grid(self, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, lower: np.ndarray, upper: np.ndarray,
                        edges: np.ndarray, sides: dict, e: float,
-                       at_h: tuple[dict, dict] | None = None) -> np.ndarray:
+                       at_h: tuple[dict, dict] | None = None, floor: np.ndarray | None = None) -> np.ndarray:
         """An upper bound on the integrand over each ``l``-cell ``[edges[lower], edges[upper]]`` (index arrays
         broadcasting against the rows of ``h``-cells): the smaller of the corner bound of :meth:`_upper` and,
         where the cells do not overlap, the linearized bound of :func:`_linear_cell_bound`; CDF and survival
-        values of the edges (``sides``) and of the ``h``-cells' ends (``at_h``) are computed once."""
+        values of the edges (``sides``) and of the ``h``-cells' ends (``at_h``) are computed once. With ``floor``
+        (one value per cell, all arrays one-dimensional: :func:`branch_and_bound`) the linearized bound is computed
+        only where the corner bound is above it."""
         la, lb = edges[lower], edges[upper]
         mu = self.mu
         up, down = 1 + MASS_ALLOWANCE, 1 - MASS_ALLOWANCE
@@ -416,10 +422,17 @@ class IntervalProfile(CellBoundProfile):
         with np.errstate(over="ignore", invalid="ignore"):
             corner = upper_difference(r * dphi_q_hi, e * dphi_p_lo)
         apart = lb <= ha  # the l-cell lies below the h-cell: the linearization applies
-        if np.any(apart):
+        if floor is None and np.any(apart):
             linear = _linear_cell_bound(self, ha, hb, r, la, lb, e, (q_lo, q_hi, dphi_q_hi), (p_lo, p_hi, dphi_p_lo),
                                         at_h)
             corner = np.where(apart, np.minimum(corner, linear), corner)
+        elif floor is not None:
+            i = np.flatnonzero(apart & (corner > floor))
+            if i.size:
+                at_i = tuple({name: (cdf[i], sf[i]) for name, (cdf, sf) in at.items()} for at in at_h)
+                linear = _linear_cell_bound(self, ha[i], hb[i], r[i], la[i], lb[i], e,
+                                            (q_lo[i], q_hi[i], dphi_q_hi[i]), (p_lo[i], p_hi[i], dphi_p_lo[i]), at_i)
+                corner[i] = np.minimum(corner[i], linear)
         return np.where(la <= hb, corner, -np.inf)
 
     def _upper(self, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray, lb: np.ndarray,

@@ -71,6 +71,12 @@ class _Pieces:
         self.a = np.repeat(pair.a / counts, counts)
         self.b = np.repeat(pair.b / counts, counts)
         self.ratio = np.repeat(pair.ratio, counts)  # non-decreasing
+        #: the first piece of each atom (and the number of pieces), and the atoms' ratios as computed and moved down
+        #: and up by their rounding allowance: a search among the atoms, mapped to the first piece of the atom found,
+        #: is the search among the pieces (:meth:`first_at_least`)
+        self.atom_start = np.concatenate([[0], np.cumsum(counts)])
+        self.atom_ratio = {side: np.asarray(pair.ratio, dtype=float) * (1 + side * RATIO_ALLOWANCE)
+                           for side in (-1, 0, 1)}
         self.r = self.ratio * (1 + RATIO_ALLOWANCE)  # an upper bound on each piece's true ratio
         # prefix sums in extended precision: a difference of two is then within (n + 4) ε_ext of the total (absolute)
         # and one float64 rounding (relative) of its exact value
@@ -93,6 +99,11 @@ class _Pieces:
         :attr:`relative` and :attr:`error` of the exact one."""
         head, tail = self.sums[which]
         return (head.take(hi) - head.take(lo)) + (tail.take(hi) - tail.take(lo))
+
+    def first_at_least(self, target: np.ndarray, side: int = 0) -> np.ndarray:
+        """``np.searchsorted(ratio · (1 + side · RATIO_ALLOWANCE), target, side="left")``: the first piece whose
+        ratio (as computed, or moved down or up by its allowance) is at least ``target``, searched among the atoms."""
+        return self.atom_start[np.searchsorted(self.atom_ratio[side], target, side="left")]
 
     def up(self, mass: np.ndarray) -> np.ndarray:
         """A :meth:`mass` from above (at most 1)."""
@@ -214,7 +225,7 @@ class PairIntervalProfile(CellBoundProfile):
         cut at each level)."""
         return branch_and_bound(
             j1, L_COARSE, [split for split, _ in REFINEMENTS], REFINE_CELLS,
-            lambda row, lo, hi: self._cells(pieces, j0[row], j1[row], lo, hi, e),
+            lambda row, lo, hi, floor: self._cells(pieces, j0[row], j1[row], lo, hi, e, floor),
             lambda row, lo: self._point_values(pieces, j1[row], lo, e))
 
     def _point_values(self, pieces: _Pieces, j1: np.ndarray, lo: np.ndarray, e: float) -> np.ndarray:
@@ -227,10 +238,11 @@ class PairIntervalProfile(CellBoundProfile):
         return np.where(np.isnan(value), -np.inf, value)
 
     def _cells(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-               e: float) -> np.ndarray:
+               e: float, floor: np.ndarray | None = None) -> np.ndarray:
         """An upper bound on ``r(h) φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h`` in the run of pieces ``[j0, j1)`` and
         ``l`` in the run ``[lo, hi)`` (``l ≤ h``); ``−inf`` for runs entirely above the ``h``-run. ``r(h)`` is at most
-        the ratio of the run's last piece."""
+        the ratio of the run's last piece. The linearized bound is computed only where the corner bound is above
+        ``floor`` (:func:`~symsel.bounds.interval.branch_and_bound` drops the others whatever their bound)."""
         grow, shrink = 1 + self.value_margin, 1 - self.value_margin
         r = pieces.r[j1 - 1]
         lo_c = np.minimum(lo, j0)  # a run reaching above j0: the masses below stay non-negative
@@ -242,11 +254,13 @@ class PairIntervalProfile(CellBoundProfile):
         d_b_lo = self._dphi(b_lo) * shrink
         with np.errstate(over="ignore", invalid="ignore"):
             corner = upper_difference(r * d_hi, e * d_b_lo)
-        if np.any(apart):
-            a_lo = np.where(apart, pieces.down(pieces.mass(j0, hi_c, "A")), 0.0)
-            b_hi = pieces.up(pieces.mass(j1, lo_c, "B"))
-            linear = self._linear(pieces, j0, j1, lo_c, hi_c, r, e, (a_lo, a_hi, d_hi), (b_lo, b_hi, d_b_lo))
-            corner = np.where(apart, np.minimum(corner, linear), corner)
+        i = np.flatnonzero(apart if floor is None else apart & (corner > floor))
+        if i.size:
+            h0, h1, l0, l1 = j0[i], j1[i], lo_c[i], hi_c[i]
+            a_lo = pieces.down(pieces.mass(h0, l1, "A"))
+            b_hi = pieces.up(pieces.mass(h1, l0, "B"))
+            linear = self._linear(pieces, h0, h1, l0, l1, r[i], e, (a_lo, a_hi[i], d_hi[i]), (b_lo[i], b_hi, d_b_lo[i]))
+            corner[i] = np.minimum(corner[i], linear)
         return np.where(lo < j1, corner, -np.inf)
 
     def _linear(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -276,7 +290,7 @@ class PairIntervalProfile(CellBoundProfile):
         # the crossing of the ratios as computed; where a neighbouring ratio is within rounding of the target the
         # two moved crossings are searched as well.
         target = np.nan_to_num(target, nan=np.inf)
-        found = np.searchsorted(pieces.ratio, target, side="left")
+        found = pieces.first_at_least(target)
         n = pieces.ratio.size
         below = pieces.ratio[np.clip(found - 1, 0, n - 1)]
         above = pieces.ratio[np.clip(found, 0, n - 1)]
@@ -286,7 +300,7 @@ class PairIntervalProfile(CellBoundProfile):
         if np.any(near):
             for side in (-1, 1):
                 moved = found.copy()
-                moved[near] = np.searchsorted(pieces.ratio * (1 + side * RATIO_ALLOWANCE), target[near], side="left")
+                moved[near] = pieces.first_at_least(target[near], side)
                 crossings.append(np.clip(moved, lo, hi))
         best = np.full(np.broadcast_shapes(crossings[0].shape, j0.shape), -np.inf)
         for h, l_star in ((h, l_star) for h in (j0, j1) for l_star in crossings):

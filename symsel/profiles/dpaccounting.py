@@ -401,8 +401,12 @@ def suffix_tables_delta(tables: list[tuple[Any, ...]], eps: np.ndarray) -> np.nd
 
 
 def _tail(values: np.ndarray) -> np.ndarray:
-    """Suffix sums ``Σ_{j ≥ i} values[j]`` (summed from the small end), with a trailing 0."""
-    return np.concatenate([np.cumsum(values[::-1])[::-1], [0.0]])
+    """Suffix sums ``Σ_{j ≥ i} values[j]`` (summed from the small end), with a trailing 0 (written in place, from
+    the end: the same sums as reversing a cumulative sum, without its two copies)."""
+    out = np.empty(values.size + 1)
+    out[-1] = 0.0
+    np.cumsum(values[::-1], out=out[-2::-1])
+    return out
 
 
 def _suffix_delta(table: tuple[np.ndarray, ...], eps: np.ndarray) -> np.ndarray:

@@ -67,8 +67,19 @@ def lowered_at_some_points(eps: np.ndarray, deltas: np.ndarray, costly: list[Pro
     chosen = np.unique(inside[np.round(np.linspace(0, inside.size - 1, COSTLY_POINTS)).astype(int)])
     out = deltas.copy()
     for part in costly:
-        out[chosen] = np.minimum(out[chosen], np.clip(np.asarray(part.delta(eps[chosen]), dtype=float), 0.0, 1.0))
+        out[chosen] = np.minimum(out[chosen], np.clip(_costly_values(part, eps[chosen], out[chosen]), 0.0, 1.0))
     return out
+
+
+def _costly_values(part: Profile, eps: np.ndarray, cheap: np.ndarray) -> np.ndarray:
+    """``part.delta(eps)`` where it is below ``cheap``; elsewhere possibly only some value above ``cheap`` (the
+    minimum with ``cheap`` is the same): an interval bound over several dominating pairs (DP-SGD's two directions)
+    stops at the first pair over ``cheap`` (:meth:`~symsel.bounds.interval.CellBoundProfile.delta_or_more_than`)."""
+    ask = getattr(getattr(part, "profile", None), "delta_or_more_than", None)
+    if ask is None:
+        return np.asarray(part.delta(eps), dtype=float)
+    return np.array([ask(float(e), float(c)) if e >= 0 else float(part.delta(float(e)))
+                     for e, c in zip(eps, cheap, strict=True)])
 
 
 def export_grid(profile: Profile, points: int = DEFAULT_POINTS, discretization: float = DEFAULT_DISCRETIZATION,

@@ -25,7 +25,7 @@ RANDOM_PAIR = "pair(p=[0.5384092330932617, 0.4615907669067383], q=[0.14445972442
 
 
 def _exact_cell_max(f: np.ndarray):
-    def bounds(row: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    def bounds(row: np.ndarray, lo: np.ndarray, hi: np.ndarray, floor: np.ndarray | None = None) -> np.ndarray:
         return np.array([f[r, a:b].max() for r, a, b in zip(row, lo, hi, strict=True)])
 
     return bounds
@@ -57,7 +57,7 @@ def test_branch_and_bound_with_loose_bounds_never_goes_below_the_maximum(seed: i
     f = np.cumsum(rng.normal(size=(rows, width)), axis=1)
     end = rng.integers(1, width + 1, size=rows)
 
-    def bounds(row: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    def bounds(row: np.ndarray, lo: np.ndarray, hi: np.ndarray, floor: np.ndarray) -> np.ndarray:
         exact = _exact_cell_max(f)(row, lo, hi)
         return exact + rng.uniform(0, 0.05, size=exact.size) * (hi - lo)
 
@@ -73,12 +73,64 @@ def test_branch_and_bound_counts_a_nan_bound_as_infinite() -> None:
     f = np.zeros((1, 64))
     bounds = _exact_cell_max(f)
 
-    def nan_somewhere(row, lo, hi):
+    def nan_somewhere(row, lo, hi, floor):
         out = bounds(row, lo, hi)
         out[lo == 0] = np.nan
         return out
 
     assert branch_and_bound(np.array([64]), 16, [4, 4], 4, nan_somewhere, lambda row, lo: f[row, lo])[0] == math.inf
+
+
+def _without_floor(search):
+    """:func:`branch_and_bound` as it was before the floor: every cell bounded in full (no floor: the cell bounds'
+    slow path, the second-order bound on every cell apart)."""
+    def run(end, coarse, splits, cap, bounds, points):
+        return search(end, coarse, splits, cap, lambda row, lo, hi, floor: bounds(row, lo, hi, None), points)
+
+    return run
+
+
+@pytest.mark.parametrize(("law", "base", "eps"), [
+    ("point(k=3)", "randomized_response(eps=1, k=2)", 2.5), ("point(k=40)", "laplace(scale=1)", 6.0),
+    ("geometric(mean=10)", RANDOM_PAIR, 2.0), ("binomial(n=20, p=1/2)", "pair(p=[0.2, 0.3, 0.5], q=[0.45, 0.35, 0.2])",
+                                              1.0),
+    ("point(k=10)", "gaussian(sigma=2)", 3.0), ("geometric(mean=30)", "gaussian(sigma=4)", 1.5)])
+def test_cells_at_most_the_floor_skip_the_second_order_bound_and_the_bound_is_the_same(law, base, eps, monkeypatch):
+    """The cells whose corner bound is already at most the row's estimate are dropped whatever their second-order
+    bound: skipping it leaves every certified value the same, bit for bit, on finite pairs and on the Gaussian."""
+    import symsel.bounds.interval as gaussian_module
+    import symsel.bounds.interval_pairs as pairs_module
+
+    dist, b = symsel.parse_distribution(law), symsel.parse_profile(base)
+    values = {}
+    for name in ("floor", "full"):
+        if name == "full":
+            for module in (gaussian_module, pairs_module):
+                monkeypatch.setattr(module, "branch_and_bound", _without_floor(branch_and_bound))
+        build = gaussian_module.interval_profile if base.startswith("gaussian") else pair_interval_profile
+        profile = build(dist, b)  # a new profile each time (symsel.bound would hand back the first, values cached)
+        values[name] = [profile.delta_nonnegative(eps * factor) for factor in (0.5, 1.0, 1.5)]
+    assert values["floor"] == values["full"]
+    assert 0 < values["floor"][1] < 1
+
+
+@pytest.mark.parametrize("base", ["randomized_response(eps=1, k=2)", "laplace(scale=1)",
+                                  "dpsgd(q=0.01, sigma=1.1, steps=10)"])
+def test_the_search_among_atoms_is_the_search_among_pieces(base: str) -> None:
+    """:meth:`_Pieces.first_at_least` against ``np.searchsorted`` on the pieces' own ratios, moved down, as computed
+    and up, at targets on the ratios, their allowances' ends, between them, below all and above all."""
+    from symsel.bounds.interval_pairs import RATIO_ALLOWANCE
+
+    profile = pair_interval_profile(symsel.point(k=5), symsel.parse_profile(base))
+    rng = np.random.default_rng(0)
+    for pieces in profile._pieces:
+        ratios = np.unique(pieces.ratio)
+        targets = np.concatenate([ratios, ratios * (1 + RATIO_ALLOWANCE), ratios * (1 - RATIO_ALLOWANCE),
+                                  np.nextafter(ratios, np.inf), np.nextafter(ratios, -np.inf),
+                                  rng.uniform(ratios[0] / 2, ratios[-1] * 2, size=500), [0.0, np.inf]])
+        for side in (-1, 0, 1):
+            expected = np.searchsorted(pieces.ratio * (1 + side * RATIO_ALLOWANCE), targets, side="left")
+            np.testing.assert_array_equal(pieces.first_at_least(targets, side), expected)
 
 
 def _dense_pair_sup(profile, pieces, j0: int, j1: int, e: float) -> float:
@@ -247,3 +299,29 @@ def test_the_interval_search_stops_at_the_first_pair_over_the_target_and_checks_
     for delta in (1e-3, 1e-6):
         assert fast.epsilon(delta) == pytest.approx(slow.epsilon(delta), abs=2e-6)
         assert slow.delta(fast.epsilon(delta)) <= delta
+
+
+def test_the_export_asks_interval_only_until_a_pair_is_over_the_cheaper_value(monkeypatch) -> None:
+    """An export lowers the cheaper components' curve to ``interval`` at some points; at a point where one of the
+    base's two dominating pairs (DP-SGD's two directions) is already over the cheaper value, the other is not
+    evaluated: every point comes out as the minimum with the full interval bound (bit for bit), with fewer pair
+    evaluations than two per point."""
+    from symsel.profiles import export
+
+    monkeypatch.setattr(export, "COSTLY_POINTS", 10**6)  # every point inside [1e-15, 0.5]
+    best = symsel.bound(symsel.geometric(mean=100), symsel.parse_profile("dpsgd(q=0.01, sigma=1.1, steps=10)"), "best")
+    cheap, costly = export.split_costly(best)
+    interval = costly[0].profile
+    evaluated = []
+    evaluate = interval._evaluate
+    monkeypatch.setattr(interval, "_evaluate", lambda *args: evaluated.append(args[-1]) or evaluate(*args))
+    grid = np.linspace(0.0, 8.0, 50)
+    deltas = np.asarray(cheap.delta(grid), dtype=float)
+    lowered = export.lowered_at_some_points(grid, deltas, costly)
+    inside = (deltas >= 1e-15) & (deltas <= 0.5)
+    assert len(interval.pairs) == 2 and inside.sum() >= 15
+    assert inside.sum() <= len(evaluated) < 2 * inside.sum()
+    full = np.minimum(deltas, np.clip(np.asarray(costly[0].delta(grid), dtype=float), 0.0, 1.0))
+    np.testing.assert_array_equal(lowered[inside], full[inside])
+    np.testing.assert_array_equal(lowered[~inside], deltas[~inside])
+    assert np.any(lowered < deltas) and np.any(lowered[inside] == deltas[inside])  # interval wins at some points only

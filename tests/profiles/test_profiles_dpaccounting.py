@@ -216,3 +216,18 @@ def test_suffix_tables_hold_the_sums_of_absolute_masses(negative: bool) -> None:
     exact = [1e-3 + math.fsum(-p * math.expm1(e - 0.1 * g) for p, g in zip(probs, grid, strict=True) if 0.1 * g > e)
              for e in eps]
     assert np.all(suffix_tables_delta(pld_suffix_tables(pld), eps) >= exact)
+
+
+def test_suffix_sums_are_sequential_sums_from_the_small_end() -> None:
+    """The rounding allowance of :func:`_suffix_delta` is that of summing one term at a time from the end: each
+    suffix sum is exactly the float64 running sum of a Python loop (mixed signs and magnitudes), and ends with 0."""
+    from symsel.profiles.dpaccounting import _tail
+
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=2001) * np.exp(rng.uniform(-30, 5, size=2001))
+    expected, running = [0.0], 0.0
+    for value in values[::-1]:
+        running += float(value)
+        expected.append(running)
+    np.testing.assert_array_equal(_tail(values), np.array(expected[::-1]))
+    assert _tail(np.array([])).tolist() == [0.0]
