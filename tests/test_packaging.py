@@ -4,7 +4,10 @@ complete project metadata, and an sdist with everything a clone has for testing 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -120,7 +123,13 @@ def test_run_py_report_after_test_finds_its_environment_ready(monkeypatch, tmp_p
     (tmp_path / ".venv" / "bin").mkdir(parents=True)
     (tmp_path / ".venv" / "bin" / "python").write_text("")
     installs = []
-    monkeypatch.setattr(run_py.subprocess, "run", lambda args, **kwargs: installs.append(args))
+
+    def run(args, **kwargs):  # the installs of symsel (by pip: every other step fails, so pip does the install)
+        if args[-2] == "-e":
+            installs.append(args)
+        return subprocess.CompletedProcess(args, 0 if args[-2] == "-e" else 1, "", "")
+
+    monkeypatch.setattr(run_py.subprocess, "run", run)
     run_py.ensure_environment("[dev]")
     assert len(installs) == 1 and installs[0][-1] == f"{tmp_path}[dev]"
     run_py.ensure_environment("")  # the report after the tests
@@ -131,3 +140,81 @@ def test_run_py_report_after_test_finds_its_environment_ready(monkeypatch, tmp_p
     assert len(installs) == 2 and installs[1][-1] == f"{tmp_path}"
     run_py.ensure_environment("")
     assert len(installs) == 2
+
+
+MACHINE_PIP = {"index_url": "https://pypi.org/simple", "extra_index_urls": ["file:///opt/a/simple", "file:///opt/b"],
+               "find_links": ["/opt/wheels"], "constraints": ["/etc/xdg/pip/constraints.txt"],
+               "cert": "/etc/ssl/certs/ca-certificates.crt", "no_index": False, "proxy": "", "trusted_hosts": [],
+               "client_cert": None, "pre": False, "prefer_binary": False, "binary_rules": False}
+
+
+def test_uv_is_given_pip_s_configuration_and_left_out_when_it_cannot_be():
+    """uv gets pip's indexes (all searched for the best version, as pip does), find-links, constraint files and
+    certificate bundle; a pip setting it would not get (a proxy, a trusted host, a client certificate, pre-releases,
+    binary rules) leaves the install to pip."""
+    run_py = _run_py()
+    target = ["-c", "constraints.txt", "-e", "/repo[dev]"]
+    command, env = run_py.uv_command("/v/bin/python", MACHINE_PIP, target)
+    assert command == ["/v/bin/python", "-m", "uv", "pip", "install", "--python", "/v/bin/python", "-q",
+                       "--index-strategy", "unsafe-best-match", "--index-url", "https://pypi.org/simple",
+                       "--extra-index-url", "file:///opt/a/simple", "--extra-index-url", "file:///opt/b",
+                       "--find-links", "/opt/wheels", "-c", "/etc/xdg/pip/constraints.txt", *target]
+    assert env == {"SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"}
+    command, env = run_py.uv_command("/p", MACHINE_PIP | {"no_index": True, "cert": None}, target)
+    assert "--no-index" in command and "--index-url" not in command and env == {}
+    for name, value in (("proxy", "http://proxy:3128"), ("trusted_hosts", ["mirror"]), ("client_cert", "/c.pem"),
+                        ("pre", True), ("prefer_binary", True), ("binary_rules", True)):
+        assert run_py.uv_command("/p", MACHINE_PIP | {name: value}, target) is None, name
+
+
+def test_pip_s_options_are_read_from_this_pip():
+    """The probe reads pip's effective options through pip's own (private) option parser: it must still work with
+    the pip installed here (a newer pip that moved them makes this fail, and the install falls back to pip)."""
+    run_py = _run_py()
+    result = subprocess.run([sys.executable, "-c", run_py._PIP_OPTIONS], capture_output=True, text=True, check=True)
+    options = json.loads(result.stdout)
+    assert set(options) == set(MACHINE_PIP)
+    assert isinstance(options["extra_index_urls"], list) and isinstance(options["constraints"], list)
+
+
+@pytest.mark.parametrize("failing", ["probe", "pip install uv", "uv", None])
+def test_the_install_is_left_to_pip_when_any_uv_step_fails(monkeypatch, tmp_path, failing):
+    """Reading pip's options, installing uv with pip, installing symsel with uv: when any of them fails, pip installs
+    symsel (without compiling, with the pins); when none fails, pip does not run for symsel."""
+    run_py = _run_py()
+    monkeypatch.setattr(run_py, "ROOT", tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'probe'\n")
+    (tmp_path / "constraints.txt").write_text("probe==1\n")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.write_text("")
+    calls = []
+
+    def run(args, **kwargs):
+        step = ("probe" if args[1] == "-c" else "uv" if args[1:3] == ["-m", "uv"]
+                else "pip install uv" if args[-1] == "uv" else "pip")
+        calls.append((step, args, kwargs))
+        out = json.dumps(MACHINE_PIP) if step == "probe" else ""
+        return subprocess.CompletedProcess(args, 1 if step == failing else 0, out, "")
+
+    monkeypatch.setattr(run_py.subprocess, "run", run)
+    run_py.ensure_environment("[dev]")
+    steps = [step for step, _, _ in calls]
+    expected = {"probe": ["probe", "pip"], "pip install uv": ["probe", "pip install uv", "pip"],
+                "uv": ["probe", "pip install uv", "uv", "pip"], None: ["probe", "pip install uv", "uv"]}[failing]
+    assert steps == expected
+    pins = ["-c", str(tmp_path / "constraints.txt")]
+    _, uv_install, _ = next(call for call in calls if call[0] == "pip install uv") if failing != "probe" else (
+        None, None, None)
+    if uv_install is not None:
+        assert uv_install[-3:] == [*pins, "uv"]
+    if failing is not None:
+        _, pip_args, _ = calls[-1]
+        assert pip_args[:3] == [str(python), "-m", "pip"] and "--no-compile" in pip_args
+        assert pip_args[-4:] == [*pins, "-e", f"{tmp_path}[dev]"]
+    else:
+        _, uv_args, uv_kwargs = calls[-1]
+        assert uv_args[-4:] == [*pins, "-e", f"{tmp_path}[dev]"]
+        assert uv_kwargs["env"]["SSL_CERT_FILE"] == MACHINE_PIP["cert"]
+    assert (tmp_path / ".venv" / ".installeddev").read_text()  # the install is stamped either way
+
