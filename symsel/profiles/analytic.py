@@ -257,6 +257,15 @@ class GaussianProfile(Profile):
         lam = self._check_order(order)
         return lam * self.mu * self.mu / 2.0  # inf (no Rényi privacy) rather than an OverflowError for huge mu
 
+    def rdp_curve(self, orders: np.ndarray) -> np.ndarray | None:
+        """:meth:`rdp` at every one of ``orders`` at once (the same float64 operations, in the same order); orders
+        not all ``> 1`` (or NaN) go through :meth:`rdp`, which refuses them."""
+        lam = np.asarray(orders, dtype=float)
+        if not np.all(lam > 1.0):
+            return super().rdp_curve(orders)
+        with np.errstate(over="ignore"):
+            return lam * self.mu * self.mu / 2.0
+
 
 def _mills_ratio(x: mpmath.mpf) -> mpmath.mpf:
     """``Φ(−x)/φ(x)`` for ``x ≥ 1000`` by its asymptotic series ``(1/x) Σ_k (−1)^k (2k−1)!!/x^(2k)``,

@@ -134,6 +134,13 @@ def test_gaussian_region_and_rdp_and_compose() -> None:
         )
         assert g.rdp(lam) == pytest.approx(float(mpmath.log(integral) / (lam - 1)), rel=1e-12)
     assert g.rdp(math.inf) == math.inf
+    # the curve at many orders at once: each value is rdp(order), bit for bit; a bad order is refused as rdp refuses it
+    orders = np.concatenate([1 + np.logspace(-9, 3, 200), [math.inf]])
+    np.testing.assert_array_equal(g.rdp_curve(orders), [g.rdp(float(order)) for order in orders])
+    assert GaussianProfile(1e-200).rdp_curve(np.array([2.0, 1e10]))[1] == math.inf  # overflow: no Rényi privacy
+    for bad in ([2.0, 1.0], [math.nan, 3.0]):
+        with pytest.raises(ValueError, match="order"):
+            g.rdp_curve(np.array(bad))
     composed = g.compose(4)
     assert composed.spec.startswith("gdp(") and composed.mu == pytest.approx(2 * mu)
     same = GaussianProfile(1.0, sensitivity=1.5)  # four Gaussians at σ compose to one at σ/2
