@@ -35,7 +35,8 @@ METHODS = ("paper", "polygon", "fdp", "envelope", "composition", "interval", "rd
 #: so it is never below ``fdp`` beyond its certificate's gap) and ``rdp_lemma7`` (seconds per call; it can
 #: beat ``envelope`` by a fraction of a percent on bases known only by an RDP curve). ``composition`` is
 #: taken for concentrated laws only (:func:`_composition_may_help`), ``interval`` for concentrated laws on
-#: bases with a dominating pair (:func:`_interval_may_help`).
+#: bases with a dominating pair (:func:`_interval_may_help`), ``paper`` only where ``fdp`` does not apply: its
+#: region contains the polygon's, so it is never below ``fdp`` either (docs/ratio-methods.md).
 BEST_COMPONENTS = ("envelope", "composition", "interval", "fdp", "paper", "rdp")
 #: ``best`` takes ``composition`` on bases without a closed-form composition only for laws with at most
 #: this many support points (each needs one dp-accounting self-composition).
@@ -341,6 +342,11 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
                     "taken by best only for laws with a bounded support of at most "
                     f"{BEST_COMPOSITION_MAX_SUPPORT} points ({BEST_COMPOSITION_MAX_PLD} on bases composed through "
                     "dp-accounting); ask for it by name")
+                continue
+            if method == "paper" and any(part.method == "fdp" for part in parts):
+                skipped["skipped_paper"] = (
+                    "taken by best only where fdp does not apply: the paper's region contains the f-DP region, so "
+                    "its bound is never below fdp's (beyond fdp's certificate gap); ask for it by name")
                 continue
             if method == "interval" and not _interval_may_help(dist, base):
                 skipped["skipped_interval"] = (

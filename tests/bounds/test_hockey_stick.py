@@ -24,7 +24,7 @@ from symsel.errors import NotApplicableError, ParameterError
 from symsel.evidence.exact import selection_epsilon
 from symsel.pairs.finite import FinitePair
 from symsel.profiles import GaussianProfile, pure
-from symsel.spec import parse_distribution
+from symsel.spec import parse_distribution, parse_profile
 
 
 @pytest.mark.parametrize("eta", [-0.5, 0, 0.5, 1, 2])
@@ -139,6 +139,46 @@ def test_methods_are_ordered_fdp_polygon_paper(spec, sigma, delta):
     gap = same_polygon.certificate.upper - same_polygon.certificate.lower
     assert poly.epsilon(delta) <= paper.epsilon(delta) + gap + 1e-9
     assert fdp.epsilon(delta) <= poly.epsilon(delta) + 1e-9 + (fdp.log_ratio - fdp.ratio.certificate.lower)
+
+
+@pytest.mark.parametrize("base_spec", ["gaussian(sigma=4)", "laplace(scale=2)", "approx(eps=0.1, delta=1e-8)",
+                                       "pure(eps=0.5)", "randomized_response(eps=1)"])
+def test_best_skips_paper_where_fdp_applies_and_loses_nothing(base_spec):
+    """``best`` leaves ``paper`` out when ``fdp`` is one of its parts (its region holds the f-DP region): on every
+    paper law, at three deltas, ``best`` without it is never above ``paper`` computed by name by more than ``fdp``'s
+    certificate gap (``log R`` certified minus ``log R`` attained: the most ``ε = ε_Q(δ/m) + log R`` can gain from
+    it). Where the two regions' suprema coincide (binomial laws on pure-DP bases) ``paper`` was ahead by that gap,
+    about 2e-8 in ``ε``; everywhere else ``best`` is below ``paper`` outright."""
+    for spec in ("geometric(mean=30)", "geometric(mean=2)", "logarithmic(mean=6)", "tnb(eta=0.5, mean=10)",
+                 "poisson(mean=10)", "poisson(mean=1.5)", "binomial(n=40, p=1/2)", "binomial(n=5, p=0.2)"):
+        dist, base = parse_distribution(spec), parse_profile(base_spec)
+        best, paper = bound(dist, base, "best"), bound(dist, base, "paper")
+        components = best.details["components"].split(", ")
+        assert "fdp" in components and "paper" not in components, (spec, components)
+        assert "fdp does not apply" in best.details["skipped_paper"]
+        fdp = bound(dist, base, "fdp")
+        gap = fdp.details["log_ratio"] - fdp.certificate["attained_log_ratio"]
+        assert 0 <= gap < 1e-6
+        for delta in (1e-3, 1e-6, 1e-10):
+            assert best.epsilon(delta) <= paper.epsilon(delta) + gap, (spec, base_spec, delta)
+
+
+def test_best_keeps_paper_where_fdp_does_not_apply(monkeypatch):
+    """Where ``fdp`` raises :class:`NotApplicableError`, ``paper`` is one of ``best``'s parts again."""
+    import symsel.bounds.api as api
+
+    hockey_stick = api._hockey_stick
+
+    def without_fdp(dist, base, method):
+        if method == "fdp":
+            raise NotApplicableError("fdp switched off by the test")
+        return hockey_stick(dist, base, method)
+
+    monkeypatch.setattr(api, "_hockey_stick", without_fdp)
+    result = bound(parse_distribution("geometric(mean=30)"), parse_profile("gaussian(sigma=3.7)"), "best")
+    components = result.details["components"].split(", ")
+    assert "paper" in components and "fdp" not in components, components
+    assert "skipped_paper" not in result.details
 
 
 def test_poisson_fdp_ratio_is_mean_times_total_variation():
