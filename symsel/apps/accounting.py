@@ -1,7 +1,9 @@
 """Private selection inside dp-accounting: :class:`SelectionAccountant`, a pessimistic PLD ``PrivacyAccountant``.
 
 ``SelectionAccountant`` accounts everything dp-accounting's ``PLDAccountant`` accounts (it hands every such event
-to a ``PLDAccountant`` it holds, which composes it exactly as it would on its own), and in addition
+to a ``PLDAccountant`` it holds, which composes it exactly as it would on its own; a Gaussian event, subsampled or
+not, gets the very PLD ``PLDAccountant`` would build, array for array, built about three to five times sooner by
+:mod:`symsel.profiles.subsampled_gaussian_pld`), and in addition
 
 * ``dp_event.RepeatAndSelectDpEvent(event, mean, shape)``: the best of ``K`` runs of ``event`` with ``K`` Poisson
   (``shape = inf``), geometric (``shape = 1``), logarithmic (``shape = 0``) or truncated negative binomial
@@ -477,6 +479,26 @@ def _event_key(event: dp_event.DpEvent) -> Hashable:
     return repr(event)
 
 
+def _gaussian_pld(event: dp_event.DpEvent, count: int, relation: NeighboringRelation, interval: float) -> Any:
+    """The PLD that ``PLDAccountant._maybe_compose`` composes for ``count`` runs of a Gaussian event (one PLD at noise
+    ``σ/√count``) or of a Poisson-subsampled Gaussian event (its PLD self-composed ``count`` times), with its
+    arguments, built by :func:`~symsel.profiles.subsampled_gaussian_pld.subsampled_gaussian_pld` (the same arrays);
+    ``None`` for other events and for a zero, negative or non-finite noise or rate (dp-accounting's own treatment)."""
+    from symsel.profiles.subsampled_gaussian_pld import subsampled_gaussian_pld
+
+    def usable(value: Any) -> bool:
+        return isinstance(value, numbers.Real) and math.isfinite(value) and float(value) > 0
+
+    if isinstance(event, dp_event.GaussianDpEvent) and usable(event.noise_multiplier):
+        return subsampled_gaussian_pld(1.0, event.noise_multiplier / math.sqrt(count), relation, interval)
+    if (isinstance(event, dp_event.PoissonSampledDpEvent) and isinstance(event.event, dp_event.GaussianDpEvent)
+            and usable(event.sampling_probability) and event.sampling_probability <= 1
+            and usable(event.event.noise_multiplier)):
+        return subsampled_gaussian_pld(event.sampling_probability, event.event.noise_multiplier, relation,
+                                       interval).self_compose(count)
+    return None
+
+
 class SelectionAccountant(privacy_accountant.PrivacyAccountant):
     """A pessimistic PLD accountant that also accounts private selection (module docstring).
 
@@ -530,7 +552,12 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         if do_compose and not isinstance(event, dp_event.NoOpDpEvent) and self._pld_accountant._maybe_compose(
                 event, count, False) is None:
             self._materialize()
-        result = self._pld_accountant._maybe_compose(event, count, do_compose)  # exactly as PLDAccountant does
+        gaussian = _gaussian_pld(event, count, self.neighboring_relation, self._interval) if do_compose else None
+        if gaussian is not None:  # the PLD PLDAccountant would compose, sooner
+            self._pld_accountant._pld = self._pld_accountant._pld.compose(gaussian)
+            result = None
+        else:
+            result = self._pld_accountant._maybe_compose(event, count, do_compose)  # exactly as PLDAccountant does
         if do_compose and result is None and not isinstance(event, dp_event.NoOpDpEvent):
             self._empty = False
         return result

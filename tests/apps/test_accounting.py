@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from dp_accounting import dp_event, mechanism_calibration, privacy_accountant
 from dp_accounting.pld import pld_privacy_accountant, privacy_loss_distribution
@@ -216,6 +217,59 @@ def test_events_without_selection_are_dp_accountings_own(event) -> None:
         assert ours.get_epsilon(delta) == theirs.get_epsilon(delta)
     assert ours.get_delta(1.0) == theirs.get_delta(1.0)
     assert ours.ledger == theirs.ledger
+
+
+def _pld_state(pld) -> list[tuple]:
+    """Every attribute of a dp-accounting PLD's PMFs (arrays as bytes: equal means bit for bit)."""
+    out = []
+    for pmf in (pld._pmf_remove, pld._pmf_add):
+        for name, value in sorted(vars(pmf).items()):
+            out.append((name, np.asarray(value).tobytes() if isinstance(value, np.ndarray | list) else value))
+    return out
+
+
+GAUSSIAN_EVENTS = [
+    (dp_event.GaussianDpEvent(4.0), Relation.ADD_OR_REMOVE_ONE, True),
+    (dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(3), 7), Relation.ADD_OR_REMOVE_ONE, True),  # σ/√7
+    (dp_event.GaussianDpEvent(0.7), Relation.REPLACE_SPECIAL, True),
+    (dp_event.GaussianDpEvent(2.0), Relation.REPLACE_ONE, True),  # dp-accounting's own build, through symsel's
+    (dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.05, dp_event.GaussianDpEvent(1.2)), 10),
+     Relation.ADD_OR_REMOVE_ONE, True),
+    (dp_event.PoissonSampledDpEvent(1.0, dp_event.GaussianDpEvent(2.5)), Relation.ADD_OR_REMOVE_ONE, True),
+    (dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(3.0), dp_event.LaplaceDpEvent(1.0),
+                               dp_event.PoissonSampledDpEvent(0.2, dp_event.GaussianDpEvent(2.0))]),
+     Relation.ADD_OR_REMOVE_ONE, True),
+    (dp_event.GaussianDpEvent(0.0), Relation.ADD_OR_REMOVE_ONE, False),  # non-private: dp-accounting's branch
+    (dp_event.PoissonSampledDpEvent(0.0, dp_event.GaussianDpEvent(1.0)), Relation.ADD_OR_REMOVE_ONE, False),
+]
+
+
+@pytest.mark.parametrize(("event", "relation", "built_by_symsel"), GAUSSIAN_EVENTS,
+                         ids=lambda x: type(x).__name__ if isinstance(x, dp_event.DpEvent) else str(x))
+def test_gaussian_events_get_pld_accountants_own_pld_bit_for_bit(event, relation, built_by_symsel) -> None:
+    """A Gaussian or Poisson-subsampled Gaussian event is composed with the PLD that ``PLDAccountant`` composes,
+    array for array (built sooner, symsel/profiles/subsampled_gaussian_pld.py), alone and after a first event; the
+    answers and the ledger are the same; and symsel's build is the one used (else the speed-up is silently lost)."""
+    from symsel.apps.accounting import _gaussian_pld
+
+    interval = 1e-3
+    replace_one = relation == Relation.REPLACE_ONE
+    other = dp_event.RandomizedResponseDpEvent(0.5, 4) if replace_one else dp_event.LaplaceDpEvent(3.0)
+    for first in (None, other):
+        ours = SelectionAccountant(relation, value_discretization_interval=interval)
+        theirs = pld_privacy_accountant.PLDAccountant(relation, value_discretization_interval=interval)
+        for accountant in (ours, theirs):
+            if first is not None:
+                accountant.compose(first)
+            accountant.compose(event)
+        assert _pld_state(ours._pld_accountant._pld) == _pld_state(theirs._pld)
+        assert ours.get_epsilon(DELTA) == theirs.get_epsilon(DELTA) and ours.get_delta(1.0) == theirs.get_delta(1.0)
+        assert ours.ledger == theirs.ledger
+    inner = event.events[0] if isinstance(event, dp_event.ComposedDpEvent) else event
+    count = 1
+    while isinstance(inner, dp_event.SelfComposedDpEvent):
+        inner, count = inner.event, count * inner.count
+    assert (_gaussian_pld(inner, count, relation, interval) is not None) == built_by_symsel
 
 
 def test_randomized_response_under_replace_one() -> None:

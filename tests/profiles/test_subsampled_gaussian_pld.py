@@ -35,7 +35,11 @@ CASES = [
     (1e-6, 0.3, RELATION.ADD_OR_REMOVE_ONE, 1e-4),
     (0.05, 1.3, RELATION.ADD_OR_REMOVE_ONE, 1e-2),   # a coarse grid
     (0.2, 50.0, RELATION.ADD_OR_REMOVE_ONE, 1e-5),
-    (1.0, 2.0, RELATION.ADD_OR_REMOVE_ONE, 1e-4),    # no subsampling: dp-accounting's own build
+    (1.0, 2.0, RELATION.ADD_OR_REMOVE_ONE, 1e-4),    # no subsampling: one (remove) direction, x = -1/2 - eps sigma^2
+    (1.0, 4.0, RELATION.ADD_OR_REMOVE_ONE, 1e-4),    # the README's final run
+    (1.0, 0.3, RELATION.REPLACE_SPECIAL, 1e-3),      # little noise: a wide loss grid
+    (1.0, 50.0, RELATION.ADD_OR_REMOVE_ONE, 1e-5),
+    (1.0, 4.0 / math.sqrt(7), RELATION.ADD_OR_REMOVE_ONE, 1e-4),  # sigma / sqrt(count), as PLDAccountant composes
     (0.1, 2.0, RELATION.REPLACE_ONE, 1e-3),          # replace-one: dp-accounting's own build
 ]
 
@@ -63,3 +67,19 @@ def test_the_table_is_dp_accountings_inverse_loss_where_it_answers_and_answers_t
     assert 0.0 not in table and own_limit not in table and math.nextafter(own_limit, 0) not in table
     for eps, x in table.items():
         assert x == loss.inverse_privacy_loss(eps), eps
+
+
+@pytest.mark.parametrize("sigma, sensitivity", [(4.0, 1), (0.3, 1), (2.5, 2.0)])
+def test_without_subsampling_the_table_answers_every_finite_point_with_dp_accountings_inverse(sigma, sensitivity):
+    """``q = 1``: the remove direction's table holds every finite grid point, each equal to dp-accounting's scalar
+    inverse; the add direction (not built: the PLD is symmetric) and infinite points are left to dp-accounting."""
+    remove = privacy_loss_mechanism.GaussianPrivacyLoss(sigma, sensitivity=sensitivity,
+                                                         adjacency_type=privacy_loss_mechanism.AdjacencyType.REMOVE)
+    grid = np.concatenate([np.arange(-30000, 30001) * 1e-4, [1e-300, -1e-300, 700.0, np.inf, -np.inf]])
+    table = inverse_loss_table(remove, grid)
+    assert len(table) == grid.size - 2 and np.inf not in table and -np.inf not in table
+    for eps, x in table.items():
+        assert x == remove.inverse_privacy_loss(eps), eps
+    add = privacy_loss_mechanism.GaussianPrivacyLoss(sigma, sensitivity=sensitivity,
+                                                      adjacency_type=privacy_loss_mechanism.AdjacencyType.ADD)
+    assert inverse_loss_table(add, grid) == {}
