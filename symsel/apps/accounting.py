@@ -69,6 +69,7 @@ whose bound is vacuous) is non-private: ``get_epsilon`` returns ``inf`` and ``ge
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import numbers
@@ -576,7 +577,9 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         Every selection in ``event`` is bounded and exported before anything is composed, so an error there
         (raised as ``UnsupportedEventError``) leaves the accountant as it was. A selection whose law is out of range
         raises :class:`UnsupportedSelectionError` (also a ``ParameterError``); an ``event`` that is not a ``DpEvent``
-        or a ``count`` that is not an integer ``>= 1`` raises ``ParameterError``."""
+        or a ``count`` that is not an integer ``>= 1`` raises ``ParameterError``, and so does an event whose PLD
+        dp-accounting fails to build (a Gaussian noise of 1e-300 overflows its loss grid, one of 1e-8 makes it too
+        large), which then leaves the accountant as it was."""
         where = "SelectionAccountant.compose"
         if not isinstance(event, dp_event.DpEvent):
             raise ParameterError("event", _clip(event), "a dp_accounting DpEvent (e.g. dp_event.GaussianDpEvent(4.0), "
@@ -604,7 +607,19 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         if self._maybe_compose(event, count, False) is None:
             for selection in self._selections(event):
                 self._part(selection)
-        super().compose(event, count)
+        state = (self._pld_accountant._pld, self._empty, self._deferred, len(self._bounds), copy.deepcopy(self._ledger))
+        try:
+            super().compose(event, count)
+        except (ArithmeticError, MemoryError, ValueError) as exc:
+            if isinstance(exc, SymselError):
+                raise
+            # dp-accounting could not build a PLD (a noise so small or large that its loss grid overflows): the
+            # accountant is left as it was, and the error names the event
+            self._pld_accountant._pld, self._empty, self._deferred, kept, self._ledger = state
+            del self._bounds[kept:]
+            raise ParameterError("event", _clip(event), f"an event whose PLD dp-accounting can build on a loss grid "
+                                 f"of {self._interval:g} (it failed: {type(exc).__name__}: {_clip(str(exc))})",
+                                 where) from None
         return self
 
     def get_epsilon(self, target_delta: float) -> float:

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from symsel.cli import main
-from symsel.errors import SymselError
+from symsel.errors import ParameterError, SymselError
 
 NUMBERS = st.one_of(
     st.sampled_from(["0", "-1", "1e-320", "1e-300", "1e300", "inf", "-inf", "nan", "abc", "", "1,2", "0x10", "1e6"]),
@@ -145,6 +145,26 @@ def test_accountant_names_an_event_it_cannot_account() -> None:
         assert not accountant.supports(event)
         with pytest.raises(UnsupportedEventError):
             accountant.compose(event)
+
+
+@pytest.mark.parametrize("noise", [1e-300, 1e-8, 1e300])
+def test_an_event_whose_pld_cannot_be_built_is_a_one_line_error_and_leaves_the_accountant_as_it_was(noise) -> None:
+    """dp-accounting fails to build the PLD of a Gaussian with an absurd noise (an overflow, or an array too large):
+    ``compose`` raises a ParameterError naming the event, and the accountant answers as before it was called, with
+    the same ledger."""
+    from dp_accounting import dp_event
+
+    from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
+
+    first = SelectionDpEvent(dp_event.GaussianDpEvent(4.0), "point(k=3)")
+    accountant = SelectionAccountant(value_discretization_interval=1e-3).compose(first)
+    before = (accountant.get_epsilon(1e-6), accountant.ledger, len(accountant.selection_bounds))
+    for bad in (dp_event.GaussianDpEvent(noise), dp_event.PoissonSampledDpEvent(0.5, dp_event.GaussianDpEvent(noise)),
+                dp_event.ComposedDpEvent([dp_event.LaplaceDpEvent(1.0), dp_event.GaussianDpEvent(noise)])):
+        with pytest.raises(ParameterError, match=r"parameter event=.*PLD dp-accounting can build") as error:
+            accountant.compose(bad)
+        assert "\n" not in str(error.value)
+        assert (accountant.get_epsilon(1e-6), accountant.ledger, len(accountant.selection_bounds)) == before
 
 
 # ------------------------------------------------------------------------------------------------ hpo.tune
