@@ -143,3 +143,13 @@ def laplace_two_fold_delta_mp(scale, eps, dps=30):
         value += mpmath.quad(lambda t: mpmath.exp(-t / b) * min(t, 2 - t) / (4 * b * b) * gain((2 - 2 * t) / b),
                              points)
         return value
+
+
+def pld_state(pld) -> list[tuple]:
+    """Every attribute of both directions' PMFs of a dp-accounting PLD (arrays as bytes, so equal means bit for
+    bit)."""
+    out = []
+    for pmf in (pld._pmf_remove, pld._pmf_add):
+        for name, value in sorted(vars(pmf).items()):
+            out.append((name, np.asarray(value).tobytes() if isinstance(value, np.ndarray | list) else value))
+    return out

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 from dp_accounting import dp_event, mechanism_calibration, privacy_accountant
 from dp_accounting.pld import pld_privacy_accountant, privacy_loss_distribution
 from dp_accounting.rdp import rdp_privacy_accountant
+from reference_profiles import pld_state
 
 import symsel
 from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent, selection_law, selection_pld
@@ -219,15 +219,6 @@ def test_events_without_selection_are_dp_accountings_own(event) -> None:
     assert ours.ledger == theirs.ledger
 
 
-def _pld_state(pld) -> list[tuple]:
-    """Every attribute of a dp-accounting PLD's PMFs (arrays as bytes: equal means bit for bit)."""
-    out = []
-    for pmf in (pld._pmf_remove, pld._pmf_add):
-        for name, value in sorted(vars(pmf).items()):
-            out.append((name, np.asarray(value).tobytes() if isinstance(value, np.ndarray | list) else value))
-    return out
-
-
 GAUSSIAN_EVENTS = [
     (dp_event.GaussianDpEvent(4.0), Relation.ADD_OR_REMOVE_ONE, True),
     (dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(3), 7), Relation.ADD_OR_REMOVE_ONE, True),  # σ/√7
@@ -262,7 +253,7 @@ def test_gaussian_events_get_pld_accountants_own_pld_bit_for_bit(event, relation
             if first is not None:
                 accountant.compose(first)
             accountant.compose(event)
-        assert _pld_state(ours._pld_accountant._pld) == _pld_state(theirs._pld)
+        assert pld_state(ours._pld_accountant._pld) == pld_state(theirs._pld)
         assert ours.get_epsilon(DELTA) == theirs.get_epsilon(DELTA) and ours.get_delta(1.0) == theirs.get_delta(1.0)
         assert ours.ledger == theirs.ledger
     inner = event.events[0] if isinstance(event, dp_event.ComposedDpEvent) else event

@@ -11,19 +11,11 @@ import pytest
 from dp_accounting import privacy_accountant
 from dp_accounting.pld import privacy_loss_mechanism
 from dp_accounting.pld.privacy_loss_distribution import from_gaussian_mechanism
+from reference_profiles import pld_state
 
 from symsel.profiles.subsampled_gaussian_pld import inverse_loss_table, subsampled_gaussian_pld
 
 RELATION = privacy_accountant.NeighboringRelation
-
-
-def _state(pld) -> list[tuple]:
-    """Every attribute of both directions' PMFs (arrays as bytes, so equal means bit for bit)."""
-    out = []
-    for pmf in (pld._pmf_remove, pld._pmf_add):
-        for name, value in sorted(vars(pmf).items()):
-            out.append((name, np.asarray(value).tobytes() if isinstance(value, np.ndarray | list) else value))
-    return out
 
 
 CASES = [
@@ -49,7 +41,7 @@ def test_the_tabled_build_is_dp_accountings_pld_bit_for_bit(rate, sigma, relatio
     ours = subsampled_gaussian_pld(rate, sigma, relation, interval)
     reference = from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=interval,
                                         sampling_prob=rate, neighboring_relation=relation)
-    assert _state(ours) == _state(reference)
+    assert pld_state(ours) == pld_state(reference)
     assert ours.get_epsilon_for_delta(1e-6) == reference.get_epsilon_for_delta(1e-6)
 
 
