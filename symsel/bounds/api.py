@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
@@ -111,6 +111,11 @@ class SelectionBound(Profile):
     def max_privacy_loss(self) -> float | None:
         return self.profile.max_privacy_loss
 
+    @property
+    def floor(self) -> Profile | None:  # type: ignore[override]
+        """The inner profile's cheap lower profile (:attr:`symsel.profiles.Profile.floor`), if it has one."""
+        return self.profile.floor
+
     def epsilon(self, delta: float) -> float:
         """Smallest ``ε ≥ 0`` with the bound ``≤ delta`` (conservative; see the inner profile)."""
         return self.profile.epsilon(self._check_delta(delta))
@@ -157,14 +162,28 @@ class PointwiseMinimum(Profile):
         return "minimum(" + ", ".join(p.method for p in self.parts) + ")"
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        return np.min([np.asarray(p.delta(eps), dtype=float) for p in self.parts], axis=0)
+        return self._minimum(lambda profile: profile.delta(eps))
 
     def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        return np.min([np.asarray(p.log_delta(eps), dtype=float) for p in self.parts], axis=0)
+        return self._minimum(lambda profile: profile.log_delta(eps))
+
+    def _minimum(self, value_of: Callable[[Profile], Any]) -> np.ndarray:
+        """The components' pointwise minimum of ``value_of``, cheapest first; a component with a
+        :attr:`~symsel.profiles.Profile.floor` is left out where its floor is nowhere below the minimum so far
+        (it is at least its floor, so it cannot lower the minimum: the result is the same)."""
+        out: np.ndarray | None = None
+        for part in self._cheapest_first():
+            floor = part.floor
+            if out is not None and floor is not None and np.all(np.asarray(value_of(floor), dtype=float) >= out):
+                continue
+            value = np.asarray(value_of(part), dtype=float)
+            out = value if out is None else np.minimum(out, value)
+        assert out is not None  # best has at least one component
+        return out
 
     @property
     def delta_at_infinity(self) -> float:
-        return min(p.delta_at_infinity for p in self.parts)
+        return float(self._minimum(lambda profile: profile.delta_at_infinity))
 
     @property
     def max_privacy_loss(self) -> float | None:
@@ -183,11 +202,16 @@ class PointwiseMinimum(Profile):
         return value
 
     def _cheapest_first(self) -> list[SelectionBound]:
-        return sorted(self.parts, key=lambda p: COST_ORDER.index(p.method) if p.method in COST_ORDER else 0)
+        """:data:`COST_ORDER`, components with a floor (whose own values are costly: Lemma 7) last."""
+        return sorted(self.parts, key=lambda p: (p.floor is not None,
+                                                 COST_ORDER.index(p.method) if p.method in COST_ORDER else 0))
 
-    def _first_within(self, value_of: Callable[[SelectionBound], float], target: float) -> float:
+    def _first_within(self, value_of: Callable[[Profile], float], target: float) -> float:
         value = math.inf
         for part in self._cheapest_first():
+            floor = part.floor
+            if floor is not None and value_of(floor) >= value:
+                continue  # it is at least its floor: it cannot lower the value
             value = min(value, value_of(part))
             if value <= target:
                 break
@@ -383,7 +407,7 @@ class BestCertificate(Mapping):
         if self._items is None:
             items: dict[str, Scalar] = {}
             for delta in CERTIFICATE_DELTAS:
-                items[f"wins_at_delta_{delta:g}"] = min((part.epsilon(delta), part.method) for part in self._parts)[1]
+                items[f"wins_at_delta_{delta:g}"] = _winner(self._parts, delta)
             for part in self._parts:
                 items.update({f"{part.method}.{key}": value for key, value in part.certificate.items()})
             self._items = items
@@ -403,6 +427,16 @@ class BestCertificate(Mapping):
         from symsel.display import certificate_repr
 
         return certificate_repr(type(self).__name__, self._computed())
+
+
+def _winner(parts: tuple[SelectionBound, ...], delta: float) -> str:
+    """The method with the smallest ``ε`` at ``delta`` (ties: the first name). A component with a floor is asked
+    last and only below the others' smallest ``ε`` (:meth:`~symsel.profiles.Profile.epsilon_below`, which
+    tries its floor first): above it, it cannot win."""
+    plain = [(part.epsilon(delta), part.method) for part in parts if part.floor is None]
+    smallest = min(plain)[0] if plain else math.inf
+    floored = [(part.epsilon_below(delta, smallest), part.method) for part in parts if part.floor is not None]
+    return min(plain + floored)[1]
 
 
 def _best_certificate(parts: list[SelectionBound]) -> BestCertificate:

@@ -94,6 +94,10 @@ class Profile(ABC):
     #: (:data:`symsel.bounds.composition.MAX_ANCHORS` instead of ``MAX_PLD_ANCHORS``), does not estimate the size
     #: of a PLD first, and ``best`` takes it for larger laws (:func:`symsel.bounds.api._composition_may_help`).
     exact_composition: bool = False
+    #: a profile at most this one at every ``ε`` and much cheaper to evaluate, or ``None``: a pointwise minimum
+    #: (``best``) asks it first and skips this profile where the floor already reaches the other components
+    #: (:class:`symsel.bounds.api.PointwiseMinimum`; set by Lemma 7's selection profiles).
+    floor: Profile | None = None
 
     # ------------------------------------------------------------------ hooks for subclasses
     @abstractmethod

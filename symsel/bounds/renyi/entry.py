@@ -79,7 +79,9 @@ def with_bottom_output(curve: SelectionCurve, p0: float) -> SelectionCurve:
             return np.logaddexp(log_p0, (lam - 1.0) * np.asarray(inner(lam), dtype=float)) / (lam - 1.0)
 
     details = {**curve.details, "bottom_output_mass": p0}
-    return replace(curve, raw=raw, details=details, theorem=f"{curve.theorem}, with the output of K = 0 counted")
+    floor = None if curve.floor is None else with_bottom_output(curve.floor, p0)
+    return replace(curve, raw=raw, details=details, theorem=f"{curve.theorem}, with the output of K = 0 counted",
+                   floor=floor)
 
 
 def _selection_curve(
