@@ -104,6 +104,27 @@ def _sides(x: np.ndarray, shift: float) -> tuple[np.ndarray, np.ndarray]:
     return ndtr(x - shift), ndtr(shift - x)
 
 
+#: the ``l``-edges and the standard normal CDF and survival values there (``Q'``'s, the same for every ``μ``),
+#: shared by every :class:`IntervalProfile`: ``(per_coarse, edges, (cdf, sf))``, read-only, grown when needed.
+_STANDARD_EDGES: tuple[int, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
+
+
+def _standard_edges(count: int, per_coarse: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """The first ``count`` ``l``-edges ``−L_BOTTOM + k L_COARSE / per_coarse`` and ``_sides(edges, 0)`` there, as
+    read-only views of one table: every edge is the same float for any ``count`` (a prefix of one ``arange``), so a
+    calibration that builds a profile per ``σ`` computes these normal CDFs once instead of at each ``σ``."""
+    global _STANDARD_EDGES
+    table = _STANDARD_EDGES
+    if table is None or table[0] != per_coarse or table[1].size < count:
+        edges = -L_BOTTOM + (L_COARSE / per_coarse) * np.arange(count)
+        cdf, sf = _sides(edges, 0.0)
+        for array in (edges, cdf, sf):
+            array.flags.writeable = False
+        table = _STANDARD_EDGES = (per_coarse, edges, (cdf, sf))
+    _, edges, (cdf, sf) = table
+    return edges[:count], (cdf[:count], sf[:count])
+
+
 def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray,
                        lb: np.ndarray, e: float, q_side: tuple, p_side: tuple,
                        at_h: tuple[dict, dict] | None = None) -> np.ndarray:
@@ -195,6 +216,53 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
     return np.maximum(result, estimate)
 
 
+#: the interval bound's ``ε`` is a checked point within ``SEARCH_XTOL + SEARCH_RTOL · ε`` above the crossing.
+SEARCH_XTOL = 1e-6
+SEARCH_RTOL = 1e-6
+#: at most this many model guesses (two evaluations each) per search, before the steps and Brent's method alone.
+SEARCH_PROBES = 2
+
+
+def _crossing_estimate(points: list[tuple[float, float]]) -> float | None:
+    """Where ``gap`` crosses 0, from the last (up to three) points checked within the target (``(ε, gap ≤ 0)``,
+    their gaps exact): the root of the parabola (or line) of the gap through them that is nearest the last one;
+    ``None`` when there is none."""
+    xs = np.array([x for x, _ in points], dtype=float)
+    gs = np.array([g for _, g in points], dtype=float)
+    if xs.size < 2 or not np.all(np.isfinite(gs)) or np.unique(xs).size < xs.size:
+        return None
+    with np.errstate(all="ignore"):
+        roots = np.roots(np.polyfit(xs - xs[-1], gs, xs.size - 1))
+    roots = roots[np.isreal(roots)].real + xs[-1]
+    if roots.size == 0 or not np.all(np.isfinite(roots)):
+        return None
+    return float(roots[np.argmin(np.abs(roots - xs[-1]))])
+
+
+def _probe_close(gap: Callable[[float], float], hi: float,
+                 feasible: list[tuple[float, float]]) -> tuple[str, float, float]:
+    """Two evaluations around the crossing estimated from the points within the target (:func:`_crossing_estimate`;
+    ``hi`` is the lowest of them): the point half a tolerance above the estimate, then one tolerance below it.
+    Returns ``("done", x, gap)``: ``x`` is within the target and the point one tolerance below it is not, so ``x`` is
+    the answer; ``("over", x, hi)``: ``x`` is over the target, the crossing is in ``[x, hi]``; ``("within", x, g)``:
+    both were within it, ``x`` (gap ``g``) is the lower; ``("none", hi, nan)``: no estimate below ``hi``. Only the
+    work depends on the estimate: every point it returns was checked."""
+    estimate = _crossing_estimate(feasible[-3:])
+    if estimate is None or not 0.0 < estimate < hi:
+        return "none", hi, math.nan
+    width = SEARCH_XTOL + SEARCH_RTOL * estimate
+    above = min(estimate + 0.5 * width, hi)
+    g_above = gap(above)
+    if g_above > 0:
+        return "over", above, hi
+    below = max(above - width, 0.0)
+    g_below = gap(below)
+    if g_below > 0:
+        return "done", above, g_above
+    feasible += [(above, g_above), (below, g_below)]
+    return "within", below, g_below
+
+
 def _next_below(lo: float, g_lo: float, hi: float, g_hi: float, upper: float) -> float:
     """The next point to try below ``lo`` when ``lo`` and ``hi > lo`` are both within the target (gaps ``g ≤ 0``,
     non-increasing): where the secant through them crosses 0, a little further down (``log δ`` is close to linear
@@ -260,17 +328,29 @@ class CellBoundProfile(Profile):
                 lo, hi = hi, 2.0 * hi
                 if hi > 1e4:
                     return math.inf
-        else:  # down from a point known to be within delta
+        else:  # down from a point known to be within delta: steps, and once three points are known a model's guess
             hi, lo = upper, 0.99 * upper
             g_hi, g_lo = gap(hi), gap(lo)
+            feasible, probes = [(hi, g_hi)], SEARCH_PROBES
             while g_lo <= 0:
-                hi, g_hi, lo = lo, g_lo, _next_below(lo, g_lo, hi, g_hi, upper)
-                g_lo = gap(lo)
                 if lo == 0.0:
-                    if g_lo <= 0:
-                        return 0.0
+                    return 0.0
+                feasible.append((lo, g_lo))
+                hi, g_hi = lo, g_lo
+                outcome = "within"
+                while outcome == "within" and probes > 0 and len(feasible) >= 3:
+                    probes -= 1
+                    outcome, x, y = _probe_close(gap, hi, feasible)
+                    if outcome == "done":
+                        return x
+                    if outcome == "within":
+                        hi, g_hi = x, y
+                if outcome == "over":
+                    lo = x
                     break
-        return last_feasible(gap, lo, hi, xtol=1e-6, rtol=1e-9)
+                lo = _next_below(hi, g_hi, feasible[-2][0], feasible[-2][1], upper)
+                g_lo = gap(lo)
+        return last_feasible(gap, lo, hi, xtol=SEARCH_XTOL, rtol=SEARCH_RTOL)
 
 
 class IntervalProfile(CellBoundProfile):
@@ -361,8 +441,8 @@ class IntervalProfile(CellBoundProfile):
         of ``Q`` and ``Q'`` there (independent of ``ε``: computed once per profile and extent)."""
         key = (coarse_cells, per_coarse)
         if key not in self._edge_cache:
-            edges = -L_BOTTOM + (L_COARSE / per_coarse) * np.arange(coarse_cells * per_coarse + 1)
-            self._edge_cache[key] = (edges, {"q": _sides(edges, self.mu), "q_prime": _sides(edges, 0.0)})
+            edges, standard = _standard_edges(coarse_cells * per_coarse + 1, per_coarse)
+            self._edge_cache[key] = (edges, {"q": _sides(edges, self.mu), "q_prime": standard})
         return self._edge_cache[key]
 
     def _h_sides(self, h: np.ndarray) -> dict:

@@ -214,11 +214,13 @@ def test_the_fit_answer_is_the_full_minimum_whenever_it_is_over_the_target(law: 
 
 @pytest.mark.parametrize(("law", "base"), [("point(k=40)", "gaussian(sigma=4)"), ("geometric(mean=10)", RANDOM_PAIR)])
 def test_interval_searched_from_above_agrees_with_the_search_from_one(law: str, base: str) -> None:
+    from symsel.bounds.interval import SEARCH_RTOL, SEARCH_XTOL
+
     profile = symsel.bound(symsel.parse_distribution(law), symsel.parse_profile(base), "interval").profile
     for delta in (1e-6, 1e-10):
         full = profile.epsilon(delta)
-        for upper in (full * 1.001, full * 1.3, full * 3):
-            assert profile.epsilon_below(delta, upper) == pytest.approx(full, abs=3e-6)
+        for upper in (full * 1.001, full * 1.3, full * 3):  # each within its tolerance of the crossing
+            assert profile.epsilon_below(delta, upper) == pytest.approx(full, abs=SEARCH_XTOL + SEARCH_RTOL * full)
         assert profile.epsilon_below(delta, full * 0.99) == math.inf
 
 
@@ -325,3 +327,57 @@ def test_the_export_asks_interval_only_until_a_pair_is_over_the_cheaper_value(mo
     np.testing.assert_array_equal(lowered[inside], full[inside])
     np.testing.assert_array_equal(lowered[~inside], deltas[~inside])
     assert np.any(lowered < deltas) and np.any(lowered[inside] == deltas[inside])  # interval wins at some points only
+
+
+# ------------------------------------------------------------------------ the interval search's model guesses
+def test_the_crossing_estimate_is_exact_on_a_parabola_and_a_line() -> None:
+    from symsel.bounds.interval import _crossing_estimate
+
+    parabola = [(x, (x - 2.0) * (x + 3.0)) for x in (2.5, 2.3, 2.1)]  # roots 2 and -3: the one nearest 2.1
+    assert _crossing_estimate(parabola) == pytest.approx(2.0, rel=1e-12)
+    line = [(x, -0.5 * (x - 1.25)) for x in (3.0, 2.0)]
+    assert _crossing_estimate(line) == pytest.approx(1.25, rel=1e-12)
+    assert _crossing_estimate([(2.0, -1.0)]) is None
+    assert _crossing_estimate([(2.0, -1.0), (1.0, -math.inf)]) is None
+
+
+#: (law, base, δ, upper factor): the Gaussian pair and DP-SGD's two pairs, from just above and far above the answer.
+SEARCH_CASES = [("point(k=40)", "gaussian(sigma=9.05)", 1e-6, 1.17), ("point(k=40)", "gaussian(sigma=4)", 1e-6, 1.15),
+                ("poisson(mean=30)", "gaussian(sigma=4)", 1e-10, 1.01),
+                ("point(k=10)", "dpsgd(q=0.1, sigma=1.0, steps=10)", 1e-6, 1.3)]
+
+
+@pytest.mark.parametrize(("law", "base", "delta", "factor"), SEARCH_CASES)
+def test_the_interval_search_returns_a_checked_point_within_its_tolerance_of_a_bisected_crossing(
+        law: str, base: str, delta: float, factor: float) -> None:
+    """The search from above (model guesses, steps, Brent) against plain bisection of the same profile's δ to 1e-10:
+    its answer is within the target, and at most ``SEARCH_XTOL + SEARCH_RTOL ε`` above the bisected crossing."""
+    from symsel.bounds.interval import SEARCH_RTOL, SEARCH_XTOL
+
+    profile = symsel.bound(symsel.parse_distribution(law), symsel.parse_profile(base), "interval").profile
+    lo, hi = 0.5, 40.0
+    assert float(profile.delta(lo)) > delta >= float(profile.delta(hi))
+    while hi - lo > 1e-10:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if float(profile.delta(mid)) > delta else (lo, mid)
+    found = profile.epsilon_below(delta, hi * factor)
+    assert float(profile.delta(found)) <= delta
+    assert lo <= found <= hi + SEARCH_XTOL + SEARCH_RTOL * hi
+    assert profile.epsilon_below(delta, lo) == math.inf
+
+
+def test_the_shared_standard_edges_are_the_edges_and_normal_values_computed_afresh() -> None:
+    """``_standard_edges`` serves every interval profile one table of ``l``-edges and standard normal CDF and survival
+    values, grown when a longer axis is asked: every prefix it hands out is, bit for bit, what a profile computed for
+    itself before it was shared."""
+    from scipy.special import ndtr
+
+    from symsel.bounds import interval
+
+    for count in (1001, 40_961, 3, 200_001, 40_961):
+        edges, (cdf, sf) = interval._standard_edges(count, 4096)
+        fresh = -interval.L_BOTTOM + (interval.L_COARSE / 4096) * np.arange(count)
+        assert edges.size == count and not edges.flags.writeable
+        np.testing.assert_array_equal(edges, fresh)
+        np.testing.assert_array_equal(cdf, ndtr(fresh))
+        np.testing.assert_array_equal(sf, ndtr(-fresh))
