@@ -118,6 +118,11 @@ MAX_SELECTION_COUNT = 10**6
 #: the most points of a uniform export (``export_points``): 4001 is :func:`symsel.profiles.export.to_pld`'s default;
 #: each point is one evaluation of the bound (about 1.3 ms for ``envelope``), and 1e12 asked for 7 TiB at once.
 MAX_EXPORT_POINTS = 100_001
+#: the largest loss range, in grid points, of a Gaussian event's PLD (:func:`_check_gaussian_pld_size`; the estimate
+#: is about three times the PLD's size). At the default grid of 1e-4: noise 0.05 (3.7e6 by the estimate) takes 3.4
+#: CPU-s, 0.03 (8.3e6) 7.4 s and its ε overflows to inf in dp-accounting, 0.02 20 s, 0.01 (5.8e7) 76 s, 123 s in
+#: ``PLDAccountant``.
+MAX_GAUSSIAN_PLD_POINTS = 5e6
 
 
 class UnsupportedSelectionError(privacy_accountant.UnsupportedEventError, ParameterError):
@@ -491,13 +496,27 @@ def _gaussian_pld(event: dp_event.DpEvent, count: int, relation: NeighboringRela
         return isinstance(value, numbers.Real) and math.isfinite(value) and float(value) > 0
 
     if isinstance(event, dp_event.GaussianDpEvent) and usable(event.noise_multiplier):
+        _check_gaussian_pld_size(event, event.noise_multiplier / math.sqrt(count), interval)
         return subsampled_gaussian_pld(1.0, event.noise_multiplier / math.sqrt(count), relation, interval)
     if (isinstance(event, dp_event.PoissonSampledDpEvent) and isinstance(event.event, dp_event.GaussianDpEvent)
             and usable(event.sampling_probability) and event.sampling_probability <= 1
             and usable(event.event.noise_multiplier)):
+        _check_gaussian_pld_size(event, event.event.noise_multiplier, interval)
         return subsampled_gaussian_pld(event.sampling_probability, event.event.noise_multiplier, relation,
                                        interval).self_compose(count)
     return None
+
+
+def _check_gaussian_pld_size(event: dp_event.DpEvent, sigma: float, interval: float) -> None:
+    """Refuse, before building, a Gaussian run's PLD (or a subsampled step's, whose losses are no larger) whose loss
+    range needs more than :data:`MAX_GAUSSIAN_PLD_POINTS` points: the range is about the run's ``ε`` at ``δ = 1e-15``,
+    at most ``1/(2σ²) + √(2 log 1e15)/σ``."""
+    points = (0.5 / sigma / sigma + math.sqrt(2.0 * math.log(1e15)) / sigma) / interval  # inf for a tiny sigma
+    if not points <= MAX_GAUSSIAN_PLD_POINTS:
+        raise ParameterError(
+            "event", _clip(event), f"a Gaussian noise whose PLD fits in {MAX_GAUSSIAN_PLD_POINTS:.0e} points on the "
+            f"loss grid {interval:g} (this one needs about {points:.1e}: a larger noise, fewer compositions or a "
+            "larger value_discretization_interval)", "SelectionAccountant.compose")
 
 
 class SelectionAccountant(privacy_accountant.PrivacyAccountant):
@@ -578,8 +597,9 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         (raised as ``UnsupportedEventError``) leaves the accountant as it was. A selection whose law is out of range
         raises :class:`UnsupportedSelectionError` (also a ``ParameterError``); an ``event`` that is not a ``DpEvent``
         or a ``count`` that is not an integer ``>= 1`` raises ``ParameterError``, and so does an event whose PLD
-        dp-accounting fails to build (a Gaussian noise of 1e-300 overflows its loss grid, one of 1e-8 makes it too
-        large), which then leaves the accountant as it was."""
+        would take more than seconds to build (a Gaussian noise below about 0.04 at the default grid:
+        :data:`MAX_GAUSSIAN_PLD_POINTS`) or that dp-accounting fails to build (a noise of 1e300 overflows its loss
+        grid), which then leaves the accountant as it was."""
         where = "SelectionAccountant.compose"
         if not isinstance(event, dp_event.DpEvent):
             raise ParameterError("event", _clip(event), "a dp_accounting DpEvent (e.g. dp_event.GaussianDpEvent(4.0), "
@@ -611,12 +631,12 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         try:
             super().compose(event, count)
         except (ArithmeticError, MemoryError, ValueError) as exc:
-            if isinstance(exc, SymselError):
-                raise
-            # dp-accounting could not build a PLD (a noise so small or large that its loss grid overflows): the
-            # accountant is left as it was, and the error names the event
+            # a PLD could not be built (a noise so small that symsel refuses its size, or so small or large that
+            # dp-accounting's loss grid overflows): the accountant is left as it was, and the error names the event
             self._pld_accountant._pld, self._empty, self._deferred, kept, self._ledger = state
             del self._bounds[kept:]
+            if isinstance(exc, SymselError):
+                raise
             raise ParameterError("event", _clip(event), f"an event whose PLD dp-accounting can build on a loss grid "
                                  f"of {self._interval:g} (it failed: {type(exc).__name__}: {_clip(str(exc))})",
                                  where) from None

@@ -162,10 +162,39 @@ def test_an_event_whose_pld_cannot_be_built_is_a_one_line_error_and_leaves_the_a
     before = (accountant.get_epsilon(1e-6), accountant.ledger, len(accountant.selection_bounds))
     for bad in (dp_event.GaussianDpEvent(noise), dp_event.PoissonSampledDpEvent(0.5, dp_event.GaussianDpEvent(noise)),
                 dp_event.ComposedDpEvent([dp_event.LaplaceDpEvent(1.0), dp_event.GaussianDpEvent(noise)])):
-        with pytest.raises(ParameterError, match=r"parameter event=.*PLD dp-accounting can build") as error:
+        with pytest.raises(ParameterError, match=r"parameter event=.*(PLD dp-accounting can build|PLD fits in)") \
+                as error:
             accountant.compose(bad)
         assert "\n" not in str(error.value)
         assert (accountant.get_epsilon(1e-6), accountant.ledger, len(accountant.selection_bounds)) == before
+
+
+def test_a_gaussian_event_too_small_for_seconds_is_refused_before_its_pld_is_built_and_a_larger_one_is_not() -> None:
+    """A noise whose PLD would take minutes (0.01 at the default grid: 76 CPU-s) is refused at once, by a one-line
+    error naming the event and the grid, before anything is built, and the accountant is left as it was; a noise
+    just above the limit is accounted as ``PLDAccountant`` accounts it (same ε). On a grid of 1e-3 the limit of
+    5e6 estimated points falls between noise 0.009 (7.1e6) and 0.02 (1.7e6)."""
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    from symsel.apps import accounting
+    from symsel.apps.accounting import SelectionAccountant
+
+    accountant = SelectionAccountant(value_discretization_interval=1e-3).compose(dp_event.LaplaceDpEvent(1.0))
+    before = (accountant.get_epsilon(1e-6), accountant.ledger)
+    for bad in (dp_event.GaussianDpEvent(0.009), dp_event.PoissonSampledDpEvent(0.5, dp_event.GaussianDpEvent(0.009)),
+                dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(0.02), 10)):
+        with pytest.raises(ParameterError, match=r"parameter event=.*PLD fits in 5e\+06 points on the loss grid "
+                           r"0\.001 \(this one needs about [0-9.]+e\+0[67]") as error:
+            accountant.compose(bad)
+        assert "\n" not in str(error.value)
+        assert (accountant.get_epsilon(1e-6), accountant.ledger) == before
+    assert accounting.MAX_GAUSSIAN_PLD_POINTS == 5e6
+    good = dp_event.GaussianDpEvent(0.02)
+    ours = SelectionAccountant(value_discretization_interval=1e-3).compose(good)
+    theirs = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-3)
+    theirs.compose(good)
+    assert ours.get_epsilon(1e-6) == theirs.get_epsilon(1e-6)
 
 
 # ------------------------------------------------------------------------------------------------ hpo.tune
