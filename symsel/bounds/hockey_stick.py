@@ -34,7 +34,7 @@ from scipy.optimize import minimize_scalar
 
 from symsel.bounds.mixture import HingeMixture, MixtureProfile
 from symsel.bounds.precision import VALUE_MARGIN, dphi_float_error
-from symsel.bounds.ratio import SupCertificate, certified_log_sup
+from symsel.bounds.ratio import SupCertificate, attained_log_sup, certified_log_sup
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
@@ -83,11 +83,23 @@ def corner_slope(base: Profile) -> float | None:
     return math.exp(-loss)
 
 
+#: what ``fdp`` implements.
+FDP_THEOREM = "Koskela et al. Thm 4.1 over the f-DP region"
+
+
 def fdp_ratio(dist: Distribution, base: Profile, tol: float | None = None) -> RatioBound:
     """``log R`` over the whole privacy region of the base (its f-DP lower boundary), certified."""
     kwargs = {} if tol is None else {"tol": tol}
     cert = certified_log_sup(dist.log_dphi, base.region_lower, corner_slope=corner_slope(base), **kwargs)
-    return RatioBound(cert.upper + _float_allowance(dist), None, cert, "Koskela et al. Thm 4.1 over the f-DP region")
+    return RatioBound(cert.upper + _float_allowance(dist), None, cert, FDP_THEOREM)
+
+
+def fdp_floor(dist: Distribution, base: Profile) -> SelectionProfile:
+    """A profile below ``fdp``'s at every ``ε``, about ten times cheaper: the same recipe with ``log R`` replaced by
+    the ratio attained at sampled points of the boundary (:func:`~symsel.bounds.ratio.attained_log_sup`), which is
+    at most the certified supremum; the recipe's ``δ`` grows with ``log R``. ``best`` asks it before ``fdp`` itself."""
+    attained = float(attained_log_sup(dist.log_dphi, base.region_lower, np.ones(1), np.ones(1))[0])
+    return SelectionProfile(dist, base, "fdp_floor", RatioBound(attained, None, None, f"a floor of {FDP_THEOREM}"))
 
 
 def _float_allowance(dist: Distribution) -> float:

@@ -85,6 +85,36 @@ def initial_grid(points: int = 257) -> np.ndarray:
     return np.unique(np.concatenate([uniform, ends, 1.0 - ends, [0.0, 1.0]]))
 
 
+#: points of :func:`initial_grid` where :func:`attained_log_sup` samples the boundary.
+FLOOR_SAMPLE_POINTS = 2049
+#: relative allowance subtracted from every sampled value of :func:`attained_log_sup` (float64 rounding of
+#: ``log φ'`` and of the boundary; :data:`RELATIVE_MARGIN` is 1000 times smaller).
+FLOOR_MARGIN = 1e-9
+
+
+def attained_log_sup(log_dphi: LogDphi, boundary: Boundary, num_weights: np.ndarray,
+                     den_weights: np.ndarray) -> np.ndarray:
+    """A lower bound on ``sup_q a log φ'(q) − b log φ'(L(q))`` for each pair ``(a, b)`` of ``num_weights`` and
+    ``den_weights``, in one pass: the largest value at :data:`FLOOR_SAMPLE_POINTS` points ``(q, L(q))`` of the
+    boundary, each less :data:`FLOOR_MARGIN` of its size. Every such point lies in the region, so its value is at
+    most the supremum that :func:`certified_log_sup` bounds from above. Points whose ``φ'`` is 0 at either end are
+    left out (their value is ``±inf``, and an underflowed boundary could fake ``+inf``); with none left the bound is
+    ``-inf``. What lets ``best`` skip a costly component cheaply: a bound built on these values is below the
+    certified one (``Profile.floor``)."""
+    q = initial_grid(FLOOR_SAMPLE_POINTS)
+    log_num = np.asarray(log_dphi(q), dtype=float)
+    log_den = np.asarray(log_dphi(np.clip(np.asarray(boundary(q), dtype=float), 0.0, 1.0)), dtype=float)
+    keep = np.isfinite(log_num) & np.isfinite(log_den)
+    log_num, log_den = log_num[keep], log_den[keep]
+    a = np.atleast_1d(np.asarray(num_weights, dtype=float))[:, None]
+    b = np.atleast_1d(np.asarray(den_weights, dtype=float))[:, None]
+    if log_num.size == 0:
+        return np.full(a.shape[0], -np.inf)
+    values = a * log_num - b * log_den
+    size = a * (np.abs(log_num) + 1.0) + b * (np.abs(log_den) + 1.0)
+    return np.max(values - FLOOR_MARGIN * size, axis=1)
+
+
 def certified_log_sup(
     log_dphi: LogDphi,
     boundary: Boundary,

@@ -175,8 +175,12 @@ class Profile(ABC):
         ``best`` skips a component that cannot win (:meth:`symsel.bounds.api.PointwiseMinimum.epsilon`). Not tried
         above :data:`SKIP_TEST_MAX_EPSILON`, where ``e^ε`` overflows float64 and a computed profile, capped there to
         stay conservative, need not be non-increasing any more."""
-        if upper <= SKIP_TEST_MAX_EPSILON and float(self.delta(max(upper, 0.0))) > delta:
-            return math.inf
+        if upper <= SKIP_TEST_MAX_EPSILON:
+            floor = self.floor  # below this profile: its δ over delta rules this one out at less cost
+            if floor is not None and float(floor.delta(max(upper, 0.0))) > delta:
+                return math.inf
+            if float(self.delta(max(upper, 0.0))) > delta:
+                return math.inf
         return self.epsilon(delta)
 
     # ------------------------------------------------------------------ ε(δ)

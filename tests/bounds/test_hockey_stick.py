@@ -174,7 +174,11 @@ def test_best_keeps_paper_where_fdp_does_not_apply(monkeypatch):
             raise NotApplicableError("fdp switched off by the test")
         return hockey_stick(dist, base, method)
 
+    def no_deferred_fdp(dist, base):
+        raise NotApplicableError("fdp switched off by the test")
+
     monkeypatch.setattr(api, "_hockey_stick", without_fdp)
+    monkeypatch.setattr(api, "_deferred_fdp", no_deferred_fdp)  # best's fdp (computed only where its floor allows)
     result = bound(parse_distribution("geometric(mean=30)"), parse_profile("gaussian(sigma=3.7)"), "best")
     components = result.details["components"].split(", ")
     assert "paper" in components and "fdp" not in components, components

@@ -1,7 +1,7 @@
 """Lemma 7's floor: the attained values of its suprema, and how ``best`` uses them to skip Lemma 7.
 
 The floor is a Lemma 7 curve built from values at sampled points of the boundary instead of certified suprema
-(:func:`symsel.bounds.renyi.lemma7.attained_log_sup`). ``best`` asks it first and leaves Lemma 7 out where the floor
+(:func:`symsel.bounds.ratio.attained_log_sup`). ``best`` asks it first and leaves Lemma 7 out where the floor
 is already over the other components. That is exact, not approximate, as long as the floor's profile is below the
 certified one; these tests check that it is (against the certified suprema at every order, which
 tests/bounds/test_renyi.py checks against brute force), that ``best``'s answers are those of the full minimum, and

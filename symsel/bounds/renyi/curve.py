@@ -14,7 +14,7 @@ import numpy as np
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile, RdpProfile
-from symsel.profiles.base import SKIP_TEST_MAX_EPSILON, check_order, delta_by_symmetry
+from symsel.profiles.base import check_order, delta_by_symmetry
 from symsel.profiles.dpaccounting import DpsgdProfile, rdp_poisson_subsampled_gaussian
 from symsel.profiles.rdp import DEFAULT_ORDERS, SUBSAMPLED_ORDERS
 
@@ -46,7 +46,7 @@ class SelectionCurve:
         pure_eps: a bound on ``D_∞`` of the selection, when one is known.
         details: optimized parameters (``λ̂``, ``ε̂``, …) and the constants used.
         floor: a curve on the same grid that is at most this one at every order and cheap to evaluate (Lemma 7's
-            attained values, :func:`~symsel.bounds.renyi.lemma7.attained_log_sup`), or ``None``. Whatever changes
+            attained values, :func:`~symsel.bounds.ratio.attained_log_sup`), or ``None``. Whatever changes
             ``raw`` must change ``floor`` the same monotone way (:func:`~symsel.bounds.renyi.with_bottom_output`).
     """
 
@@ -111,20 +111,10 @@ class RenyiSelectionProfile(RdpProfile):
         self.distribution = distribution
         self.base = base
         self.method = method
-        self.floor: RdpProfile | None = None
+        self.floor: RdpProfile | None = None  # the curve's floor converted alike: below this profile (Profile.floor)
         if curve.floor is not None:
             self.floor = RdpProfile(curve.floor, orders=curve.grid, name="renyi_selection_floor",
                                     pure_eps=curve.floor.pure_eps)
-
-    def epsilon_below(self, delta: float, upper: float) -> float:
-        """:meth:`epsilon` when at most ``upper``, else ``inf``; where the curve has a :attr:`floor`, first the
-        floor's ``δ(upper)``: the conversion is non-decreasing in the curve's values, so the floor's profile is
-        below this one, and its ``δ(upper) > delta`` shows that this one's ``ε`` is over ``upper`` without
-        evaluating the curve (Lemma 7: a certified sup per order)."""
-        d = self._check_delta(delta)
-        if self.floor is not None and 0 <= upper <= SKIP_TEST_MAX_EPSILON and float(self.floor.delta(upper)) > d:
-            return math.inf
-        return super().epsilon_below(d, upper)
 
     @property
     def theorem(self) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from symsel.bounds.ratio import certified_log_sup, initial_grid
+from symsel.bounds.ratio import attained_log_sup, certified_log_sup
 from symsel.bounds.renyi.curve import _REGIONS, SelectionCurve, _pure_loss, base_rdp_curve
 from symsel.distributions import Distribution
 from symsel.errors import ParameterError
@@ -40,39 +40,6 @@ def lemma7_log_sup(
             log_dphi, boundary, weights=(lam, lam - 1.0), corner_slope=corner_slope, tol=tol * min(1.0, lam - 1.0)
         )
     return cert.upper
-
-
-#: points of :func:`~symsel.bounds.ratio.initial_grid` where :func:`attained_log_sup` samples the boundary.
-FLOOR_SAMPLE_POINTS = 2049
-#: relative allowance subtracted from every sampled value of :func:`attained_log_sup` (float64 rounding of
-#: ``log φ'`` and of the boundary; :data:`~symsel.bounds.ratio.RELATIVE_MARGIN` is 1000 times smaller).
-FLOOR_MARGIN = 1e-9
-
-
-def attained_log_sup(
-    dist: Distribution, boundary: Callable[[np.ndarray], np.ndarray], orders: np.ndarray
-) -> np.ndarray:
-    """A lower bound on ``log sup_q φ'(q)^λ φ'(q'_min(q))^(1−λ)`` at each of the finite ``orders``, in one
-    pass: the largest value at :data:`FLOOR_SAMPLE_POINTS` points ``(q, q'_min(q))`` of the boundary, each less
-    :data:`FLOOR_MARGIN` of its size. Every such point lies in the region, so its value is at most the supremum
-    that :func:`lemma7_log_sup` bounds from above. Points whose ``φ'`` is 0 at either end are left out (their
-    value is ``±inf``, and an underflowed boundary could fake ``+inf``); with none left the floor is ``-inf``.
-
-    It is what lets ``best`` skip Lemma 7 cheaply: a Lemma 7 curve built on these values is below the certified
-    one at every order, so its ``(ε, δ)`` conversion is below the certified profile
-    (:class:`~symsel.bounds.renyi.curve.RenyiSelectionProfile`)."""
-    q = initial_grid(FLOOR_SAMPLE_POINTS)
-    log_num = np.asarray(dist.log_dphi(q), dtype=float)
-    log_den = np.asarray(dist.log_dphi(np.clip(np.asarray(boundary(q), dtype=float), 0.0, 1.0)), dtype=float)
-    keep = np.isfinite(log_num) & np.isfinite(log_den)
-    log_num, log_den = log_num[keep], log_den[keep]
-    lam = np.atleast_1d(np.asarray(orders, dtype=float))
-    if log_num.size == 0:
-        return np.full(lam.shape, -np.inf)
-    num_weight, den_weight = lam[:, None], lam[:, None] - 1.0
-    values = num_weight * log_num - den_weight * log_den
-    size = num_weight * (np.abs(log_num) + 1.0) + den_weight * (np.abs(log_den) + 1.0)
-    return np.max(values - FLOOR_MARGIN * size, axis=1)
 
 
 #: Lemma 7 orders evaluated first (evenly spread over the grid's indices) before adaptive refinement.
@@ -179,7 +146,7 @@ def _lemma7(
     def raw_floor(lam: np.ndarray) -> np.ndarray:
         lam = np.atleast_1d(np.asarray(lam, dtype=float))
         rdp = base_rdp_curve(base, lam)
-        attained = np.min([attained_log_sup(dist, b, lam) for b, _, _ in boundaries], axis=0)
+        attained = np.min([attained_log_sup(dist.log_dphi, b, lam, lam - 1.0) for b, _, _ in boundaries], axis=0)
         with np.errstate(invalid="ignore"):
             return np.where(np.isfinite(rdp), rdp + attained / (lam - 1.0), np.inf)
 
