@@ -58,8 +58,36 @@ BEST_INTERVAL_MIN_MEAN = 20.0
 Scalar = float | int | bool | str | None
 
 
+class _Delegating(Profile):
+    """A profile whose values are another's (:meth:`_inner`): a bound wrapping its profile, a deferred component
+    wrapping the bound it builds."""
+
+    def _inner(self) -> Profile:
+        raise NotImplementedError
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        return np.asarray(self._inner().delta(eps), dtype=float)
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        return np.asarray(self._inner().log_delta(eps), dtype=float)
+
+    def log_delta_within(self, eps: float, log_target: float) -> float:
+        return self._inner().log_delta_within(eps, log_target)
+
+    def delta_within(self, eps: float, target: float) -> float:
+        return self._inner().delta_within(eps, target)
+
+    @property
+    def delta_at_infinity(self) -> float:
+        return self._inner().delta_at_infinity
+
+    @property
+    def max_privacy_loss(self) -> float | None:
+        return self._inner().max_privacy_loss
+
+
 @dataclass(frozen=True, eq=False)
-class SelectionBound(Profile):
+class SelectionBound(_Delegating):
     """A certified upper bound on the privacy profile of the best of ``K`` runs of a base mechanism.
 
     Attributes:
@@ -92,25 +120,8 @@ class SelectionBound(Profile):
     def spec(self) -> str:
         return f"selection(dist={self.dist.spec}, base={self.base.spec}, method={self.method!r})"
 
-    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        return np.asarray(self.profile.delta(eps), dtype=float)
-
-    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        return np.asarray(self.profile.log_delta(eps), dtype=float)
-
-    def log_delta_within(self, eps: float, log_target: float) -> float:
-        return self.profile.log_delta_within(eps, log_target)
-
-    def delta_within(self, eps: float, target: float) -> float:
-        return self.profile.delta_within(eps, target)
-
-    @property
-    def delta_at_infinity(self) -> float:
-        return self.profile.delta_at_infinity
-
-    @property
-    def max_privacy_loss(self) -> float | None:
-        return self.profile.max_privacy_loss
+    def _inner(self) -> Profile:
+        return self.profile
 
     @property
     def floor(self) -> Profile | None:  # type: ignore[override]
@@ -472,7 +483,7 @@ class BestCertificate(LazyMapping):
         return items
 
 
-class DeferredProfile(Profile):
+class DeferredProfile(_Delegating):
     """A component of ``best`` that is computed only when its :attr:`floor` (a profile below it, much cheaper) does
     not already rule it out: :class:`PointwiseMinimum` asks the floor first and skips the component where the floor
     is nowhere below the other components, which leaves the minimum unchanged. ``make()`` builds the component's
@@ -494,25 +505,8 @@ class DeferredProfile(Profile):
     def spec(self) -> str:
         return self._spec
 
-    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        return np.asarray(self.computed.delta(eps), dtype=float)
-
-    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        return np.asarray(self.computed.log_delta(eps), dtype=float)
-
-    def log_delta_within(self, eps: float, log_target: float) -> float:
-        return self.computed.log_delta_within(eps, log_target)
-
-    def delta_within(self, eps: float, target: float) -> float:
-        return self.computed.delta_within(eps, target)
-
-    @property
-    def delta_at_infinity(self) -> float:
-        return self.computed.delta_at_infinity
-
-    @property
-    def max_privacy_loss(self) -> float | None:
-        return self.computed.max_privacy_loss
+    def _inner(self) -> Profile:
+        return self.computed
 
     def epsilon(self, delta: float) -> float:
         return self.computed.epsilon(delta)
