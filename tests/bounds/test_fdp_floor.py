@@ -80,3 +80,25 @@ def test_best_leaves_fdp_uncomputed_where_the_envelope_is_below_its_floor() -> N
     assert "computed" not in vars(fdp.profile)
     assert fdp.epsilon(1e-6) > best.epsilon(1e-6)
     assert "computed" in vars(fdp.profile)
+
+
+@pytest.mark.parametrize(("law", "base"), [("binomial(n=20, p=1/2)", "laplace(scale=1)"),
+                                           ("poisson(mean=3)", "randomized_response(eps=1, k=2)")])
+def test_where_fdp_wins_the_deferred_fdp_is_computed_and_gives_the_answer(monkeypatch, law: str, base: str) -> None:
+    """With only the envelope beside it, ``fdp`` is below the envelope at δ = 1e-6 on these pure-DP bases (by 5e-4
+    and 6e-5 in ε): the deferred component must then be computed, and ``best`` must answer as with ``fdp`` in full."""
+    monkeypatch.setattr(api, "BEST_COMPONENTS", ("envelope", "fdp"))
+    api._computed.cache_clear()
+    try:
+        dist, profile = symsel.parse_distribution(law), symsel.parse_profile(base)
+        full = _best_with_fdp_in_full(monkeypatch, dist, profile)
+        deferred = symsel.bound(dist, profile, "best")
+        fdp = next(part for part in deferred.profile.parts if part.method == "fdp")
+        envelope = next(part for part in deferred.profile.parts if part.method == "envelope")
+        assert fdp.epsilon(1e-6) < envelope.epsilon(1e-6)
+        assert deferred.epsilon(1e-6) == full.epsilon(1e-6) == fdp.epsilon(1e-6)
+        eps = np.linspace(0.0, 1.2 * full.epsilon(1e-10), 61)
+        assert np.array_equal(np.asarray(deferred.delta(eps)), np.asarray(full.delta(eps)))
+        assert deferred.certificate["wins_at_delta_1e-06"] == "fdp"
+    finally:  # no best of two components left in the cache for other tests
+        api._computed.cache_clear()
