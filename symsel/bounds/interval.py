@@ -11,16 +11,17 @@ the real line ending at that output. Hence, for every ``ε ≥ 0``,
 ``P[K = k] > 0``; ``D = ∞`` otherwise, and then ``r(h) ≤ 1``): on an interval below ``h`` the ``Q``-mass is at
 most ``r(h)`` times the ``Q'``-mass.
 
-Certified evaluation (docs/interval.md, "Certified evaluation"). ``h``-cells of width ``H_STEP / μ`` (after a
-first pass ``H_COARSE`` times wider that leaves the smallest cells, at most ``COARSE_SHARE`` of its sum, with their
-wide bound) from that cutoff to ``μ + TOP_FIRST`` or ``μ + TOP`` (the ``Q``-mass above is charged ``φ'(1)``);
-``l``-cells of width :data:`L_COARSE`, refined by branch and bound as :data:`REFINEMENTS` says. On a cell
-pair the integrand is bounded by the smaller of the corner bound ``r(h_b) φ'(Q[l_a, h_b]) − e^ε φ'(Q'[l_b, h_a])``
-(first order) and the linearized bound of :func:`_linear_cell_bound` (second order: ``φ'`` is convex, and the
-linear form's supremum over the cell is at two points). Masses carry a relative allowance of ``1e-12`` outwards,
-the float64 ``φ'`` values the law's measured allowance (:mod:`symsel.bounds.precision`), the sum ``1e-9``; an
-overflow makes a bound ``+inf``, never NaN. Every number is an upper bound on the statement, exact in the limit of
-small cells; for fixed ``K`` it is within 0.13 % of the certified lower bound (``benchmarks/RESULTS.md``).
+Certified evaluation (docs/interval.md, "Certified evaluation"). ``h``-cells of width ``H_STEP / μ`` (after a first
+pass ``H_COARSE`` times wider that leaves the smallest cells, at most ``COARSE_SHARE`` of its sum and
+``COARSE_FINAL_SHARE`` of the result, with their wide bound) from that cutoff to ``μ + TOP_FIRST`` or ``μ + TOP``
+(the ``Q``-mass above is charged ``φ'(1)``); ``l``-cells of width :data:`L_COARSE`, refined by branch and bound as
+:data:`REFINEMENTS` says. On a cell pair the integrand is bounded by the smaller of the corner bound ``r(h_b)
+φ'(Q[l_a, h_b]) − e^ε φ'(Q'[l_b, h_a])`` (first order) and the linearized bound of :func:`_linear_cell_bound`
+(second order: ``φ'`` is convex, and the linear form's supremum over the cell is at two points). Masses carry a
+relative allowance of ``1e-12`` outwards, the float64 ``φ'`` values the law's measured allowance
+(:mod:`symsel.bounds.precision`), the sum ``1e-9``; an overflow makes a bound ``+inf``, never NaN. Every number is
+an upper bound on the statement, exact in the limit of small cells; for fixed ``K`` it is within 0.13 % of the
+certified lower bound (``benchmarks/RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ from symsel.profiles.base import SKIP_TEST_MAX_EPSILON, delta_by_symmetry
 #: ``e^{H_STEP}`` across a cell).
 H_STEP = 2.5e-3
 #: the first pass over ``h`` uses cells ``H_COARSE`` times wider; the smallest of them, carrying together at most
-#: ``COARSE_SHARE`` of its sum, keep their (valid, looser) coarse bound.
+#: ``COARSE_SHARE`` of its sum, keep their (valid, looser) coarse bound, unless they would then carry more than
+#: ``COARSE_FINAL_SHARE`` of the result (:func:`coarse_then_fine`).
 H_COARSE = 8
 COARSE_SHARE = 1e-3
+COARSE_FINAL_SHARE = 1e-2
 #: width of the coarse cells of the interval's lower end ``l``, which every ``h``-cell evaluates over the whole axis.
 L_COARSE = 0.4
 #: the refinements of the ``l``-axis, finest last (:func:`branch_and_bound`): each cuts the cells still in play into
@@ -123,6 +126,25 @@ def _standard_edges(count: int, per_coarse: int) -> tuple[np.ndarray, tuple[np.n
         table = _STANDARD_EDGES = (per_coarse, edges, (cdf, sf))
     _, edges, (cdf, sf) = table
     return edges[:count], (cdf[:count], sf[:count])
+
+
+def coarse_then_fine(coarse: np.ndarray, fine_total: Callable[[np.ndarray], float]) -> float:
+    """A sum of upper bounds over cells, from a coarse pass: ``coarse`` (one charge per coarse cell, each an upper
+    bound) and ``fine_total(cells)``, the sum of the fine charges of those coarse cells (each at most its coarse
+    one). Every coarse cell is charged finely except the smallest, which together carry at most
+    :data:`COARSE_SHARE` of the coarse sum and keep their coarse charge. Where the coarse pass is so loose that
+    those kept cells would carry more than :data:`COARSE_FINAL_SHARE` of the result, they are charged finely too:
+    point(40) on a Gaussian of σ = 20 had a coarse sum of 0.15 at ε = 1.5, so one kept cell's 6.4e-5 was the whole
+    result (1.4e-12 with it recomputed), and δ rose from ε = 1 to 1.5. Any mix of coarse and fine charges is an
+    upper bound; the rule only decides how close to the fine sum it is."""
+    by_size = np.argsort(coarse, kind="stable")
+    kept = np.cumsum(coarse[by_size]) <= COARSE_SHARE * float(np.sum(coarse))
+    kept_total = float(np.sum(coarse[by_size[kept]]))
+    refine = np.sort(by_size[~kept])
+    total = fine_total(refine) if refine.size else 0.0
+    if kept_total > COARSE_FINAL_SHARE * (kept_total + total):
+        return total + fine_total(np.sort(by_size[kept]))
+    return kept_total + total
 
 
 def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray,
@@ -403,23 +425,20 @@ class IntervalProfile(CellBoundProfile):
     def _rows(self, start: float, stop: float, e: float) -> float:
         """``∫_{start}^{stop} sup_l [...]_+ dQ'(h)`` from above. First on ``h``-cells :data:`H_COARSE` times the
         final width ``H_STEP / μ``; then every coarse cell is recomputed on the final width except the smallest
-        ones, which together carry at most :data:`COARSE_SHARE` of the coarse sum (they keep their coarse bound,
-        which is an upper bound too)."""
+        ones, which keep their coarse bound, an upper bound too (:func:`coarse_then_fine`)."""
         mu = self.mu
         h = np.append(np.arange(start, stop, H_COARSE * H_STEP / mu), stop)
         h_a, h_b = h[:-1], h[1:]
         coarse = _charge(_mass(h_a, h_b, 0.0), self._row_bounds(h_a, h_b, e))
-        by_size = np.argsort(coarse, kind="stable")
-        kept = np.cumsum(coarse[by_size]) <= COARSE_SHARE * float(np.sum(coarse))
-        total = float(np.sum(coarse[by_size[kept]]))
-        refine = np.sort(by_size[~kept])
-        if refine.size:
+
+        def fine_total(refine: np.ndarray) -> float:
             steps = np.arange(H_COARSE + 1) / H_COARSE
             fine = h_a[refine, None] + (h_b[refine] - h_a[refine])[:, None] * steps[None, :]
             fine[:, -1] = h_b[refine]
             f_a, f_b = fine[:, :-1].ravel(), fine[:, 1:].ravel()
-            total += float(np.sum(_charge(_mass(f_a, f_b, 0.0), self._row_bounds(f_a, f_b, e))))
-        return total
+            return float(np.sum(_charge(_mass(f_a, f_b, 0.0), self._row_bounds(f_a, f_b, e))))
+
+        return coarse_then_fine(coarse, fine_total)
 
     def _row_bounds(self, h_a: np.ndarray, h_b: np.ndarray, e: float) -> np.ndarray:
         """For each ``h``-cell ``[h_a, h_b]`` (sorted), an upper bound on ``sup_l [...]_+`` over the cell."""

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import mpmath
 import numpy as np
 
-from symsel.bounds.interval import CellBoundProfile, branch_and_bound, upper_difference
+from symsel.bounds.interval import CellBoundProfile, branch_and_bound, coarse_then_fine, upper_difference
 from symsel.bounds.precision import usable_float_error
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
@@ -53,10 +53,9 @@ SUM_ALLOWANCE = 1e-9
 RATIO_ALLOWANCE = 8 * 2.0**-53
 #: ``h``-cells evaluated at once.
 CHUNK = 2048
-#: the first pass charges runs of this many contributing pieces; runs carrying together at most
-#: :data:`COARSE_SHARE` of its sum keep that charge, the others are charged piece by piece.
+#: the first pass charges runs of this many contributing pieces; the smallest runs keep that charge, the others are
+#: charged piece by piece (:func:`~symsel.bounds.interval.coarse_then_fine`).
 H_COARSE = 8
-COARSE_SHARE = 1e-3
 
 
 class _Pieces:
@@ -183,19 +182,18 @@ class PairIntervalProfile(CellBoundProfile):
         first = int(np.searchsorted(pieces.r, threshold, side="right"))  # the contributing pieces: [first, n)
         total = 0.0
         if first < pieces.n:
-            # a first pass on runs of H_COARSE pieces; the smallest runs, together at most COARSE_SHARE of its sum,
-            # keep their (valid) coarse charge, the others are charged piece by piece
+            # a first pass on runs of H_COARSE pieces; the smallest runs keep their (valid) coarse charge, the others
+            # are charged piece by piece (coarse_then_fine)
             starts = np.arange(first, pieces.n, H_COARSE)
             ends = np.minimum(starts + H_COARSE, pieces.n)
             coarse = self._charges(pieces, starts, ends, e)
-            by_size = np.argsort(coarse, kind="stable")
-            kept = np.cumsum(coarse[by_size]) <= COARSE_SHARE * float(np.sum(coarse))
-            total = float(np.sum(coarse[by_size[kept]]))
-            refine = np.sort(by_size[~kept])
-            if refine.size:
+
+            def fine_total(refine: np.ndarray) -> float:
                 fine = (starts[refine, None] + np.arange(H_COARSE)[None, :]).ravel()
                 fine = fine[fine < ends[refine].repeat(H_COARSE)]
-                total += float(np.sum(self._charges(pieces, fine, fine + 1, e)))
+                return float(np.sum(self._charges(pieces, fine, fine + 1, e)))
+
+            total = coarse_then_fine(coarse, fine_total)
         top = pair.a_infinity * (1 + pair.relative_error) + pair.mass_error
         return min(1.0, total * (1 + SUM_ALLOWANCE) + self._phi_increment_top(top))
 
