@@ -133,7 +133,8 @@ def coarse_then_fine(coarse: np.ndarray, fine_total: Callable[[np.ndarray], floa
     bound) and ``fine_total(cells)``, the sum of the fine charges of those coarse cells (each at most its coarse
     one). Every coarse cell is charged finely except the smallest, which together carry at most
     :data:`COARSE_SHARE` of the coarse sum and keep their coarse charge. Where the coarse pass is so loose that
-    those kept cells would carry more than :data:`COARSE_FINAL_SHARE` of the result, they are charged finely too:
+    those kept cells would carry more than :data:`COARSE_FINAL_SHARE` of the result, the largest of them are charged
+    finely too, until the rest is at most that share:
     point(40) on a Gaussian of σ = 20 had a coarse sum of 0.15 at ε = 1.5, so one kept cell's 6.4e-5 was the whole
     result (1.4e-12 with it recomputed), and δ rose from ε = 1 to 1.5. Any mix of coarse and fine charges is an
     upper bound; the rule only decides how close to the fine sum it is."""
@@ -143,7 +144,13 @@ def coarse_then_fine(coarse: np.ndarray, fine_total: Callable[[np.ndarray], floa
     refine = np.sort(by_size[~kept])
     total = fine_total(refine) if refine.size else 0.0
     if kept_total > COARSE_FINAL_SHARE * (kept_total + total):
-        return total + fine_total(np.sort(by_size[kept]))
+        # keep the smallest cells whose sum s has s ≤ share · (total + s) (so at most that share of the result,
+        # whatever the rest adds), charge the others finely
+        small = by_size[kept]
+        cumulative = np.cumsum(coarse[small])
+        still = cumulative <= COARSE_FINAL_SHARE / (1.0 - COARSE_FINAL_SHARE) * total
+        kept_total = float(np.sum(coarse[small[still]]))
+        total += fine_total(np.sort(small[~still]))
     return kept_total + total
 
 
