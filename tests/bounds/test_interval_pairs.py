@@ -230,6 +230,36 @@ def test_dpsgd_certified_lower_bound_sits_below_interval_and_near_it() -> None:
     assert 8.18 <= lower <= upper <= lower * 1.005
 
 
+def test_dpsgd_with_small_losses_is_not_loosened_by_the_coarsening() -> None:
+    """A weak DP-SGD run (losses of a few tenths): a fixed 1e-3 coarsening of its PLD put ``interval`` 4.9 % above
+    a certified lower bound (0.41987); coarsened to a share of its loss range (loss_pair_width) it is within 0.3 %.
+    The lower bound: the add direction's dominated pair with buckets 5e-4 wide (symsel.evidence.pld_lower)."""
+    from symsel.evidence.pld_lower import dpsgd_dominated_pairs, loss_pair_lower_bound
+
+    base = symsel.parse_profile("dpsgd(q=0.01, sigma=4, steps=100)")
+    upper = symsel.bound(symsel.point(k=40), base, "interval").epsilon(1e-6)
+    add = tuple(pair for pair in dpsgd_dominated_pairs(0.01, 4.0, 100, width=5e-4) if pair.direction == "add")
+    lower = loss_pair_lower_bound(add, symsel.point(k=40), 1e-6, upper, pieces=1, rounds=1).epsilon
+    assert 0.40 <= lower <= upper <= lower * 1.005
+
+
+def test_the_coarsening_width_is_a_share_of_the_loss_range() -> None:
+    """loss_pair_width: the range of the losses with mass over LOSS_PAIR_GROUPS, at most LOSS_PAIR_WIDTH, and 0
+    (no coarsening) below two grid steps; atoms without mass do not widen the range."""
+    from symsel.profiles.dpaccounting import LOSS_PAIR_GROUPS, LOSS_PAIR_WIDTH, loss_pair_width
+
+    grid = 1e-5
+    losses = np.arange(-1000, 200_001) * grid  # a range of 2.01
+    probs = np.ones(losses.size)
+    assert loss_pair_width(losses, probs, grid) == pytest.approx(2.01 / LOSS_PAIR_GROUPS)
+    probs[losses > 0.5] = 0.0  # the range with mass: 0.51
+    assert loss_pair_width(losses, probs, grid) == pytest.approx(0.51 / LOSS_PAIR_GROUPS)
+    assert loss_pair_width(losses * 100, np.ones(losses.size), grid) == LOSS_PAIR_WIDTH
+    probs[losses > 0.0] = 0.0  # 0.01 over the groups: below two grid steps
+    assert loss_pair_width(losses, probs, grid) == 0.0
+    assert loss_pair_width(losses, np.zeros(losses.size), grid) == 0.0
+
+
 def test_the_tagged_mixture_is_covered_by_the_profile_methods_not_by_the_pair_reading() -> None:
     """docs/setting.md: a base given by an asymmetric pair means a fixed order for all runs. The base that runs
     (P, Q) or (Q, P) at random and tags which one ran has a smaller two-sided profile, so the methods that read the
