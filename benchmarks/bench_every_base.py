@@ -6,6 +6,8 @@ interval against the certified lower bound, with the time of each.
                                                      # binomial n ∈ {20, 40, 200}, δ ∈ {1e-6, 1e-10}
     python benchmarks/bench_every_base.py --full --bases 3,4   # only those bases (indexes into BASES)
     python benchmarks/bench_every_base.py --random   # the papers' random laws (mean 10), δ ∈ {1e-6, 1e-10}
+    python benchmarks/bench_every_base.py --weak     # weak runs (small losses: large σ, Laplace scale), δ = 1e-6,
+                                                     # fixed, binomial and random laws
 
 Writes benchmarks/results/every_base.json and prints a Markdown table for benchmarks/RESULTS.md, "Every base".
 """
@@ -28,6 +30,16 @@ BASES = [
     "randomized_response(eps=1, k=2)",
     "pair(p=[0.5384092330932617, 0.4615907669067383], q=[0.14445972442626953, 0.8555402755737305])",
 ]
+#: weak runs, where the losses are small and a fixed grid width is coarse beside them (``--weak``)
+WEAK_BASES = [
+    "dpsgd(q=0.01, sigma=4, steps=100)",
+    "dpsgd(q=0.01, sigma=2, steps=1000)",
+    "laplace(scale=10)",
+    "laplace(scale=40)",
+    "gaussian(sigma=12)",
+    "gaussian(sigma=20)",
+]
+WEAK_LAWS = ["point(k=3)", "point(k=40)", "binomial(n=40, p=1/2)", "poisson(mean=10)", "geometric(mean=10)"]
 QUICK_LAWS = ["point(k=2)", "point(k=10)", "point(k=40)", "binomial(n=40, p=1/2)"]
 FULL_LAWS = [f"point(k={k})" for k in (2, 3, 5, 10, 20, 40, 100)] + [
     f"binomial(n={n}, p=1/2)" for n in (20, 40, 200)]
@@ -46,10 +58,12 @@ def epsilon(dist, base, method: str, delta: float) -> tuple[float | None, float]
 def main() -> None:
     full = "--full" in sys.argv
     random_laws = "--random" in sys.argv
-    chosen = BASES
+    weak = "--weak" in sys.argv
+    bases = WEAK_BASES if weak else BASES
+    chosen = bases
     if "--bases" in sys.argv:
-        chosen = [BASES[int(i)] for i in sys.argv[sys.argv.index("--bases") + 1].split(",")]
-    laws = RANDOM_LAWS if random_laws else FULL_LAWS if full else QUICK_LAWS
+        chosen = [bases[int(i)] for i in sys.argv[sys.argv.index("--bases") + 1].split(",")]
+    laws = WEAK_LAWS if weak else RANDOM_LAWS if random_laws else FULL_LAWS if full else QUICK_LAWS
     deltas = (1e-6, 1e-10) if full or random_laws else (1e-6,)
     rows = []
     print("| base | law | δ | best | composition | interval | lower | best / lower | CPU s (interval, lower) |")
@@ -74,7 +88,8 @@ def main() -> None:
 
                 print(f"| `{short}` | `{law}` | {delta:g} | {fmt(best, 6)} | {fmt(comp, 6)} | {fmt(interval, 6)} | "
                       f"{fmt(lower, 6)} | {fmt(ratio, 5)} | {t_interval:.1f}, {t_lower:.1f} |", flush=True)
-    name = "every_base_random" if random_laws else "every_base_full" if full else "every_base"
+    name = ("every_base_weak" if weak else "every_base_random" if random_laws else "every_base_full" if full
+            else "every_base")
     if "--bases" in sys.argv:
         name += "_" + sys.argv[sys.argv.index("--bases") + 1].replace(",", "_")
     write_results(name, {"rows": rows})

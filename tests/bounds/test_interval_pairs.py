@@ -230,17 +230,32 @@ def test_dpsgd_certified_lower_bound_sits_below_interval_and_near_it() -> None:
     assert 8.18 <= lower <= upper <= lower * 1.005
 
 
-def test_dpsgd_with_small_losses_is_not_loosened_by_the_coarsening() -> None:
-    """A weak DP-SGD run (losses of a few tenths): a fixed 1e-3 coarsening of its PLD put ``interval`` 4.9 % above
-    a certified lower bound (0.41987); coarsened to a share of its loss range (loss_pair_width) it is within 0.3 %.
-    The lower bound: the add direction's dominated pair with buckets 5e-4 wide (symsel.evidence.pld_lower)."""
-    from symsel.evidence.pld_lower import dpsgd_dominated_pairs, loss_pair_lower_bound
+def test_dpsgd_with_small_losses_is_bracketed_closely() -> None:
+    """A weak DP-SGD run (losses of a few tenths), 40 runs, δ = 1e-6. Both sides were loose at fixed widths: a 1e-3
+    coarsening of the PLD put ``interval`` at 0.41987, and one step's buckets 2e-3 wide put the lower bound at 0.3895.
+    With widths that follow the losses (loss_pair_width, step_width) the bracket is within 0.5 %. The lower bound:
+    the add direction's dominated pair (symsel.evidence.pld_lower), one round from the upper bound."""
+    from symsel.evidence.pld_lower import loss_pair_lower_bound
 
     base = symsel.parse_profile("dpsgd(q=0.01, sigma=4, steps=100)")
     upper = symsel.bound(symsel.point(k=40), base, "interval").epsilon(1e-6)
-    add = tuple(pair for pair in dpsgd_dominated_pairs(0.01, 4.0, 100, width=5e-4) if pair.direction == "add")
+    add = tuple(pair for pair in base.loss_pairs("dominated") if pair.direction == "add")
     lower = loss_pair_lower_bound(add, symsel.point(k=40), 1e-6, upper, pieces=1, rounds=1).epsilon
     assert 0.40 <= lower <= upper <= lower * 1.005
+
+
+def test_a_weak_laplace_run_is_cut_finely() -> None:
+    """laplace(scale=40) (ε₀ = 0.025), 40 runs, δ = 1e-6: with bins of 1e-3 (50 of them) ``interval`` gave 0.27302,
+    0.40 % above symsel's certified lower bound (0.271936, exact selections of 1000 slices of the Laplace pair, not
+    its bins); with LAPLACE_MIN_BINS bins it is within 0.3 %."""
+    from symsel.evidence.lower import lower_bound
+    from symsel.profiles.analytic import LAPLACE_MIN_BINS
+
+    base = symsel.parse_profile("laplace(scale=40)")
+    assert len(base.loss_pairs("dominated")[0].a) >= LAPLACE_MIN_BINS
+    upper = symsel.bound(symsel.point(k=40), base, "interval").epsilon(1e-6)
+    lower = lower_bound(base, symsel.point(k=40), 1e-6, budget=20).epsilon
+    assert 0.2719 <= lower <= upper <= lower * 1.0035
 
 
 def test_the_coarsening_width_is_a_share_of_the_loss_range() -> None:
