@@ -295,7 +295,7 @@ def _interval(dist: Distribution, base: Profile) -> SelectionBound:
         return _pair_interval(dist, base)
     selection = interval.interval_profile(dist, base)
     finest = interval.L_COARSE / math.prod(split for split, _ in interval.REFINEMENTS)
-    certificate = {"h_width": interval.H_STEP / selection.mu, "l_width": finest, "l_coarse": interval.L_COARSE,
+    certificate = {"h_width": interval.h_width(selection.mu), "l_width": finest, "l_coarse": interval.L_COARSE,
                    "h_top": selection.mu + interval.TOP,
                    "mass_allowance": interval.MASS_ALLOWANCE, "sum_allowance": interval.SUM_ALLOWANCE}
     theorem = "worst case over expanding-interval orders on a Gaussian base (symsel interval bound, docs/interval.md)"

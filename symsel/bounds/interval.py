@@ -11,17 +11,17 @@ the real line ending at that output. Hence, for every ``ε ≥ 0``,
 ``P[K = k] > 0``; ``D = ∞`` otherwise, and then ``r(h) ≤ 1``): on an interval below ``h`` the ``Q``-mass is at
 most ``r(h)`` times the ``Q'``-mass.
 
-Certified evaluation (docs/interval.md, "Certified evaluation"). ``h``-cells of width ``H_STEP / μ`` (after a first
-pass ``H_COARSE`` times wider that leaves the smallest cells, at most ``COARSE_SHARE`` of its sum and
-``COARSE_FINAL_SHARE`` of the result, with their wide bound) from that cutoff to ``μ + TOP_FIRST`` or ``μ + TOP``
-(the ``Q``-mass above is charged ``φ'(1)``); ``l``-cells of width :data:`L_COARSE`, refined by branch and bound as
-:data:`REFINEMENTS` says. On a cell pair the integrand is bounded by the smaller of the corner bound ``r(h_b)
-φ'(Q[l_a, h_b]) − e^ε φ'(Q'[l_b, h_a])`` (first order) and the linearized bound of :func:`_linear_cell_bound`
-(second order: ``φ'`` is convex, and the linear form's supremum over the cell is at two points). Masses carry a
-relative allowance of ``1e-12`` outwards, the float64 ``φ'`` values the law's measured allowance
-(:mod:`symsel.bounds.precision`), the sum ``1e-9``; an overflow makes a bound ``+inf``, never NaN. Every number is
-an upper bound on the statement, exact in the limit of small cells; for fixed ``K`` it is within 0.13 % of the
-certified lower bound (``benchmarks/RESULTS.md``).
+Certified evaluation (docs/interval.md, "Certified evaluation"). ``h``-cells of width ``min(H_STEP / μ,
+H_MAX_WIDTH)`` (after a first pass ``H_COARSE`` times wider that leaves the smallest cells, at most ``COARSE_SHARE``
+of its sum and ``COARSE_FINAL_SHARE`` of the result, with their wide bound) from that cutoff to ``μ + TOP_FIRST`` or
+``μ + TOP`` (the ``Q``-mass above is charged ``φ'(1)``); ``l``-cells of width :data:`L_COARSE`, refined by branch
+and bound as :data:`REFINEMENTS` says. On a cell pair the integrand is bounded by the smaller of the corner bound
+``r(h_b) φ'(Q[l_a, h_b]) − e^ε φ'(Q'[l_b, h_a])`` (first order) and the linearized bound of
+:func:`_linear_cell_bound` (second order: ``φ'`` is convex, and the linear form's supremum over the cell is at two
+points). Masses carry a relative allowance of ``1e-12`` outwards, the float64 ``φ'`` values the law's measured
+allowance (:mod:`symsel.bounds.precision`), the sum ``1e-9``; an overflow makes a bound ``+inf``, never NaN. Every
+number is an upper bound on the statement, exact in the limit of small cells; for fixed ``K`` it is within 0.13 % of
+the certified lower bound (``benchmarks/RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -41,8 +41,13 @@ from symsel.profiles import Profile
 from symsel.profiles.base import SKIP_TEST_MAX_EPSILON, delta_by_symmetry
 
 #: width of the cells of the contributing output ``h``, as ``μ · width`` (``r(h)`` changes by a factor
-#: ``e^{H_STEP}`` across a cell).
+#: ``e^{H_STEP}`` across a cell) ...
 H_STEP = 2.5e-3
+#: ... and at most this wide in ``h`` itself (:func:`h_width`): a cell moves ``ε`` by about its loss width, and a
+#: weak run's ``ε`` is about proportional to ``μ``, so the loss width must shrink with ``μ`` to keep the bound as
+#: close in relative terms (point(k=3) at ``σ = 20``: 0.33554 with the fixed loss width, 0.33180 with this cap,
+#: certified lower bound 0.33126).
+H_MAX_WIDTH = 0.01
 #: the first pass over ``h`` uses cells ``H_COARSE`` times wider; the smallest of them, carrying together at most
 #: ``COARSE_SHARE`` of its sum, keep their (valid, looser) coarse bound, unless they would then carry more than
 #: ``COARSE_FINAL_SHARE`` of the result (:func:`coarse_then_fine`).
@@ -68,6 +73,11 @@ MASS_ALLOWANCE = 1e-12
 SUM_ALLOWANCE = 1e-9
 #: ``h``-cells evaluated at once (memory: about this times the number of ``l``-cells floats).
 CHUNK = 512
+
+
+def h_width(mu: float) -> float:
+    """The width of the final ``h``-cells for the ``μ``-GDP pair: ``H_STEP / μ``, at most :data:`H_MAX_WIDTH`."""
+    return min(H_STEP / mu, H_MAX_WIDTH)
 
 
 def _mass(a: np.ndarray, b: np.ndarray, shift: float) -> np.ndarray:
@@ -431,10 +441,10 @@ class IntervalProfile(CellBoundProfile):
 
     def _rows(self, start: float, stop: float, e: float) -> float:
         """``∫_{start}^{stop} sup_l [...]_+ dQ'(h)`` from above. First on ``h``-cells :data:`H_COARSE` times the
-        final width ``H_STEP / μ``; then every coarse cell is recomputed on the final width except the smallest
+        final width :func:`h_width`; then every coarse cell is recomputed on the final width except the smallest
         ones, which keep their coarse bound, an upper bound too (:func:`coarse_then_fine`)."""
         mu = self.mu
-        h = np.append(np.arange(start, stop, H_COARSE * H_STEP / mu), stop)
+        h = np.append(np.arange(start, stop, H_COARSE * h_width(mu)), stop)
         h_a, h_b = h[:-1], h[1:]
         coarse = _charge(_mass(h_a, h_b, 0.0), self._row_bounds(h_a, h_b, e))
 
