@@ -218,41 +218,74 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
 
     The rows start from cells of ``coarse`` finest cells. At every level the point values raise each row's estimate
     ``L``; a cell whose bound is at most ``L`` is dropped, the others (at most ``cap`` per row, the largest bounds)
-    are cut into ``split`` cells of the next level, down to ``coarse / Π splits``. The row's bound is the largest of
-    ``L`` and the bounds of the cells not cut further. Sound whatever ``L`` is: every dropped cell's bound is at most
-    ``L``, so every part of the axis is covered by a bound at most the one returned; ``L`` only decides the work.
-    A NaN bound counts as ``+inf``."""
+    are cut into ``split`` cells of the next level, down to ``coarse / Π splits``. The cells over the cap are set
+    aside with their bound. Once the cut cells are done, a set-aside cell whose bound is above the row's result by
+    more than :data:`DEFERRED_TOLERANCE` of it is taken up again, and cut as before (at most
+    :data:`DEFERRED_PASSES` times: a flat integrand, as in a weakly private run, has many cells near its maximum).
+    The row's bound is the largest of ``L`` and the bounds of the cells not cut further. Sound whatever ``L`` is:
+    every dropped cell's bound is at most ``L``, so every part of the axis is covered by a bound at most the one
+    returned; ``L`` only decides the work. A NaN bound counts as ``+inf``."""
     end = np.asarray(end, dtype=np.int64)
     size = end.size
+    widths = [int(coarse)]
+    for split in splits:
+        if widths[-1] == 1:
+            break
+        widths.append(max(1, widths[-1] // split))
+    estimate = np.full(size, -np.inf)
+    result = np.full(size, -np.inf)
+    set_aside: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
+
+    def split_cells(row: np.ndarray, lo: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """Cells of ``widths[level]`` cut into the cells of the next level that start below their row's end."""
+        offsets = np.arange(0, widths[level], widths[level + 1])
+        row = np.repeat(row, offsets.size)
+        lo = (lo[:, None] + offsets[None, :]).ravel()
+        live = lo < end[row]
+        return row[live], lo[live]
+
+    def descend(row: np.ndarray, lo: np.ndarray, level: int) -> None:
+        while row.size:
+            width = widths[level]
+            np.maximum.at(estimate, row, points(row, lo))
+            floor = estimate[row]
+            bound = bounds(row, lo, np.minimum(lo + width, end[row]), floor)
+            bound = np.where(np.isnan(bound), np.inf, bound)
+            keep = bound > floor
+            row, lo, bound = row[keep], lo[keep], bound[keep]
+            if level == len(widths) - 1:
+                np.maximum.at(result, row, bound)
+                return
+            order = np.lexsort((-bound, row))  # within each row, the largest bounds first
+            row, lo, bound = row[order], lo[order], bound[order]
+            cut = np.arange(row.size) - np.searchsorted(row, row, side="left") < cap
+            if not np.all(cut):
+                set_aside.append((row[~cut], lo[~cut], bound[~cut], level))
+            row, lo = split_cells(row[cut], lo[cut], level)
+            level += 1
+
     cells = math.ceil(int(end.max(initial=1)) / coarse)
     row = np.repeat(np.arange(size), cells)
     lo = np.tile(np.arange(cells, dtype=np.int64) * coarse, size)
     live = lo < end[row]
-    row, lo = row[live], lo[live]
-    estimate = np.full(size, -np.inf)
-    result = np.full(size, -np.inf)
-    width, remaining = coarse, list(splits)
-    while row.size:
-        np.maximum.at(estimate, row, points(row, lo))
-        floor = estimate[row]
-        bound = bounds(row, lo, np.minimum(lo + width, end[row]), floor)
-        bound = np.where(np.isnan(bound), np.inf, bound)
-        keep = bound > floor
-        row, lo, bound = row[keep], lo[keep], bound[keep]
-        if not remaining or width == 1:
-            np.maximum.at(result, row, bound)
-            break
-        order = np.lexsort((-bound, row))  # within each row, the largest bounds first
-        row, lo, bound = row[order], lo[order], bound[order]
-        cut = np.arange(row.size) - np.searchsorted(row, row, side="left") < cap
-        np.maximum.at(result, row[~cut], bound[~cut])
-        new_width = max(1, width // remaining.pop(0))
-        offsets = np.arange(0, width, new_width)
-        row = np.repeat(row[cut], offsets.size)
-        lo = (lo[cut][:, None] + offsets[None, :]).ravel()
-        live = lo < end[row]
-        row, lo, width = row[live], lo[live], new_width
+    descend(row[live], lo[live], 0)
+    for _ in range(DEFERRED_PASSES):
+        waiting, set_aside = set_aside, []
+        done = np.maximum(np.maximum(result, estimate), 0.0)
+        for row, lo, bound, level in waiting:
+            again = bound > done[row] * (1 + DEFERRED_TOLERANCE)
+            np.maximum.at(result, row[~again], bound[~again])
+            if np.any(again):
+                descend(*split_cells(row[again], lo[again], level), level + 1)
+    for row, _, bound, _ in set_aside:
+        np.maximum.at(result, row, bound)
     return np.maximum(result, estimate)
+
+
+#: the most times :func:`branch_and_bound` takes up cells it set aside over its cap, and how far above a row's result
+#: (relative) a set-aside cell's bound must be to be taken up.
+DEFERRED_PASSES = 4
+DEFERRED_TOLERANCE = 1e-2
 
 
 #: the interval bound's ``ε`` is a checked point within ``SEARCH_XTOL + SEARCH_RTOL · ε`` above the crossing.
