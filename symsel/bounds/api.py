@@ -116,6 +116,12 @@ class SelectionBound(_Delegating):
 
     family = "selection"
 
+    def __reduce__(self) -> tuple[Callable[..., SelectionBound], tuple[Distribution, Profile, str]]:
+        """Pickled as its question (law, base, method), not its numbers: unpickling asks :func:`bound` again, which
+        gives the same bound, so a bound can be sent to a Dask or multiprocessing worker (at the cost of computing
+        it there once)."""
+        return bound, (self.dist, self.base, self.method)
+
     @property
     def spec(self) -> str:
         return f"selection(dist={self.dist.spec}, base={self.base.spec}, method={self.method!r})"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
+import numpy as np
 import sympy
 
 from symsel.distributions.core import Distribution, require_finite_mean
@@ -14,6 +16,8 @@ from symsel.errors import ParameterError
 
 #: the largest ``k_max`` of :func:`truncated` (its PGF is a polynomial with exact coefficients).
 TRUNCATION_MAX_K = 1000
+#: the most draws of a compound's inner law taken at once (memory: eight bytes each).
+COMPOUND_CHUNK = 1 << 22
 
 
 def _as_distribution(value: Any, name: str, where: str) -> Distribution:
@@ -96,5 +100,32 @@ def compound(outer: Distribution, inner: Distribution) -> Distribution:
         {},
         support_min=outer.support_min * inner.support_min,
         support_max=smax,
+        sampler=partial(_sample_compound, outer, inner),
         label=f"compound(outer={outer.spec}, inner={inner.spec})",
     )
+
+
+def _sample_compound(outer: Distribution, inner: Distribution, rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` draws of ``K = K_1 + … + K_T``: ``T`` from the outer law, then ``T`` draws of the inner law summed
+    (the compound's definition; reading its masses off the PGF's series took minutes for a heavy inner tail). The
+    inner draws are taken at most :data:`COMPOUND_CHUNK` at a time."""
+    counts = outer.rvs(n, rng)
+    ends = np.cumsum(counts)
+    out = np.empty(n, dtype=np.int64)
+    start = 0
+    while start < n:
+        before = int(ends[start - 1]) if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, before + COMPOUND_CHUNK, side="right")))
+        block = counts[start:stop]
+        total = int(ends[stop - 1]) - before
+        if total <= COMPOUND_CHUNK:
+            sums = np.concatenate([[0], np.cumsum(inner.rvs(total, rng))])
+            block_ends = np.cumsum(block)
+            out[start:stop] = sums[block_ends] - sums[block_ends - block]
+        else:  # one outer draw larger than a chunk
+            value = 0
+            for size in [COMPOUND_CHUNK] * (total // COMPOUND_CHUNK) + [total % COMPOUND_CHUNK]:
+                value += int(inner.rvs(size, rng).sum()) if size else 0
+            out[start] = value
+        start = stop
+    return out

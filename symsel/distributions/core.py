@@ -147,6 +147,14 @@ class Distribution(EvaluationMixin, MassesMixin, UtilityMixin, SamplingMixin):
         if self.known_family is not None:
             self.__dict__["mean"] = require_finite_mean(self.mean_mp(DEFAULT_DPS), self.name)  # the cached mean
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields only: what is cached (compiled ``φ'`` functions, masses, moments) is computed again on use, so
+        a law pickles (Dask, multiprocessing) whatever it has cached."""
+        return {name: self.__dict__[name] for name in self.__dataclass_fields__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     @cached_property
     def family(self) -> Family | None:
         """The known family this law belongs to (point, truncated negative binomial, binomial,

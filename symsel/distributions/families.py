@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 import mpmath
 import numpy as np
@@ -19,6 +20,46 @@ from symsel.errors import ParameterError
 POINT_MAX_K = 10**9
 
 
+# ----------------------------------------------------------------------------- samplers
+# Module-level functions bound with functools.partial (not closures), so that a law pickles (Dask, multiprocessing).
+def _sample_point(k: int, rng: np.random.Generator, n: int) -> np.ndarray:
+    return np.full(n, k)
+
+
+def _sample_tnb(eta: float, gamma: float, rng: np.random.Generator, n: int) -> np.ndarray:
+    """The truncated negative binomial for ``eta >= 0``: logarithmic, geometric, or a negative binomial conditioned
+    on ``K != 0`` by rejection."""
+    if eta == 0:
+        return rng.logseries(1 - gamma, n)
+    if eta == 1:
+        return rng.geometric(gamma, n)
+    out = np.empty(0, dtype=np.int64)
+    while out.size < n:
+        draw = rng.negative_binomial(eta, gamma, max(2 * (n - out.size), 16))
+        out = np.concatenate([out, draw[draw > 0]])
+    return out[:n]
+
+
+def _sample_poisson(mean: float, rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.poisson(mean, n)
+
+
+def _sample_binomial(trials: int, p: float, rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.binomial(trials, p, n)
+
+
+def _sample_negative_binomial(eta: float, gamma: float, rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.negative_binomial(eta, gamma, n)
+
+
+def _sample_beta_binomial(trials: int, a: float, b: float, rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.binomial(trials, rng.beta(a, b, n))
+
+
+def _sample_two_point(top: int, s: float, rng: np.random.Generator, n: int) -> np.ndarray:
+    return np.where(rng.random(n) < s, 1, top)
+
+
 def point(k: int) -> Distribution:
     """A fixed number ``k >= 1`` of runs: ``phi(z) = z^k`` (naive repetition)."""
     kk = exact_number(k, "k", "point")
@@ -32,7 +73,7 @@ def point(k: int) -> Distribution:
         sympy.KroneckerDelta(k, ks),
         support_min=kk_int,
         support_max=kk_int,
-        sampler=lambda rng, n: np.full(n, kk_int),
+        sampler=partial(_sample_point, kk_int),
         label=f"point(k={kk_int})",
         known_family=Family("point", {"k": sympy.Integer(kk_int)}),
     )
@@ -159,35 +200,21 @@ def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) ->
     gf = float(g)
     ef = float(e)
 
-    def sample(rng: np.random.Generator, n: int) -> np.ndarray:
-        if ef == 0:
-            return rng.logseries(1 - gf, n)
-        if ef == 1:
-            return rng.geometric(gf, n)
-        if ef > 0:  # a negative binomial conditioned on K != 0, by rejection
-            out = np.empty(0, dtype=np.int64)
-            while out.size < n:
-                draw = rng.negative_binomial(ef, gf, max(2 * (n - out.size), 16))
-                out = np.concatenate([out, draw[draw > 0]])
-            return out[:n]
-        return dist._inverse_sample(rng, n)
-
     # The label keeps what the user gave (gamma, or the mean gamma was solved from).
     given = f"mean={_plain(exact_number(mean, 'mean', where))!r}" if mean is not None else f"gamma={_plain(g)!r}"
     label = f"tnb(eta={_plain(e)!r}, {given})" if name == "tnb" else f"{name}({given})"
-    dist = Distribution(
+    return Distribution(
         name,
         pgf,
         values,
         pmf,
         support_min=1,
-        sampler=None if ef < 0 else sample,
+        sampler=None if ef < 0 else partial(_sample_tnb, ef, gf),
         label=label,
         stable_form=stable,
         log_dpgf_form=log_dpgf,
         known_family=Family("tnb", {"eta": e, "gamma": g}),
     )
-    return dist
 
 
 def logarithmic(gamma: Number | None = None, mean: Number | None = None) -> Distribution:
@@ -212,7 +239,7 @@ def poisson(mean: Number) -> Distribution:
         sympy.exp(mu_s * (z - 1)),
         {mu_s: mu},
         sympy.exp(-mu_s) * mu_s**k / sympy.factorial(k),
-        sampler=lambda rng, n: rng.poisson(mf, n),
+        sampler=partial(_sample_poisson, mf),
         label=f"poisson(mean={_plain(mu)!r})",
         log_dpgf_form=sympy.log(mu_s) + mu_s * (z - 1),
         known_family=Family("poisson", {"mu": mu}),
@@ -234,7 +261,7 @@ def binomial(n: int, p: Number) -> Distribution:
         {n_s: nn, p_s: pp},
         sympy.binomial(n_s, k) * p_s**k * (1 - p_s) ** (n_s - k),
         support_max=ni,
-        sampler=lambda rng, size: rng.binomial(ni, pf, size),
+        sampler=partial(_sample_binomial, ni, pf),
         label=f"binomial(n={ni}, p={_plain(pp)!r})",
         log_dpgf_form=sympy.log(n_s * p_s) + (n_s - 1) * log1p(p_s * (z - 1)),
         known_family=Family("point", {"k": nn}) if pp == 1 else Family("binomial", {"n": nn, "p": pp}),
@@ -263,7 +290,7 @@ def negative_binomial(eta: Number, gamma: Number | None = None, mean: Number | N
         (gamma_s / (1 - (1 - gamma_s) * z)) ** eta_s,
         {eta_s: e, gamma_s: g},
         sympy.binomial(k + eta_s - 1, k) * (1 - gamma_s) ** k * gamma_s**eta_s,
-        sampler=lambda rng, n: rng.negative_binomial(ef, gf, n),
+        sampler=partial(_sample_negative_binomial, ef, gf),
         label=f"negative_binomial(eta={_plain(e)!r}, "
         + (f"mean={_plain(exact_number(mean, 'mean', where))!r})" if mean is not None else f"gamma={_plain(g)!r})"),
     )
@@ -306,7 +333,7 @@ def beta_binomial(n: int, a: Number, b: Number) -> Distribution:
         {a_s: aa, b_s: bb},
         pmf,
         support_max=ni,
-        sampler=lambda rng, size: rng.binomial(ni, rng.beta(af, bf, size)),
+        sampler=partial(_sample_beta_binomial, ni, af, bf),
         moments_closed=(mean, mean * b_s * (a_s + b_s + ni) / ((a_s + b_s) * (a_s + b_s + 1))),
         label=f"beta_binomial(n={ni}, a={_plain(aa)!r}, b={_plain(bb)!r})",
     )
@@ -331,6 +358,6 @@ def two_point(L: int, s: Number) -> Distribution:
         pmf,
         support_min=1,
         support_max=li,
-        sampler=lambda rng, n: np.where(rng.random(n) < sf, 1, li),
+        sampler=partial(_sample_two_point, li, sf),
         label=f"two_point(L={li}, s={_plain(ss)!r})",
     )

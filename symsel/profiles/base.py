@@ -99,6 +99,14 @@ class Profile(ABC):
     #: (:class:`symsel.bounds.api.PointwiseMinimum`; set by Lemma 7's selection profiles).
     floor: Profile | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The attributes without the cached ones (``cached_property`` values: tables, compiled functions, a
+        dp-accounting PLD), which are computed again on use: a profile pickles (Dask, multiprocessing) whatever it
+        has cached."""
+        cached = {name for klass in type(self).__mro__ for name, value in vars(klass).items()
+                  if isinstance(value, cached_property)}
+        return {name: value for name, value in self.__dict__.items() if name not in cached}
+
     # ------------------------------------------------------------------ hooks for subclasses
     @abstractmethod
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:

@@ -272,6 +272,7 @@ def test_cdf_success_probability_and_tail_bound():
         lambda: two_point(10, 0.3),
         lambda: truncated(geometric(gamma=0.05), 40),
         lambda: tnb(2, gamma=0.3),
+        lambda: compound(poisson(2), logarithmic(gamma=0.1)),
     ],
 )
 def test_sampler_moments(make):
@@ -282,6 +283,20 @@ def test_sampler_moments(make):
     assert abs(draws.mean() - dist.mean) < 5 * se + 1e-12
     assert abs(np.mean(draws == 0) - dist.p0) < 5 * math.sqrt(max(dist.p0, 1e-6) / draws.size) + 1e-12
     assert np.array_equal(dist.rvs(10, rng=3), dist.rvs(10, rng=3))
+
+
+def test_a_compound_draws_its_outer_count_of_inner_draws(monkeypatch):
+    """A compound's draws are sums of inner draws (its masses are never tabled: for a heavy inner tail that took
+    minutes): the same draws whatever the chunk size, and E[K] = 10^12 laws answer (a sum of 10^6 draws each)."""
+    import symsel.distributions.combinators as combinators
+
+    law = compound(poisson(2), logarithmic(gamma=0.1))
+    whole = law.rvs(50, rng=5)
+    monkeypatch.setattr(combinators, "COMPOUND_CHUNK", 7)
+    np.testing.assert_array_equal(law.rvs(50, rng=5), whole)
+    monkeypatch.undo()
+    huge = compound(poisson(10**6), poisson(10**6)).rvs(3, rng=1)
+    assert np.all(np.abs(huge / 1e12 - 1) < 0.01)
 
 
 @settings(max_examples=12, deadline=None)
