@@ -54,6 +54,11 @@ BEST_INTERVAL_MAX_OPS = 64
 #: ``best``'s components: closed forms first, the interval bound (~0.1 s per ``ε`` on a PLD) last.
 COST_ORDER = ("rdp", "paper", "envelope", "fdp", "composition", "interval")
 BEST_INTERVAL_MIN_MEAN = 20.0
+#: on a Gaussian base with ``μ`` below this (σ above 10), ``best`` takes ``interval`` for every law with a cheap
+#: ``φ'``, spread laws included: there the envelope is looser than ``interval`` (mean-10 laws at σ = 20: 0.17–0.20 %
+#: above the certified lower bound against 0.07–0.09 %; at σ = 40: 0.34–0.40 % against 0.08–0.10 %; at σ = 10 both
+#: about 0.1 %; benchmarks/RESULTS.md, "Weak runs").
+BEST_INTERVAL_WEAK_MU = 0.1
 
 Scalar = float | int | bool | str | None
 
@@ -335,13 +340,17 @@ def _interval_may_help(dist: Distribution, base: Profile) -> bool:
       where many outputs contribute and the envelope is loose) with a bounded support of at most
       :data:`BEST_COMPOSITION_MAX_SUPPORT` points, or a mean of at least :data:`BEST_INTERVAL_MIN_MEAN` and a
       ``φ'`` of at most :data:`BEST_INTERVAL_MAX_OPS` operations (``poisson(mean=1e6)``). On spread laws the
-      envelope is within 0.1 % there and much faster."""
+      envelope is within 0.1 % there and much faster, except on weak runs (``μ`` below
+      :data:`BEST_INTERVAL_WEAK_MU`), where every law with a cheap ``φ'`` takes ``interval``."""
     from symsel.pairs.location import GaussianPair
 
     small = dist.support_max is not None and (
         int(dist.support_max) - int(dist.support_min) + 1 <= BEST_COMPOSITION_MAX_SUPPORT)
-    if not isinstance(base.dominating_pair(), GaussianPair):
+    pair = base.dominating_pair()
+    if not isinstance(pair, GaussianPair):
         return bool(base.loss_pairs("dominating")) and (small or sympy.count_ops(dist.dpgf) <= BEST_INTERVAL_MAX_OPS)
+    if pair.mu < BEST_INTERVAL_WEAK_MU:
+        return small or sympy.count_ops(dist.dpgf) <= BEST_INTERVAL_MAX_OPS
     if not dist.variance <= dist.mean:
         return False
     if not small and (dist.mean < BEST_INTERVAL_MIN_MEAN or sympy.count_ops(dist.dpgf) > BEST_INTERVAL_MAX_OPS):
@@ -405,7 +414,8 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
                 skipped["skipped_interval"] = (
                     "taken by best only on bases with a dominating pair, for laws with a bounded support of at "
                     f"most {BEST_COMPOSITION_MAX_SUPPORT} points or a phi' of at most {BEST_INTERVAL_MAX_OPS} "
-                    "operations (on the Gaussian base: also a variance at most the mean, and a mean of at least "
+                    "operations (on the Gaussian base with mu >= "
+                    f"{BEST_INTERVAL_WEAK_MU:g}: also a variance at most the mean, and a mean of at least "
                     f"{BEST_INTERVAL_MIN_MEAN:g} unless the support is that small); ask for it by name")
                 continue
             parts.append(_deferred_fdp(dist, base) if method == "fdp" else bound(dist, base, method))

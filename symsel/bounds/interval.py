@@ -45,7 +45,7 @@ from symsel.profiles.base import SKIP_TEST_MAX_EPSILON, delta_by_symmetry
 H_STEP = 2.5e-3
 #: ... and at most this wide in ``h`` itself (:func:`h_width`): a cell moves ``ε`` by about its loss width, and a
 #: weak run's ``ε`` is about proportional to ``μ``, so the loss width must shrink with ``μ`` to keep the bound as
-#: close in relative terms (point(k=3) at ``σ = 20``: 0.33554 with the fixed loss width, 0.33180 with this cap,
+#: close in relative terms (point(k=3) at ``σ = 20``: 0.33554 with the fixed loss width, 0.33169 with this cap,
 #: certified lower bound 0.33126).
 H_MAX_WIDTH = 0.01
 #: the first pass over ``h`` uses cells ``H_COARSE`` times wider; the smallest of them, carrying together at most
