@@ -22,6 +22,7 @@ by the base's pair, so the largest ``ε`` where it still exceeds the target, rou
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import mpmath
@@ -44,14 +45,36 @@ STEP_WIDTH = 2e-3
 STEP_SHARE = 0.2
 
 
+#: the most buckets of one step (about: the width stays at most STEP_WIDTH): a heavy loss tail (tiny ``q``, small
+#: ``σ``) widens them beyond :func:`step_width`'s share of the spread (``q = 1e-6, σ = 0.5``: 8 million buckets of
+#: 1.5e-6 across losses up to 12).
+MAX_STEP_BUCKETS = 4096
+
+
+def _step_loss(q: float, sigma: float) -> Callable[[np.ndarray], np.ndarray]:
+    """One step's privacy loss ``ℓ(x) = log(1 − q + q e^{(2x − 1)/(2σ²)})``."""
+    return lambda x: np.log((1 - q) + q * np.exp((2 * x - 1) / (2 * sigma * sigma)))
+
+
+def _step_range(q: float, sigma: float) -> tuple[float, float, float, float]:
+    """The outputs ``[−12σ, 1 + 12σ]`` the buckets cover and the losses at their ends (the lower one at least
+    ``log(1 − q)``, the loss's infimum)."""
+    lo_x, hi_x = -12.0 * sigma, 1.0 + 12.0 * sigma
+    loss = _step_loss(q, sigma)
+    loss_lo = math.log1p(-q) if q < 1 else -math.inf
+    return lo_x, hi_x, max(float(loss(np.array(lo_x))), loss_lo), float(loss(np.array(hi_x)))
+
+
 def step_width(q: float, sigma: float) -> float:
     """The loss width of one step's buckets: :data:`STEP_SHARE` of ``q √(e^{1/σ²} − 1)`` (the standard deviation
     of the step's likelihood ratio under ``N₀``, about that of its loss when the loss is small), at most
-    :data:`STEP_WIDTH`. A fixed width is loose where the losses are small: on ``dpsgd(q=0.01, sigma=4, steps=100)``
-    (spread 2.5e-3) buckets 2e-3 wide gave a lower bound of 0.3895 for 40 runs at δ = 1e-6, buckets 5e-4 wide 0.4005
-    (the upper bound: 0.4015). ``dpsgd(q=0.01, sigma=1.1, …)`` (spread 0.011) keeps 2e-3."""
+    :data:`STEP_WIDTH`, and at least the loss range over :data:`MAX_STEP_BUCKETS`. A fixed width is loose where the
+    losses are small: on ``dpsgd(q=0.01, sigma=4, steps=100)`` (spread 2.5e-3) buckets 2e-3 wide gave a lower bound
+    of 0.3895 for 40 runs at δ = 1e-6, buckets 5e-4 wide 0.4005 (the upper bound: 0.4015).
+    ``dpsgd(q=0.01, sigma=1.1, …)`` (spread 0.011) keeps 2e-3."""
     spread = q * math.sqrt(math.expm1(min(1.0 / (sigma * sigma), 700.0)))
-    return min(STEP_WIDTH, STEP_SHARE * spread)
+    _, _, bottom, top = _step_range(q, sigma)
+    return min(STEP_WIDTH, max(STEP_SHARE * spread, (top - bottom) / MAX_STEP_BUCKETS))
 
 
 @dataclass(frozen=True)
@@ -71,12 +94,10 @@ class PldLowerBound:
 def _step_buckets(q: float, sigma: float, width: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One step's buckets: masses under ``M`` and ``N₀`` and integer labels (``round(loss / width)`` at the bucket's
     lower edge; the outer buckets carry the loss of their inner edge)."""
-    lo_x, hi_x = -12.0 * sigma, 1.0 + 12.0 * sigma
+    lo_x, hi_x, bottom, top = _step_range(q, sigma)
+    loss = _step_loss(q, sigma)
     # loss is increasing in x: cut where the loss crosses multiples of the width
-    loss_lo = math.log1p(-q) if q < 1 else -math.inf
-    loss = lambda x: np.log((1 - q) + q * np.exp((2 * x - 1) / (2 * sigma * sigma)))  # noqa: E731
-    top = float(loss(np.array(hi_x)))
-    grid = np.arange(math.ceil(max(loss(np.array(lo_x)), loss_lo) / width), math.floor(top / width) + 1) * width
+    grid = np.arange(math.ceil(bottom / width), math.floor(top / width) + 1) * width
     with np.errstate(divide="ignore", invalid="ignore"):
         inner = (2 * sigma * sigma * np.log((np.exp(grid) - (1 - q)) / q) + 1) / 2
     cuts = np.unique(np.clip(inner[np.isfinite(inner)], lo_x, hi_x))

@@ -94,6 +94,36 @@ def test_branch_and_bound_takes_up_the_cells_it_set_aside_on_a_flat_row(monkeypa
     assert np.all(found - expected < 0.01)
 
 
+def test_the_cells_taken_up_again_are_limited_to_a_share_of_the_first_descent(monkeypatch) -> None:
+    """On a flat row the rounds would take up cell after cell; they stop once they have bounded DEFERRED_WORK times
+    the cells of the first descent (plus at most one descent's overshoot), and the result stays above the maximum."""
+    import symsel.bounds.interval as module
+
+    rng = np.random.default_rng(9)
+    f = 1.0 + 1e-3 * rng.random((4, 4096))
+    end = np.full(4, 4096)
+
+    def counted(calls):
+        def bounds(row, lo, hi, floor):
+            calls.append(row.size)
+            return _exact_cell_max(f)(row, lo, hi) + 1e-4 * (hi - lo)
+        return bounds
+
+    def run(passes, work):
+        monkeypatch.setattr(module, "DEFERRED_PASSES", passes)
+        monkeypatch.setattr(module, "DEFERRED_WORK", work)
+        calls = []
+        found = branch_and_bound(end, 512, [4, 4, 4, 4, 2], 1, counted(calls), lambda row, lo: f[row, lo])
+        assert np.all(found >= f.max(axis=1))
+        return sum(calls)
+
+    first = run(0, 1.0)
+    unlimited = run(4, 1e9)
+    limited = run(4, 1.0)
+    assert unlimited > 3 * first  # the example is one where the limit matters (360 against 104)
+    assert limited < 2.75 * first  # twice the first descent, and one round's overshoot (264)
+
+
 def test_a_weak_laplace_run_with_a_spread_law_is_bracketed_closely() -> None:
     """laplace(scale=40), geometric(mean=10), δ = 1e-6: the integrand is nearly flat along the ``l``-axis, and with
     the cells over the cap kept at their coarse bound ``interval`` was 0.065817, 1.7 % above the certified lower
