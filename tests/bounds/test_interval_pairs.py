@@ -258,6 +258,18 @@ def test_a_weak_laplace_run_is_cut_finely() -> None:
     assert 0.2719 <= lower <= upper <= lower * 1.0035
 
 
+def test_a_heavy_step_loss_tail_does_not_multiply_the_buckets() -> None:
+    """``q = 1e-6, σ = 0.5``: a fifth of the step's spread is 1.5e-6, against losses up to 12, which would be 8 million
+    buckets; the width is widened to the range over MAX_STEP_BUCKETS (and kept at most 2e-3), while the weak run of
+    the test above keeps its fine buckets."""
+    from symsel.evidence.pld_lower import MAX_STEP_BUCKETS, STEP_WIDTH, _step_buckets, step_width
+
+    width = step_width(1e-6, 0.5)
+    assert width == STEP_WIDTH
+    assert _step_buckets(1e-6, 0.5, width)[0].size <= 2 * MAX_STEP_BUCKETS
+    assert step_width(0.01, 4.0) < 6e-4
+
+
 def test_the_coarsening_width_is_a_share_of_the_loss_range() -> None:
     """loss_pair_width: the range of the losses with mass over LOSS_PAIR_GROUPS, at most LOSS_PAIR_WIDTH, and 0
     (no coarsening) below two grid steps; atoms without mass do not widen the range."""
