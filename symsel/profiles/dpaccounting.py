@@ -433,9 +433,13 @@ def _suffix_delta(table: tuple[np.ndarray, ...], eps: np.ndarray) -> np.ndarray:
     raised to 0: the result is never below the exact sum over the (already pessimistic) PLD."""
     losses, tail_p, tail_pe, abs_p, abs_pe, inf_mass = table
     k = np.searchsorted(losses, eps, side="right")
-    growth = np.exp(eps)
-    difference = tail_p[k] - growth * tail_pe[k]
-    allowance = (2 * losses.size + 8) * np.finfo(float).eps * (abs_p[k] + growth * abs_pe[k])
+    with np.errstate(over="ignore", invalid="ignore"):
+        growth = np.exp(eps)
+        # beyond the largest loss the sums are empty: 0, not e^ε · 0 (NaN once e^ε overflows)
+        scaled_pe = np.where(tail_pe[k] != 0, growth * tail_pe[k], 0.0)
+        scaled_abs = np.where(abs_pe[k] != 0, growth * abs_pe[k], 0.0)
+    difference = tail_p[k] - scaled_pe
+    allowance = (2 * losses.size + 8) * np.finfo(float).eps * (abs_p[k] + scaled_abs)
     return inf_mass + np.maximum(difference, 0.0) + allowance
 
 

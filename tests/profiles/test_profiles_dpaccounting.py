@@ -11,6 +11,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 from scipy import stats
 
+import symsel
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import FAMILIES, DpsgdProfile, GaussianProfile, LaplaceProfile, PldProfile
 from symsel.profiles.region import fdp_lower_from_profile, fdp_upper_from_profile
@@ -231,3 +232,15 @@ def test_suffix_sums_are_sequential_sums_from_the_small_end() -> None:
         expected.append(running)
     np.testing.assert_array_equal(_tail(values), np.array(expected[::-1]))
     assert _tail(np.array([])).tolist() == [0.0]
+
+
+def test_delta_beyond_the_largest_loss_is_the_mass_at_infinity_even_where_e_to_the_eps_overflows() -> None:
+    """Beyond the PLD's largest loss its suffix sums are empty: δ is its mass at +∞ (here 0, with the RDP curve
+    beside it), never ``e^ε · 0`` = NaN once ``e^ε`` overflows (ε = 505198 reached ``symsel tune --epsilon-q 1e300``
+    through the envelope of a one-step DP-SGD base, an internal error)."""
+    base = symsel.parse_profile("dpsgd(q=0.01, sigma=1.0, steps=1)")
+    eps = np.array([50.0, 709.0, 800.0, 505198.34, 1e300])
+    values = np.asarray(base.delta(eps))
+    assert np.all(np.isfinite(values)) and np.all(values == base.delta_at_infinity)
+    law = symsel.parse_distribution("geometric(mean=10)")
+    assert symsel.bound(law, base).delta(505198.34) == 0.0
