@@ -61,6 +61,13 @@ L_COARSE = 0.4
 REFINEMENTS: tuple[tuple[int, int], ...] = ((8, 24), (8, 24), (8, 24), (8, 24))
 #: the most cells of one ``h``-cell's row cut at each level (the largest bounds); the others keep their bound.
 REFINE_CELLS = 24
+#: the most times :func:`branch_and_bound` takes up the cells it set aside over its cap, and how far above a row's
+#: result (relative) a set-aside cell's bound must be to be taken up ...
+DEFERRED_PASSES = 4
+DEFERRED_TOLERANCE = 1e-2
+#: ... and the most cells the rounds may bound, as a share of the first descent's (a nearly flat integrand at a tiny
+#: ``ε``, ``dpsgd(q=1e-6, sigma=0.5, steps=10)``, would otherwise take up cell after cell: 3.3 → 9.4 s for one ``ε``).
+DEFERRED_WORK = 1.0
 #: the ``h``-axis ends at ``μ + TOP`` (``Q``-mass above: about ``1e-44``) unless the ``Q``-mass above ``μ + TOP_FIRST``,
 #: charged ``φ'(1)``, is below :data:`TOP_SHARE` of the rest; the ``l``-axis starts at ``−L_BOTTOM`` (everything
 #: below is one cell).
@@ -290,15 +297,6 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
     for row, _, bound, _ in set_aside:
         np.maximum.at(result, row, bound)
     return np.maximum(result, estimate)
-
-
-#: the most times :func:`branch_and_bound` takes up cells it set aside over its cap, and how far above a row's result
-#: (relative) a set-aside cell's bound must be to be taken up.
-DEFERRED_PASSES = 4
-DEFERRED_TOLERANCE = 1e-2
-#: ... and the most cells the rounds may bound, as a share of the first descent's (a nearly flat integrand at a tiny
-#: ``ε``, ``dpsgd(q=1e-6, sigma=0.5, steps=10)``, would otherwise take up cell after cell: 3.3 → 9.4 s for one ``ε``).
-DEFERRED_WORK = 1.0
 
 
 #: the interval bound's ``ε`` is a checked point within ``SEARCH_XTOL + SEARCH_RTOL · ε`` above the crossing.
