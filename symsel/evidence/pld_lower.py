@@ -170,42 +170,46 @@ class _Labelled:
         return _Labelled(fold(self.p), fold(self.n), self.first + lo, self.shift,
                          self.err + max(lo, weight.size - 1 - hi, 1) * UNIT)
 
-    def fit(self) -> _Labelled:
+    def fit(self, max_labels: int) -> _Labelled:
+        """:meth:`clipped`, then labels merged in pairs until at most ``max_labels`` are left."""
         out = self.clipped()
-        while out.p.size > MAX_LABELS:
+        while out.p.size > max_labels:
             out = out.coarsened_to(out.shift + 1)
         return out
 
-    def compose(self, other: _Labelled) -> _Labelled:
+    def compose(self, other: _Labelled, max_labels: int) -> _Labelled:
         shift = max(self.shift, other.shift)
         a, b = self.coarsened_to(shift), other.coarsened_to(shift)
         terms = min(a.p.size, b.p.size)
         err = a.err + b.err + (terms + 1) * UNIT
-        return _Labelled(np.convolve(a.p, b.p), np.convolve(a.n, b.n), a.first + b.first, shift, err).fit()
+        composed = _Labelled(np.convolve(a.p, b.p), np.convolve(a.n, b.n), a.first + b.first, shift, err)
+        return composed.fit(max_labels)
 
 
-def dpsgd_dominated_pairs(q: float, sigma: float, steps: int, width: float | None = None) -> tuple[LossPair, ...]:
+def dpsgd_dominated_pairs(q: float, sigma: float, steps: int, width: float | None = None,
+                          max_labels: int = MAX_LABELS, final_atoms: int = FINAL_ATOMS) -> tuple[LossPair, ...]:
     """The dominated pairs of ``dpsgd(q, sigma, steps)`` (remove and add), module docstring, with buckets of loss
-    width ``width`` (default :func:`step_width`); each mass within the pair's ``relative_error`` of the exact mass
-    of its garbling."""
+    width ``width`` (default :func:`step_width`), at most ``max_labels`` labels while composing and ``final_atoms``
+    atoms at the end (fewer: coarser and cheaper, the convolutions cost ``max_labels²``); each mass within the pair's
+    ``relative_error`` of the exact mass of its garbling."""
     width = step_width(q, sigma) if width is None else float(width)
     m_mass, n_mass, labels = _step_buckets(q, sigma, width)
     p, first = _labelled(m_mass, labels)
     n, _ = _labelled(n_mass, labels)
     # one step: each bucket mass is a difference of two normal CDFs on the side that avoids cancellation, within
     # 64 u of the exact mass (a relative allowance generous for scipy's ndtr), and labels add masses
-    power = _Labelled(p, n, first, 0, 64 * UNIT + labels.size * UNIT).fit()
+    power = _Labelled(p, n, first, 0, 64 * UNIT + labels.size * UNIT).fit(max_labels)
     result: _Labelled | None = None
     t = int(steps)
     while t:
         if t & 1:
-            result = power if result is None else result.compose(power)
+            result = power if result is None else result.compose(power, max_labels)
         t >>= 1
         if t:
-            power = power.compose(power)
+            power = power.compose(power, max_labels)
     assert result is not None
     final = result
-    while final.p.size > FINAL_ATOMS:
+    while final.p.size > final_atoms:
         final = final.coarsened_to(final.shift + 1)
     relative = final.err
     source = f"dpsgd(q={q!r}, sigma={sigma!r}, steps={steps!r}) buckets of loss width {width:g}, labels summed"

@@ -175,3 +175,27 @@ def laplace_pairs(epsilon0: float, bins: int) -> tuple[LossPair, LossPair]:
     dominating = loss_pair(np.append([0.0], a), np.append([free], b_up), "dominating", "P,Q", source,
                            mass_error=16 * UNIT, relative_error=16 * UNIT)
     return dominating, dominated
+
+
+def hockey_stick_below(pair: LossPair, eps: np.ndarray) -> np.ndarray:
+    """A lower bound on the pair's hockey-stick divergence ``H_{e^ε}(Q ‖ Q') = sup_S Q(S) − e^ε Q'(S)`` at each
+    ``ε`` (any real; ``e^ε`` may overflow), for the masses known within the pair's allowances.
+
+    Every set ``S`` of atoms gives ``H ≥ Q(S) − e^ε Q'(S)``; here ``S`` is the loss-``+∞`` mass and the atoms whose
+    computed ratio ``a / b`` exceeds ``e^ε`` (a suffix: the atoms are sorted by ratio), which is the optimal set up
+    to rounding (any set is valid). ``Q(S)`` is taken from below and ``Q'(S)`` from above: each sum moved by the
+    pair's ``relative_error`` and ``mass_error``, and by ``(n + 8) u`` for the float64 suffix sums of ``n`` non-negative
+    terms and the products; ``e^ε`` is rounded up. On a ``"dominated"`` pair (a post-processing of a mechanism's pair
+    in its direction) the result is at most that direction's ``δ(ε)``."""
+    eps = np.asarray(eps, dtype=float)
+    slack = pair.relative_error + (pair.n + 8) * UNIT
+    a_suffix = np.concatenate([np.cumsum(pair.a[::-1])[::-1], [0.0]])
+    b_suffix = np.concatenate([np.cumsum(pair.b[::-1])[::-1], [0.0]])
+    with np.errstate(over="ignore", divide="ignore"):
+        e = np.exp(eps) * (1 + 4 * UNIT)
+        first = np.searchsorted(pair.ratio, e, side="right")  # the atoms with ratio > e^ε: [first, n)
+    gain = (a_suffix[first] + pair.a_infinity) * (1 - slack) - pair.mass_error
+    cost_mass = b_suffix[first] * (1 + slack) + pair.mass_error
+    with np.errstate(over="ignore", invalid="ignore"):
+        cost = np.where(cost_mass > 0, e * cost_mass, 0.0)  # e^ε = inf times a mass 0 is no cost
+    return np.maximum(gain - cost, 0.0) * (1 - 4 * UNIT)

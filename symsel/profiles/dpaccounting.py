@@ -29,7 +29,7 @@ import numpy as np
 
 from symsel import validate as v
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.pairs.loss import LossPair, from_loss_grid
+from symsel.pairs.loss import LossPair, from_loss_grid, hockey_stick_below
 from symsel.profiles.base import ROUTE_PESSIMISTIC_PLD, Profile
 
 if TYPE_CHECKING:
@@ -524,6 +524,17 @@ class DpsgdProfile(PldProfile):
 
         return dpsgd_dominated_pairs(self.q, self.sigma, self.steps)
 
+    def self_composed(self, k: int) -> tuple[Profile, str]:
+        """:meth:`PldProfile.self_composed` (``k·steps`` steps through dp-accounting, built on first use), with a
+        :attr:`~symsel.profiles.Profile.floor` for add/remove: :class:`DpsgdCompositionFloor`, a certified lower
+        bound on the ``k``-fold composition in a few milliseconds, so that ``best`` skips the composition where it
+        cannot win without building its PLD (for 40 runs of ``dpsgd(q=0.01, sigma=1.1, steps=1000)``: 40000 steps,
+        about 0.25 s)."""
+        profile, route = super().self_composed(k)
+        if self.neighbouring == "add_remove":
+            profile.floor = DpsgdCompositionFloor(self.q, self.sigma, self.steps * int(k))
+        return profile, route
+
     def rdp(self, order: float) -> float | None:
         """``steps ×`` the RDP of the Poisson-subsampled Gaussian (:mod:`symsel.profiles.subsampled_rdp`), add/remove
         only."""
@@ -568,6 +579,44 @@ class DpsgdProfile(PldProfile):
         pld_eps = super().epsilon(delta)
         rdp = self._rdp_profile
         return pld_eps if rdp is None else min(pld_eps, rdp.epsilon(delta))
+
+
+#: labels kept while composing (and atoms at the end) by :class:`DpsgdCompositionFloor`: its cost grows as their
+#: square; 1000 put the floor of 40 runs of ``dpsgd(q=0.01, sigma=1.1, steps=1000)`` at ``ε = 12.0`` for δ = 1e-6
+#: (the composition itself: 12.95) in about 3 ms.
+FLOOR_LABELS = 1000
+
+
+class DpsgdCompositionFloor(Profile):
+    """A certified lower bound on ``δ(ε)`` of ``steps`` DP-SGD steps (add/remove): the hockey-stick divergence from
+    below (:func:`~symsel.pairs.loss.hockey_stick_below`) of the dominated pairs of
+    :func:`symsel.evidence.pld_lower.dpsgd_dominated_pairs` (one step bucketed by privacy loss, the labels of the steps
+    summed: a post-processing of the mechanism, in each direction), the larger of the two directions, with at most
+    :data:`FLOOR_LABELS` labels. At most the true profile, so at most any upper bound on it: the floor of a composed
+    DP-SGD profile (:meth:`DpsgdProfile.self_composed`). The pairs are built on first use."""
+
+    family = "floor"
+
+    def __init__(self, q: float, sigma: float, steps: int):
+        self.q, self.sigma, self.steps = float(q), float(sigma), int(steps)
+
+    @property
+    def spec(self) -> str:
+        return f"dpsgd_floor(q={self.q!r}, sigma={self.sigma!r}, steps={self.steps!r})"
+
+    @cached_property
+    def _pairs(self) -> tuple[LossPair, ...]:
+        from symsel.evidence.pld_lower import dpsgd_dominated_pairs
+
+        return dpsgd_dominated_pairs(self.q, self.sigma, self.steps, max_labels=FLOOR_LABELS,
+                                     final_atoms=FLOOR_LABELS)
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        return np.max([hockey_stick_below(pair, eps) for pair in self._pairs], axis=0)
+
+    @property
+    def delta_at_infinity(self) -> float:
+        return float(self._delta_finite(np.array([math.inf]))[0])
 
 
 def rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: Any) -> np.ndarray:
