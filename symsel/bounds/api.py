@@ -53,6 +53,16 @@ BEST_INTERVAL_MAX_OPS = 64
 #: the order in which a planner's "does it fit?" question (:meth:`PointwiseMinimum.log_delta_within`) asks
 #: ``best``'s components: closed forms first, the interval bound (~0.1 s per ``ε`` on a PLD) last.
 COST_ORDER = ("rdp", "paper", "envelope", "fdp", "composition", "interval")
+#: the order in which :meth:`PointwiseMinimum.epsilon` asks the components for a fixed ``K`` whose envelope has at
+#: least :data:`FIXED_K_COSTLY_TERMS` terms: ``interval`` before ``envelope`` and ``composition``. For a fixed ``K``
+#: ``interval`` is the one that wins where it applies; its search then starts from the closed forms' ``ε`` instead
+#: of the envelope's (one or two more evaluations, 0–25 ms), and the envelope's own root search, whose cost grows
+#: with its terms (80 ms for point(40) on gaussian(σ = 4): 43,000 terms; 110 ms on DP-SGD: 67,000), becomes one
+#: evaluation at ``interval``'s ``ε`` (DP-SGD's composition is ruled out there by its floor). On weak runs the
+#: envelope is small and cheap (3,900 terms at σ = 40: 9 ms) and a close start for ``interval``, whose evaluations
+#: cost most there (0.1 s): the usual order stays. Only the work depends on the order.
+FIXED_K_SEARCH_ORDER = ("rdp", "paper", "fdp", "interval", "envelope", "composition")
+FIXED_K_COSTLY_TERMS = 20_000
 BEST_INTERVAL_MIN_MEAN = 20.0
 #: on a Gaussian base with ``μ`` below this (σ above 13.3), ``best`` takes ``interval`` for every law with a cheap
 #: ``φ'``, spread laws included: there the envelope is looser than ``interval`` (mean-10 laws at σ = 20: 0.17–0.20 %
@@ -224,20 +234,32 @@ class PointwiseMinimum(Profile):
 
     def epsilon(self, delta: float) -> float:
         """``min_i ε_i(δ)``: the smallest ``ε`` where the minimum reaches ``δ`` is the smallest of the
-        components' (each computed conservatively). The components are asked in :data:`COST_ORDER`, each only
-        below the smallest ``ε`` so far (:meth:`~symsel.profiles.Profile.epsilon_below`): a component whose ``δ``
-        there is over ``delta`` cannot win and costs one evaluation instead of a root search."""
+        components' (each computed conservatively). The components are asked in :meth:`_search_order`, each only
+        below the smallest ``ε`` so far
+        (:meth:`~symsel.profiles.Profile.epsilon_below`): a component whose ``δ`` there is over ``delta`` cannot win
+        and costs one evaluation instead of a root search."""
         value = math.inf
-        for part in self._cheapest_first():
+        for part in self._cheapest_first(self._search_order()):
             value = min(value, part.epsilon_below(delta, value))
         return value
 
-    def _cheapest_first(self) -> list[SelectionBound]:
-        """:data:`COST_ORDER`, with ``rdp`` last when it is Lemma 7 (about a hundred certified suprema; it has a
-        floor, which the others do not need to wait for)."""
+    def _search_order(self) -> tuple[str, ...]:
+        """:data:`FIXED_K_SEARCH_ORDER` for a fixed ``K`` with a costly envelope (at least
+        :data:`FIXED_K_COSTLY_TERMS` terms), else :data:`COST_ORDER`."""
+        dist = self.parts[0].dist
+        if dist.support_max is None or dist.support_min != dist.support_max:
+            return COST_ORDER
+        envelope = next((part for part in self.parts if part.method == "envelope"), None)
+        terms = 0 if envelope is None else envelope.details.get("terms", 0)
+        large = isinstance(terms, int | float) and terms >= FIXED_K_COSTLY_TERMS
+        return FIXED_K_SEARCH_ORDER if large else COST_ORDER
+
+    def _cheapest_first(self, order: tuple[str, ...] = COST_ORDER) -> list[SelectionBound]:
+        """The components in ``order``, with ``rdp`` last when it is Lemma 7 (about a hundred certified suprema; it
+        has a floor, which the others do not need to wait for)."""
         def rank(part: SelectionBound) -> tuple[bool, int]:
             lemma7 = part.method == "rdp" and part.floor is not None  # a closed-form rdp has no floor
-            return lemma7, COST_ORDER.index(part.method) if part.method in COST_ORDER else 0
+            return lemma7, order.index(part.method) if part.method in order else 0
 
         return sorted(self.parts, key=rank)
 

@@ -1,0 +1,148 @@
+"""Issue "Fast": where a warm call of each ``bench_fast.py`` row spends its CPU, stage by stage.
+
+The rows, their code and their perturbed parameters are ``bench_fast.py``'s. Each row's symsel side runs in this
+process: one untimed warm-up call, then ``--repeats`` calls on new parameters (as ``bench_fast.py``'s warm mode),
+with a timer around each stage of :data:`STAGES`. A stage's time is *exclusive*: the CPU inside it minus the CPU of
+the stages it calls (the base's PLD, built inside the first component that touches it, counts once, as the PLD).
+"other" is the call's CPU outside every stage (parsing, the law's caches, dp-accounting's own bookkeeping). The
+peer's warm call is timed in the same turns, for the ratio a stage alone would give.
+
+Run from the repository root: ``python benchmarks/breakdown_fast.py [--rows 3,4,8b] [--repeats 3]`` →
+``benchmarks/results/fast_breakdown.json`` and a table per row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from _common import write_results
+from bench_fast import in_process, rows
+
+#: (module, attribute path, label: a string, or a function of the call's arguments giving one)
+STAGES: list[tuple[str, str, str | Callable[..., str]]] = [
+    ("symsel.profiles.dpaccounting", "_build", "dp-accounting PLD of a run (FFT self-composition)"),
+    ("symsel.profiles.dpaccounting", "_subsampled_gaussian_pld", "one DP-SGD step's PLD"),
+    ("symsel.profiles.dpaccounting", "PldProfile._suffix_tables", "PLD suffix tables"),
+    ("symsel.profiles.base", "profile_envelope", "the base's privacy region (16001 ε1)"),
+    ("symsel.bounds.api", "_computed", lambda law, base, method: f"{method}: build"),
+    ("symsel.bounds.api", "SelectionBound.epsilon_below", lambda self, *a: f"{self.method}: ε search"),
+    ("symsel.bounds.api", "SelectionBound.epsilon", lambda self, *a: f"{self.method}: ε search"),
+    ("symsel.spec", "parse_distribution", "law: parse"),
+    ("symsel.apps.accounting", "selection_law", "law: from the dp-accounting event"),
+    ("symsel.apps.accounting", "selection_pld", "accountant: selection exported to a PLD"),
+    ("symsel.apps.accounting", "_gaussian_pld", "accountant: a Gaussian run's PLD"),
+    ("dp_accounting.pld.privacy_loss_distribution", "PrivacyLossDistribution.compose", "dp-accounting: PLDs composed"),
+    ("dp_accounting.pld.privacy_loss_distribution", "PrivacyLossDistribution.get_epsilon_for_delta",
+     "dp-accounting: ε of the composed PLD"),
+]
+
+
+class StageTimer:
+    """Exclusive CPU per stage label (a stack of open stages: each one's time less its open children's)."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = defaultdict(float)
+        self._stack: list[list[Any]] = []
+        self.active = False  # counting only during symsel's calls (the peer calls some of the same dp-accounting code)
+
+    def wrap(self, function: Callable[..., Any], label: str | Callable[..., str]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if not self.active:
+                return function(*args, **kwargs)
+            name = label if isinstance(label, str) else label(*args, **kwargs)
+            self._stack.append([name, time.process_time(), 0.0])
+            try:
+                return function(*args, **kwargs)
+            finally:
+                name, start, children = self._stack.pop()
+                elapsed = time.process_time() - start
+                self.totals[name] += elapsed - children
+                if self._stack:
+                    self._stack[-1][2] += elapsed
+
+        return timed
+
+
+def install(timer: StageTimer) -> list[tuple[Any, str, Any]]:
+    """Wrap every stage of :data:`STAGES` (a ``cached_property`` through its function); returns what to restore."""
+    restore = []
+    for module_name, path, label in STAGES:
+        owner: Any = importlib.import_module(module_name)
+        *outer, name = path.split(".")
+        for part in outer:
+            owner = getattr(owner, part)
+        original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+        if isinstance(original, functools.cached_property):
+            replacement: Any = functools.cached_property(timer.wrap(original.func, label))
+            replacement.__set_name__(owner, name)
+        else:
+            replacement = timer.wrap(original, label)
+        setattr(owner, name, replacement)
+        restore.append((owner, name, original))
+    return restore
+
+
+def breakdown(row: Any, ordinal: int, repeats: int) -> dict[str, Any]:
+    mine, peer = in_process(row.symsel), in_process(row.peers[0]) if row.peers else None
+    mine(0.1 * ordinal)
+    if peer is not None:
+        peer(0.1 * ordinal)
+    timer = StageTimer()
+    restore = install(timer)
+    totals, peers = [], []
+    try:
+        for turn in range(1, repeats + 1):
+            i = turn + 0.1 * ordinal
+            timer.active = True
+            start = time.process_time()
+            mine(i)
+            totals.append(time.process_time() - start)
+            timer.active = False
+            if peer is not None:
+                start = time.process_time()
+                peer(i)
+                peers.append(time.process_time() - start)
+    finally:
+        for owner, name, original in restore:
+            setattr(owner, name, original)
+    per_call = {name: value / repeats for name, value in sorted(timer.totals.items(), key=lambda kv: -kv[1])}
+    mean = sum(totals) / repeats
+    per_call["other"] = mean - sum(per_call.values())
+    return {"id": row.id, "label": row.label, "symsel_cpu": mean,
+            "peer_cpu": statistics.median(peers) if peers else None, "stages": per_call}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default=None, help="comma-separated row ids (default: all)")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    chosen = None if args.rows is None else [s.strip() for s in args.rows.split(",")]
+    records = []
+    for ordinal, row in enumerate(rows(), 1):
+        if chosen is not None and row.id not in chosen:
+            continue
+        record = breakdown(row, ordinal, max(1, args.repeats))
+        records.append(record)
+        peer = record["peer_cpu"]
+        print(f"row {row.id}: {row.label}: symsel {1e3 * record['symsel_cpu']:.1f} ms a call"
+              + ("" if peer is None else f", peer {1e3 * peer:.1f} ms (2x: {2e3 * peer:.1f} ms)"))
+        for name, value in record["stages"].items():
+            if value >= 5e-4 or name == "other":
+                share = "" if peer is None else f"  ({value / peer:.2f}x the peer)"
+                print(f"    {1e3 * value:8.1f} ms  {name}{share}")
+    path = write_results("fast_breakdown", {"repeats": args.repeats, "rows": records})
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
