@@ -9,6 +9,10 @@ peer's warm call is timed in the same turns, for the ratio a stage alone would g
 
 Run from the repository root: ``python benchmarks/breakdown_fast.py [--rows 3,4,8b] [--repeats 3]`` →
 ``benchmarks/results/fast_breakdown.json`` and a table per row.
+
+``--imports``: the whole-process side instead: the CPU of fresh processes that only import (the peer's
+``dp_accounting``, then also ``sympy``, then also symsel's bounds), medians of 5: what a fresh symsel process pays
+before its first question, beyond the peer's.
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -120,11 +127,37 @@ def breakdown(row: Any, ordinal: int, repeats: int) -> dict[str, Any]:
             "peer_cpu": statistics.median(peers) if peers else None, "stages": per_call}
 
 
+#: the fresh processes of ``--imports``: what each imports
+IMPORTS = {"python": "pass", "dp_accounting": "import dp_accounting",
+           "dp_accounting + sympy": "import dp_accounting, sympy",
+           "dp_accounting + symsel's bounds": "import dp_accounting, symsel.bounds.api, symsel.profiles.dpaccounting"}
+
+
+def imports(repeats: int = 5) -> dict[str, float]:
+    """Median CPU (user + system, children) of a fresh ``python -c`` process per entry of :data:`IMPORTS`."""
+    out = {}
+    for name, code in IMPORTS.items():
+        samples = []
+        for _ in range(repeats):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            samples.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        out[name] = statistics.median(samples)
+        print(f"    {out[name]:.3f} CPU-s  {name}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default=None, help="comma-separated row ids (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--imports", action="store_true", help="time fresh processes that only import")
     args = parser.parse_args(argv)
+    if args.imports:
+        path = write_results("fast_imports", {"repeats": 5, "cpu_s": imports()})
+        print(f"wrote {path}")
+        return 0
     chosen = None if args.rows is None else [s.strip() for s in args.rows.split(",")]
     records = []
     for ordinal, row in enumerate(rows(), 1):
