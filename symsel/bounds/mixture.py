@@ -113,9 +113,9 @@ class MixtureProfile(Profile):
         (exact for this profile where it is ``≥ 0``, as conservative as ``ε_Q``); otherwise the generic
         conservative search."""
         d = self._check_delta(delta)
-        if d > 0 and float(self.log_delta(0.0)) <= math.log(d):  # includes d = 1: δ_A(0) ≤ 1 always
-            return 0.0
         if self.mixture.weights.size == 1 and self.mixture.constant == 0:
+            if d > 0 and float(self.log_delta(0.0)) <= math.log(d):  # includes d = 1: δ_A(0) ≤ 1 always
+                return 0.0
             log_t = float(self.mixture.log_breakpoints[0])
             if math.isinf(log_t):
                 return 0.0 if d >= 1.0 else math.inf
