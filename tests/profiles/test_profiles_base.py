@@ -171,3 +171,24 @@ def test_generic_epsilon_matches_closed_form_gaussian() -> None:
         ref = optimize.brentq(f, 0, 50, xtol=1e-14)
         assert g.epsilon(delta) == pytest.approx(ref, rel=1e-9)
         assert g.epsilon(delta) >= ref - 1e-12
+
+
+class _CountedGaussian(GaussianProfile):
+    """The Gaussian profile, with every ``ε`` at which ``log δ`` is evaluated recorded."""
+
+    def __init__(self, sigma: float):
+        super().__init__(sigma)
+        self.asked: list[float] = []
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        self.asked.extend(np.ravel(eps).tolist())
+        return super()._log_delta_finite(eps)
+
+
+def test_the_generic_epsilon_evaluates_each_point_once() -> None:
+    """Brent's method starts by asking for the ends of the bracket the doubling found: they are not evaluated again
+    (on a selection bound, each evaluation sums thousands of terms). The answer is that of the closed form."""
+    counted = _CountedGaussian(2.0)
+    answer = Profile.epsilon(counted, 1e-6)
+    assert len(counted.asked) == len(set(counted.asked)), counted.asked
+    assert answer == pytest.approx(GaussianProfile(2.0).epsilon(1e-6), rel=1e-9)
