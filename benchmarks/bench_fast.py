@@ -2,7 +2,10 @@
 
 Goals (issue "Fast"), checked for every row and stored in the JSON under ``goals``:
 
-* **warm**: symsel's warm call costs at most 2x the peer's warm call, or at most 20 ms (CPU);
+* **warm**: symsel's warm call costs at most 2x the peer's warm call, or at most 20 ms (CPU); the ratio checked is the
+  larger of the ratio of the two medians and the median of the turns' ratios (both sides of a turn ask about the same
+  parameter, and a cost can depend on it: dp-accounting's FFT sizes made row 3's turns alternate between 0.30 and
+  0.40 s for the peer);
 * **whole process**: a fresh ``python -c`` process answering one question costs at most 1.5x the peer's (CPU);
 * **README accountant example** (row 7): at most 2 CPU-seconds (whole process);
 * **a calibration through SelectionAccountant** (row 8): at most 10 CPU-seconds (whole process).
@@ -366,8 +369,11 @@ def ratios(record: dict[str, Any], peer: int) -> dict[str, float | None]:
     warm_, fresh_ = record.get("warm"), record.get("fresh")
     for clock in ("cpu", "wall"):
         if isinstance(warm_, dict) and "symsel" in warm_:
-            out[f"warm_{clock}"] = _ratio(warm_["symsel"][f"median_{clock}"],
-                                          warm_["peers"][peer][f"median_{clock}"])
+            mine, theirs = warm_["symsel"], warm_["peers"][peer]
+            out[f"warm_{clock}"] = _ratio(mine[f"median_{clock}"], theirs[f"median_{clock}"])
+            # turn by turn: both sides asked about the same parameter, whose cost can vary (an FFT's size)
+            paired = [_ratio(a, b) for a, b in zip(mine[clock], theirs[clock], strict=True)]
+            out[f"warm_{clock}_paired"] = statistics.median(paired) if None not in paired and paired else None
         if isinstance(fresh_, dict) and "symsel" in fresh_:
             for mode in ("first", "whole"):
                 out[f"{mode}_{clock}"] = _ratio(fresh_["symsel"][f"median_{mode}_{clock}"],
@@ -382,8 +388,10 @@ def goals(row: Row, record: dict[str, Any]) -> dict[str, Any]:
     warm_ = record.get("warm")
     if isinstance(warm_, dict) and "symsel" in warm_ and r.get("warm_cpu") is not None:
         ms = 1e3 * warm_["symsel"]["median_cpu"]
-        out["warm"] = {"met": r["warm_cpu"] <= GOALS["warm_ratio"] or ms <= GOALS["warm_ms"],
-                       "ratio": r["warm_cpu"], "symsel_ms": ms}
+        ratio = max(r["warm_cpu"], r.get("warm_cpu_paired") or 0.0)  # the less favourable of the two
+        out["warm"] = {"met": ratio <= GOALS["warm_ratio"] or ms <= GOALS["warm_ms"], "ratio": ratio,
+                       "ratio_of_medians": r["warm_cpu"], "median_of_paired_ratios": r.get("warm_cpu_paired"),
+                       "symsel_ms": ms}
     if r.get("whole_cpu") is not None:
         out["whole"] = {"met": r["whole_cpu"] <= GOALS["whole_ratio"], "ratio": r["whole_cpu"]}
     fresh_ = record.get("fresh")
