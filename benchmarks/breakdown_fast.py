@@ -10,6 +10,10 @@ peer's warm call is timed in the same turns, for the ratio a stage alone would g
 Run from the repository root: ``python benchmarks/breakdown_fast.py [--rows 3,4,8b] [--repeats 3]`` →
 ``benchmarks/results/fast_breakdown.json`` and a table per row.
 
+``--search-order``: ``best`` on fixed-K cases in one process, turns alternating between its search order for a fixed K
+with a large envelope (``interval`` first) and the usual one (the envelope first), medians of 6 each
+(:data:`symsel.bounds.api.FIXED_K_SEARCH_ORDER`).
+
 ``--imports``: the whole-process side instead: the CPU of fresh processes that only import (the peer's
 ``dp_accounting``, then also ``sympy``, then also symsel's bounds), medians of 5: what a fresh symsel process pays
 before its first question, beyond the peer's.
@@ -133,6 +137,40 @@ IMPORTS = {"python": "pass", "dp_accounting": "import dp_accounting",
            "dp_accounting + symsel's bounds": "import dp_accounting, symsel.bounds.api, symsel.profiles.dpaccounting"}
 
 
+#: the cases of ``--search-order``: (law, base with ``{s}`` for the perturbed parameter, parameter)
+ORDER_CASES = [("point(k=40)", "gaussian(sigma={s})", 4.0), ("point(k=3)", "gaussian(sigma={s})", 2.0),
+               ("point(k=40)", "laplace(scale={s})", 1.0), ("point(k=40)", "dpsgd(q=0.01, sigma={s}, steps=1000)", 1.1)]
+
+
+def search_order(turns: int = 12) -> list[dict[str, Any]]:
+    """CPU of ``best``'s ε (built and asked, new parameter each turn) under the two orders, alternating."""
+    import symsel
+    from symsel.bounds import api
+
+    usual, kept = 10**12, api.FIXED_K_COSTLY_TERMS
+    out = []
+    for law, base, scale in ORDER_CASES:
+        def call(i: int, law: str = law, base: str = base, scale: float = scale) -> float:
+            profile = symsel.parse_profile(base.format(s=scale * (1 + 0.001 * i)))
+            return float(symsel.bound(symsel.parse_distribution(law), profile, "best").epsilon(1e-6))
+
+        call(0)
+        samples: dict[str, list[float]] = {"interval first": [], "envelope first": []}
+        try:
+            for i in range(1, turns + 1):
+                name = "interval first" if i % 2 else "envelope first"
+                api.FIXED_K_COSTLY_TERMS = kept if i % 2 else usual
+                start = time.process_time()
+                call(i)
+                samples[name].append(time.process_time() - start)
+        finally:
+            api.FIXED_K_COSTLY_TERMS = kept
+        medians = {name: statistics.median(values) for name, values in samples.items()}
+        out.append({"law": law, "base": base.format(s=scale), "cpu_s": medians})
+        print(f"    {law} on {base.format(s=scale)}: " + ", ".join(f"{k} {v:.3f} s" for k, v in medians.items()))
+    return out
+
+
 def imports(repeats: int = 5) -> dict[str, float]:
     """Median CPU (user + system, children) of a fresh ``python -c`` process per entry of :data:`IMPORTS`."""
     out = {}
@@ -153,7 +191,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", default=None, help="comma-separated row ids (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--imports", action="store_true", help="time fresh processes that only import")
+    parser.add_argument("--search-order", action="store_true", help="best's two search orders for a fixed K, A/B")
     args = parser.parse_args(argv)
+    if args.search_order:
+        path = write_results("fast_search_order", {"turns": 12, "cases": search_order()})
+        print(f"wrote {path}")
+        return 0
     if args.imports:
         path = write_results("fast_imports", {"repeats": 5, "cpu_s": imports()})
         print(f"wrote {path}")
