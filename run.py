@@ -5,6 +5,7 @@
     python3 run.py test     # set up with the test extras (first time only) and run the test suite
     python3 run.py symsel ARGS...   # any symsel command inside the environment
     python3 run.py test-latest      # the test suite against the newest releases (in ./.venv-latest)
+    python3 run.py docs     # set up with the docs extra (first time only) and build the documentation site
 
 The environment lives in ./.venv and holds the versions pinned in constraints.txt (the ones the suite
 was last run with), so a fresh machine gets what passed. `test-latest` installs the newest releases
@@ -32,7 +33,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-EXTRAS = {"report": "", "symsel": "", "test": "[dev]", "test-latest": "[dev]"}
+EXTRAS = {"report": "", "symsel": "", "test": "[dev]", "test-latest": "[dev]", "docs": "[docs]"}
 #: an install with the key's extras holds everything an install with each of its values would (the dev extras add to
 #: the core install): `run.py report` after `run.py test` finds its environment ready instead of asking pip again
 COVERS = {"[dev]": ("",)}
@@ -133,6 +134,17 @@ def _installed_with_uv(python: str, pins: list[str], target: list[str]) -> bool:
     return True
 
 
+#: where ``run.py docs`` writes the site (gitignored), and the API reference's generated pages (docs/conf.py)
+DOCS_OUT = ROOT / "docs" / "_build" / "html"
+
+
+def docs_command(python: Path, rest: list[str]) -> list[str]:
+    """``sphinx-build`` of the documentation site into :data:`DOCS_OUT` with warnings as errors: the source folder is
+    the repository (docs/conf.py reads the pages it lists), the configuration is docs/conf.py."""
+    return [str(python), "-m", "sphinx", "-W", "--keep-going", "-q", "-c", str(ROOT / "docs"), *rest, str(ROOT),
+            str(DOCS_OUT)]
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in EXTRAS:
         print(__doc__, file=sys.stderr)
@@ -142,6 +154,8 @@ def main(argv: list[str]) -> int:
     python = bin_dir / ("python.exe" if os.name == "nt" else "python")
     if command in ("test", "test-latest"):
         args = [str(python), "-m", "pytest", *rest]
+    elif command == "docs":
+        args = docs_command(python, rest)
     elif command == "report":
         args = [str(bin_dir / "symsel"), "report", *rest]
     else:
