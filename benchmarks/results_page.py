@@ -1,0 +1,408 @@
+"""Write benchmarks/RESULTS.md, the results page, from the measurements in benchmarks/results/*.json.
+
+    python benchmarks/results_page.py           # write benchmarks/RESULTS.md
+    python benchmarks/results_page.py --check   # exit 1 if benchmarks/RESULTS.md is not what this script writes
+
+The page opens with a summary table (tightness, speed against the peers, scale), then one section per claim: what is
+measured, by which script, when, and the numbers. Nothing on it is typed by hand: to change a number, run the
+benchmark that measures it (each section names it), then this script. The README's numbers are read from the same
+files (:func:`readme_numbers`; tests/test_readme.py checks them).
+
+A new section is a function ``(results) -> list of Markdown lines`` added to :data:`SECTIONS`, beside the benchmark
+that writes its JSON file; a claim worth a line of the summary adds a row in :func:`summary`.
+
+Standard library only, so that the test suite imports it without the benchmarks' dependencies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS_DIR = HERE / "results"
+PAGE = HERE / "RESULTS.md"
+
+Results = dict[str, Any]
+
+
+def load(folder: Path = RESULTS_DIR) -> Results:
+    """Every ``<name>.json`` of ``folder``, by name."""
+    return {path.stem: json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))}
+
+
+# --------------------------------------------------------------------------- formatting
+def num(value: Any, digits: int = 4) -> str:
+    """``digits`` significant digits; scientific notation below 1e-3 and from 1e5; ``-`` for a missing value."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    value = float(value)
+    if not math.isfinite(value):
+        return "inf" if value > 0 else "-inf" if value < 0 else "nan"
+    if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+        return f"{value:.{digits - 1}e}"
+    return f"{value:.{digits}g}" if abs(value) >= 1 else f"{value:.{digits}f}"
+
+
+def fixed(value: Any, decimals: int = 4) -> str:
+    """A number with ``decimals`` decimals (``-`` for a missing value)."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    return f"{float(value):.{decimals}f}" if math.isfinite(float(value)) else "inf"
+
+
+def percent_above(ratio: float) -> str:
+    """How far above 1 a ratio is, in per cent, rounded up to two decimals (a bound's gap is never understated)."""
+    return f"{math.ceil((ratio - 1) * 1e4 - 1e-9) / 100:.2f} %"
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> list[str]:
+    """A Markdown table."""
+    return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
+            *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)]
+
+
+def measured(result: dict[str, Any], script: str) -> str:
+    """The line naming how a section's numbers were measured: the script, the date, the machine."""
+    environment = result.get("environment", {})
+    date = str(environment.get("date") or result.get("date", "?"))[:10]
+    cores = environment.get("cpu_count") or result.get("cores")
+    packages = environment.get("packages", {})
+    versions = ", ".join(f"{name} {packages[name]}" for name in ("dp-accounting",) if packages.get(name))
+    machine = f"{cores} cores" if cores else "the development machine"
+    return f"Measured by `{script}` on {date} ({machine}{', ' + versions if versions else ''})."
+
+
+# --------------------------------------------------------------------------- the numbers the README shows
+def readme_numbers(results: Results | None = None) -> dict[str, Any]:
+    """The README's numbers as it prints them, from the results files: the headline, the candidates table and the
+    timings line."""
+    results = load() if results is None else results
+    candidates = results["candidates"]
+    means = {(row["law"], row["method"]): row["mean"] for row in candidates["rows"]}
+    laws = list(dict.fromkeys(row["law"] for row in candidates["rows"]))
+    timings = results["timings"]
+    spans = {run["command"]: (min(run["wall_s"]), max(run["wall_s"])) for run in timings["runs"]}
+    return {
+        "headline": (f"{means['geometric', 'best']:.0f}", f"{means['geometric', 'dp-accounting RDP']:.0f}"),
+        "candidates": {law: (num(means[law, "best"]), num(means[law, "dp-accounting RDP"])) for law in laws},
+        "setting": candidates["setting"],
+        "timings": {"date": timings["date"], "cores": timings["cores"],
+                    **{command: tuple(minutes(s) for s in span) for command, span in spans.items()}},
+    }
+
+
+def minutes(seconds: float) -> str:
+    """``1 min 12 s``."""
+    whole = round(seconds)
+    return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
+
+
+# --------------------------------------------------------------------------- every-base rows, newest first
+def every_base_rows(results: Results, kind: str) -> list[dict[str, Any]]:
+    """The rows of the ``every_base*`` files of ``kind`` (``fixed``: the quick and full grids; ``random``; ``weak``),
+    one per (base, law, δ): the newest measurement."""
+    def kind_of(name: str) -> str:
+        return "weak" if "_weak" in name else "random" if "_random" in name else "fixed"
+
+    newest: dict[tuple, tuple[str, dict[str, Any]]] = {}
+    for name, result in results.items():
+        if name.startswith("every_base") and kind_of(name) == kind:
+            date = result["environment"]["date"]
+            for row in result["rows"]:
+                key = (row["base"], row["law"], row["delta"])
+                if key not in newest or newest[key][0] < date:
+                    newest[key] = (date, row)
+    return [row for _, row in newest.values()]
+
+
+def _worst(rows: list[dict[str, Any]], key: str = "ratio") -> float:
+    return max(float(row[key]) for row in rows if row.get(key) is not None and math.isfinite(float(row[key])))
+
+
+# --------------------------------------------------------------------------- the summary
+def summary(results: Results) -> list[str]:
+    """The summary table: one row per claim, its measured figure, and the section with the details."""
+    composition = results["bench_composition"]
+    fixed_rows = composition["rows"]
+    huge = [row for row in composition["huge"] if row["sigma"] == 4.0]
+    envelope = results["bench_envelope"]["tightness"]
+    random_laws = [row for row in envelope if not row["dist"].startswith(("point", "binomial"))]
+    every = every_base_rows(results, "fixed") + every_base_rows(results, "random")
+    weak = every_base_rows(results, "weak")
+    means = {(row["law"], row["method"]): row["mean"] for row in results["candidates"]["rows"]}
+    fast = results["fast"]["rows"]
+    warm = sorted(row["goals"]["warm"]["ratio"] for row in fast if "warm" in row.get("goals", {}))
+    whole = sorted(row["goals"]["whole"]["ratio"] for row in fast if "whole" in row.get("goals", {}))
+    scale = results["bench_scale"]["rows"]
+    precision = results["bench_precision"]["summary"]
+    soundness = results["bench_tightness"]["soundness"]
+    hostile = results["hostile"]["summary"]["total"]
+    rows = [
+        ["tightness: fixed K on a Gaussian base", f"`best` within {percent_above(_worst(fixed_rows, 'bracket'))} of "
+         f"the certified lower bound ({len(fixed_rows)} settings: K = 2…100 and binomial laws, σ ∈ {{1, 4}}, "
+         "δ ∈ {1e-6, 1e-10})", "[Fixed K](#fixed-k)"],
+        ["tightness: huge laws", f"`best` within {percent_above(_worst(huge, 'bracket'))} of the certified lower "
+         "bound for Poisson and binomial laws of mean 10⁶ (σ = 4)", "[Fixed K](#fixed-k)"],
+        ["tightness: random laws", f"`envelope` within {percent_above(_worst(random_laws, 'envelope/lower'))} of the "
+         f"certified lower bound on the papers' laws ({len(random_laws)} settings)",
+         "[The papers' laws](#the-papers-laws-on-a-gaussian-base)"],
+        ["tightness: every base", f"`best` within {percent_above(_worst(every))} of the certified lower bound "
+         f"({len(every)} settings: DP-SGD, Laplace, randomized response, finite pairs; fixed and random laws); "
+         f"weak runs within {percent_above(_worst(weak))} ({len(weak)} settings)", "[Every base](#every-base)"],
+        ["soundness", f"{sum(row['sound'] for row in soundness)} of {len(soundness)} exact worst cases below every "
+         "bound; float64 certificates above the 50-digit values: "
+         f"{'yes' if precision['certificates_dominate_mp'] else 'NO'}", "[Precision](#precision)"],
+        ["candidates against dp-accounting", f"{num(means['geometric', 'best'])} against "
+         f"{num(means['geometric', 'dp-accounting RDP'])} (geometric K, ε = 2.5, DP-SGD in the CIFAR-10 setting)",
+         "[Candidates](#candidates)"],
+        ["speed against dp-accounting", f"warm calls {num(warm[0], 2)}–{num(warm[-1], 3)}× the peer's time, whole "
+         f"processes {num(whole[0], 2)}–{num(whole[-1], 3)}× ({len(fast)} rows)",
+         "[Speed](#speed-against-dp-accounting)"],
+        ["scale", f"E[K] = 10⁶ and δ down to 1e-30: every method in at most "
+         f"{math.ceil(max(row['all_methods_s'] for row in scale))} s per setting ({len(scale)} settings)",
+         "[Scale](#scale)"],
+        ["hostile input", f"{hostile['cases']} bad inputs: {hostile['traceback']} tracebacks, {hostile['hang']} "
+         f"hangs, {hostile['accepted_invalid']} accepted", "[Hostile input](#hostile-input)"],
+    ]
+    return ["## Summary", "", *table(["claim", "measured", "details"], rows)]
+
+
+# --------------------------------------------------------------------------- the sections
+def candidates_section(results: Results) -> list[str]:
+    result = results["candidates"]
+    setting = result["setting"]
+    rows = [[row["law"], row["method"], num(row["mean"]), f"{row['cpu_s']:.1f}"] for row in result["rows"]]
+    return ["## Candidates", "",
+            f"The largest certified mean of K at ε = {setting['epsilon']}, δ = {setting['delta']:g} on the DP-SGD run "
+            f"of Koskela et al. Figure 7 (q = {setting['q']:.5g}, σ = {setting['sigma']}, {setting['steps']} steps). "
+            "`rdp` is symsel's Papernot–Steinke route, `dp-accounting RDP` the peer's own `RepeatAndSelectDpEvent`; "
+            "they differ for Poisson K only, where Theorem 6 needs an (ε̂, δ̂) guarantee of the base that symsel reads "
+            "off the base's tight profile and dp-accounting gets by converting its RDP curve.",
+            "", measured(result, "benchmarks/bench_candidates.py"), "",
+            *table(["law", "method", "mean of K", "CPU s"], rows)]
+
+
+def fixed_k_section(results: Results) -> list[str]:
+    result = results["bench_composition"]
+    rows = [[f"`{row['law']}`", row["sigma"], f"{row['delta']:g}", fixed(row["best"]), fixed(row["composition"]),
+             fixed(row["envelope"]), fixed(row["lower"]), fixed(row["bracket"], 5)] for row in result["rows"]]
+    huge = [[f"`{row['law']}`", row["sigma"], f"{row['delta']:g}", fixed(row["best"]), fixed(row["envelope"]),
+             fixed(row["lower"]), fixed(row["bracket"], 5)] for row in result["huge"]]
+    return ["## Fixed K", "",
+            "ε of the best of K runs of a Gaussian mechanism for fixed K and binomial laws: `best` (which takes "
+            "`interval` here), `composition` and `envelope` beside the certified lower bound (`symsel.lower_bound`). "
+            "The truth lies between `lower` and `best`.",
+            "", measured(result, "benchmarks/bench_composition.py"), "",
+            *table(["law", "σ", "δ", "best", "composition", "envelope", "lower", "best / lower"], rows),
+            "", "Laws of mean 10⁶:", "",
+            *table(["law", "σ", "δ", "best", "envelope", "lower", "best / lower"], huge)]
+
+
+def _every_base_table(rows: list[dict[str, Any]]) -> list[str]:
+    return table(["base", "law", "δ", "best", "composition", "interval", "lower", "best / lower"],
+                 [[f"`{row['base']}`", f"`{row['law']}`", f"{row['delta']:g}", num(row["best"], 6),
+                   num(row["composition"], 6), num(row["interval"], 6), num(row["lower"], 6), num(row["ratio"], 5)]
+                  for row in rows])
+
+
+def every_base_section(results: Results) -> list[str]:
+    dates = sorted(str(result["environment"]["date"])[:10] for name, result in results.items()
+                   if name.startswith("every_base"))
+    return ["## Every base", "",
+            "Fixed, concentrated and random laws of K on every base with a dominating pair: `best`, `composition` and "
+            "`interval` beside the certified lower bound; for each setting the newest measurement.",
+            "", f"Measured by `benchmarks/bench_every_base.py` (`--full`, `--random`, `--weak`) from {dates[0]} to "
+            f"{dates[-1]}.", "",
+            "### Fixed and concentrated laws", "", *_every_base_table(every_base_rows(results, "fixed")),
+            "", "### Random laws", "", *_every_base_table(every_base_rows(results, "random")),
+            "", "### Weak runs", "", "Small privacy losses: large noise, large Laplace scales.", "",
+            *_every_base_table(every_base_rows(results, "weak"))]
+
+
+def papers_laws_section(results: Results) -> list[str]:
+    result = results["bench_envelope"]
+    rows = [[f"`{row['dist']}`", f"`{row['base']}`", fixed(row["paper"]), fixed(row["fdp"]), fixed(row["envelope"]),
+             fixed(row["rdp"]), fixed(row["lower"]), fixed(row["envelope/lower"], 5)] for row in result["tightness"]]
+    return ["## The papers' laws on a Gaussian base", "",
+            "ε at δ = 1e-6 by the ratio methods, the envelope bound and the Rényi route, beside the certified lower "
+            "bound.", "", measured(result, "benchmarks/bench_envelope.py"), "",
+            *table(["law", "base", "paper", "fdp", "envelope", "rdp", "lower", "envelope / lower"], rows)]
+
+
+def dpsgd_settings_section(results: Results) -> list[str]:
+    result = results["bench_tightness"]
+    methods = ["dpaccounting_rdp", *result["table_methods"]]
+    rows = []
+    for block in result["results"]:
+        for row in block["rows"]:
+            rows.append([block["setting"], block["family"], row["mean"], *(fixed(row.get(m), 3) for m in methods)])
+    names = {"dpaccounting_rdp": "dp-accounting RDP"}
+    settings = [f"{name}: {setting['source']} (q = {setting['q']:.5g}, σ = {setting['sigma']}, {setting['steps']} "
+                "steps)" for name, setting in result["settings"].items()]
+    return ["## The papers' DP-SGD settings", "",
+            f"ε at δ = {result['delta']:g} of the best of K DP-SGD runs, by method, against the mean of K.", "",
+            *(f"- {line}" for line in settings), "", measured(result, "benchmarks/bench_tightness.py"), "",
+            *table(["setting", "law", "mean", *(names.get(m, m) for m in methods)], rows)]
+
+
+def speed_section(results: Results) -> list[str]:
+    result = results["fast"]
+    return ["## Speed against dp-accounting", "",
+            "Each row times symsel and the peer call that answers the same question in the same run; ratios are "
+            "symsel's time over the peer's (below 1: symsel is faster). `warm`: a repeated call in one process; "
+            "`first-call`: the first call of a process; `whole`: a whole process, imports included.",
+            "", measured(result, "benchmarks/bench_fast.py"), "", *result["markdown"].rstrip("\n").split("\n")]
+
+
+def accounting_section(results: Results) -> list[str]:
+    result = results["bench_accounting"]
+    rows = [[row["label"], fixed(row["selection_epsilon"]), fixed(row["rdp_epsilon"]), fixed(row["pld_epsilon"]),
+             row["pld_is"]] for row in result["rows"]]
+    return ["## SelectionAccountant", "",
+            "ε at δ = 1e-6 of a tuning accounted by `SelectionAccountant`, beside dp-accounting's RDP accountant on "
+            "`RepeatAndSelectDpEvent` and its PLD accountant on the composition of every run.",
+            "", measured(result, "benchmarks/bench_accounting.py"), "",
+            *table(["tuning", "SelectionAccountant", "dp-accounting RDP", "dp-accounting PLD", "PLD of"], rows)]
+
+
+def scale_section(results: Results) -> list[str]:
+    result = results["bench_scale"]
+    rows = [[f"`{row['law']}`", f"{row['delta']:g}", f"{row['all_methods_s']:.1f}", num(row["best"]),
+             num(row.get("peer_epsilon")), num(row.get("verify_s"), 2)] for row in result["rows"]]
+    return ["## Scale", "",
+            f"Huge laws of K on `{result['base']}`: the seconds every method takes together, `best`, the peer's ε "
+            "where dp-accounting has the law, and the seconds of `verify`.",
+            "", measured(result, "benchmarks/bench_scale.py"), "",
+            *table(["law", "δ", "all methods (s)", "best", "dp-accounting RDP", "verify (s)"], rows)]
+
+
+def precision_section(results: Results) -> list[str]:
+    result = results["bench_precision"]
+    s = result["summary"]
+    rows = [["φ′ in float64 against 50 digits (relative)", num(s["max_rel_dphi"], 2)],
+            ["log φ′ (absolute)", num(s["max_abs_log_dphi"], 2)],
+            ["Gaussian δ(ε) (relative)", num(s["max_rel_gaussian_delta"], 2)],
+            ["Gaussian ε(δ) (relative; on the safe side: " + ("yes" if s["gaussian_epsilon_conservative"] else "NO")
+             + ")", num(s["max_rel_gaussian_epsilon"], 2)],
+            ["selection ε(δ) (relative; on the safe side: " + ("yes" if s["selection_epsilon_conservative"] else "NO")
+             + ")", num(s["max_rel_selection_epsilon"], 2)],
+            ["exact worst cases, float64 against 50 digits (relative)", num(s["max_rel_exact_epsilon"], 2)]]
+    soundness = results["bench_tightness"]["soundness"]
+    sound = [[row["case"], f"{row['delta']:g}", fixed(row["exact_or_lower"]),
+              fixed(min(row[m] for m in ("paper", "polygon", "fdp", "rdp", "rdp_lemma7") if row.get(m) is not None)),
+              "yes" if row["sound"] else "NO"] for row in soundness]
+    return ["## Precision", "",
+            "The float64 fast paths against mpmath at 50 digits: the largest difference found.",
+            "", measured(result, "benchmarks/bench_precision.py"), "", *table(["quantity", "largest difference"], rows),
+            "", "The papers' exact worst cases against every upper bound (the smallest bound shown):", "",
+            measured(results["bench_tightness"], "benchmarks/bench_tightness.py"), "",
+            *table(["case", "δ", "exact or lower", "smallest bound", "sound"], sound)]
+
+
+def derive_section(results: Results) -> list[str]:
+    result = results["bench_derive"]
+    rows = [[f"`{row['law']}`", f"{row['derive_s']:.1f}", f"{row['bound_s']:.2f}", fixed(row["epsilon_best"]),
+             fixed(row["epsilon_lower"]), row["sup_location"], "yes" if row["verified"] else "NO"]
+            for row in result["rows"]]
+    return ["## derive", "",
+            f"`symsel derive LAW --base \"{result['base']}\"` at δ = {result['delta']:g}: seconds, the bound it checks "
+            "and the certified lower bound, and where the supremum of the ratio was located.",
+            "", measured(result, "benchmarks/bench_derive.py"), "",
+            *table(["law", "derive (s)", "bound (s)", "best", "lower", "sup at", "verified"], rows)]
+
+
+def fixed_trials_section(results: Results) -> list[str]:
+    result = results["fixed_trials"]
+    rows = [[row["n_trials"], fixed(row["best"]), fixed(row["composition"]), fixed(row["envelope"]),
+             fixed(row["dp_accounting_rdp"]), fixed(row["lower"]), fixed(row["best"] / row["lower"])]
+            for row in result["rows"]]
+    plans = [[plan.get("final_run", "none"), plan["budget_epsilon"], f"{plan['delta']:g}", plan["trials"],
+              fixed(plan["epsilon"]), f"{plan['cpu_s']:.0f}"] for plan in result["plans"]]
+    return ["## Fixed trials", "",
+            "The best of `n_trials` runs of `dpsgd(q=0.01, sigma=1.1, steps=1000)`, ε at δ = 1e-6: `best`, "
+            "`composition` (releasing every trial), `envelope`, dp-accounting's RDP accountant on the composition "
+            "of all trials, and the certified lower bound; then the most trials a budget affords, alone and with the "
+            "final training run composed.",
+            "", measured(result, "benchmarks/bench_fixed_trials.py"), "",
+            *table(["n_trials", "best", "composition", "envelope", "dp-accounting RDP", "lower", "best / lower"],
+                   rows),
+            "", *table(["final run", "budget ε", "δ", "trials", "ε", "CPU s"], plans)]
+
+
+def hostile_section(results: Results) -> list[str]:
+    result = results["hostile"]
+    groups = result["summary"]["by_group"]
+    keys = ["cases", "traceback", "hang", "accepted_invalid", "bad_output", "damaged"]
+    rows = [[group, *(counts[key] for key in keys)] for group, counts in groups.items()]
+    rows.append(["total", *(result["summary"]["total"][key] for key in keys)])
+    return ["## Hostile input", "",
+            "Bad input from the command line and from Python (`benchmarks/hostile.py`, `cli_cases()` and "
+            "`api_cases()`), each in a sandboxed process: a traceback, a hang, accepted invalid input, a bad output "
+            "or a damaged file counts against it.",
+            "", f"Measured by `{result['command']}` on {result['date']}.", "",
+            *table(["group", "cases", "traceback", "hang", "accepted invalid", "bad output", "damaged"], rows)]
+
+
+def mutation_section(results: Results) -> list[str]:
+    result = results["mutation_apps"]
+    keys = ["killed", "survived", "timeout", "error", "total"]
+    rows = [[f"`{module}`", *(counts[key] for key in keys)] for module, counts in result["modules"].items()]
+    total = result["total"]
+    rows.append(["total", *(total[key] for key in keys[:-1]), total["mutants"]])
+    return ["## Mutation testing", "",
+            "Mutants of the application modules (`benchmarks/mutation.py`): each is a small change of the code, "
+            "killed when a test fails.",
+            "", f"Measured on {result['date']}.", "", *table(["module", *keys], rows)]
+
+
+def timings_section(results: Results) -> list[str]:
+    result = results["timings"]
+    rows = [[f"`{run['command']}`", ", ".join(minutes(s) for s in run["wall_s"])] for run in result["runs"]]
+    return ["## Timings", "", f"{result['how'][0].upper()}{result['how'][1:]}.", "",
+            f"Measured on {result['date']}.", "", *table(["command", "wall time per clone"], rows)]
+
+
+#: the sections in page order, after the summary
+SECTIONS: list[Callable[[Results], list[str]]] = [
+    candidates_section, fixed_k_section, every_base_section, papers_laws_section, dpsgd_settings_section,
+    speed_section, accounting_section, scale_section, precision_section, derive_section, fixed_trials_section,
+    hostile_section, mutation_section, timings_section,
+]
+
+
+def page(results: Results | None = None) -> str:
+    """The results page."""
+    results = load() if results is None else results
+    lines = ["# Benchmark results", "",
+             "What symsel's claims rest on, measured: tightness against certified lower bounds, speed and answers "
+             "against dp-accounting in the same run, scale and precision. This page is written by "
+             "`python benchmarks/results_page.py` from `benchmarks/results/*.json`; each section names the benchmark "
+             "that measures it.", "", *summary(results)]
+    for section in SECTIONS:
+        lines += ["", *section(results)]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = page()
+    if "--check" in argv:
+        if PAGE.read_text() != text:
+            print(f"{PAGE} is not what {Path(__file__).name} writes: run it", file=sys.stderr)
+            return 1
+        return 0
+    PAGE.write_text(text)
+    print(f"written {PAGE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
