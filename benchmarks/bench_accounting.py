@@ -14,7 +14,7 @@ What is measured (wall clock, on whatever machine runs it):
 2. **Export**: the adaptive grid (default, ``tolerance`` 5e-3) against ``symsel.profiles.export.to_pld`` with 4001
 uniform
    points (``export_points=4001``) on the standard example, alone and composed with one more Gaussian(4) run.
-3. **Speed goal of issue 20**: ``get_epsilon`` of a fresh SelectionAccountant on
+3. **Speed goal**: ``get_epsilon`` of a fresh SelectionAccountant on
    ``RepeatAndSelectDpEvent(GaussianDpEvent(4), 30, 1)`` against a fresh ``PLDAccountant`` on
    ``SelfComposedDpEvent(GaussianDpEvent(4), 30)`` (goal: within 2x), both cold, three ways: a fresh Python process
    per run (modules imported, nothing computed yet), in one process with every cache cleared, and in one process for

@@ -3,7 +3,7 @@
 For each fixed number of runs ``k`` (and the binomial laws of the issue), Gaussian bases σ ∈ {1, 4} and
 δ ∈ {1e-6, 1e-10}, this script records ε of ``composition``, ``envelope`` and ``best`` beside the certified
 lower bound (an exact worst-case selection, ``symsel.lower_bound``, budget 20) and the bracket ``best / lower``
-(goal of issue 18: ≤ 1.01). The peer: dp-accounting's PLD accountant on ``SelfComposedDpEvent(GaussianDpEvent,
+(goal: ≤ 1.01). The peer: dp-accounting's PLD accountant on ``SelfComposedDpEvent(GaussianDpEvent,
 k)`` in the same run, its ε and its time against symsel's composition (cold, one call each). It also measures
 the head/tail split of docs/composition.md on binomial(60, 1/2), and the brackets of the huge laws Poisson(1e6)
 and binomial(1e6, 1/2) (same goal).

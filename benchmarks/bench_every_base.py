@@ -1,4 +1,4 @@
-"""Fixed and concentrated K on every base with a dominating pair (issue "Every base tight"): best, composition and
+"""Fixed and concentrated K on every base with a dominating pair: best, composition and
 interval against the certified lower bound, with the time of each.
 
     python benchmarks/bench_every_base.py            # the quick grid (δ = 1e-6; k ∈ {2, 10, 40}, binomial(40, ½))
@@ -9,7 +9,8 @@ interval against the certified lower bound, with the time of each.
     python benchmarks/bench_every_base.py --weak     # weak runs (small losses: large σ, Laplace scale), δ = 1e-6,
                                                      # fixed, binomial and random laws
 
-Writes benchmarks/results/every_base.json and prints a Markdown table for benchmarks/RESULTS.md, "Every base".
+Writes benchmarks/results/every_base.json and prints a Markdown table; benchmarks/results_page.py puts
+every every_base*.json file on the results page, "Every base".
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Issue "Fast": symsel's time per question beside its dp-accounting peer, timed in the same run, turn about.
+"""symsel's time per question beside its dp-accounting peer, timed in the same run, turn about.
 
-Goals (issue "Fast"), checked for every row and stored in the JSON under ``goals``:
+Goals, checked for every row and stored in the JSON under ``goals``:
 
 * **warm**: symsel's warm call costs at most 2x the peer's warm call, or at most 20 ms (CPU); the ratio checked is the
   larger of the ratio of the two medians and the median of the turns' ratios (both sides of a turn ask about the same

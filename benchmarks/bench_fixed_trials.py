@@ -1,4 +1,4 @@
-"""The practitioner's commonest case (issue "Every base tight", item 6): a fixed number of trials of one DP-SGD run,
+"""The practitioner's commonest case: a fixed number of trials of one DP-SGD run,
 released as the best trial. For n_trials ∈ {10, 40, 100} on dpsgd(q=0.01, sigma=1.1, steps=1000) at δ = 1e-6:
 symsel's ``best`` (which takes ``interval``), ``composition`` (releasing every trial: dp-accounting's PLD of
 n_trials · steps steps), ``envelope``, dp-accounting's RDP accountant on the n_trials-fold composition (what a user

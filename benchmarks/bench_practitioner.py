@@ -1,4 +1,4 @@
-"""The practitioner's tools of issue 9 (and two slow inputs of issue 10), timed beside dp-accounting.
+"""The practitioner's tools (and two slow hostile inputs), timed beside dp-accounting.
 
 1. ``symsel dist`` on two hostile-but-valid laws: a nested exponential PGF ``exp(exp(z) − e)`` (its series check)
    and the largest beta-binomial, ``n = 2000`` (its exact coefficients and expected quantile);

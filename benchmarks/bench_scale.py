@@ -1,6 +1,6 @@
 """Scale: laws with E[K] up to 10⁷ and δ down to 1e-30, through every method, ``verify`` and ``plan``.
 
-Issue 10 asks that ``bound --method all``, ``verify`` and ``plan`` answer in seconds for
+The goal: ``bound --method all``, ``verify`` and ``plan`` answer in seconds for
 ``poisson(mean=1e6)``, ``binomial(n=1e6, p=0.5)``, ``two_point(L=1e7, s=0.1)`` and ``geometric(mean=1e6)``,
 at δ = 1e-6 and δ = 1e-30. For each law this script times (wall clock, one cold run each, a fresh law and
 base object so no cache helps):

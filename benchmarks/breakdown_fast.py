@@ -1,4 +1,4 @@
-"""Issue "Fast": where a warm call of each ``bench_fast.py`` row spends its CPU, stage by stage.
+"""Where a warm call of each ``bench_fast.py`` row spends its CPU, stage by stage.
 
 The rows, their code and their perturbed parameters are ``bench_fast.py``'s. Each row's symsel side runs in this
 process: one untimed warm-up call, then ``--repeats`` calls on new parameters (as ``bench_fast.py``'s warm mode),

@@ -1,4 +1,4 @@
-"""A counted hostile-input run (issue 30): every CLI command and the public Python APIs, fed malformed, hostile and
+"""A counted hostile-input run: every CLI command and the public Python APIs, fed malformed, hostile and
 enormous arguments, each case in its own process with a per-case CPU limit, in a sandbox whose files are watched.
 
 For each case it records, and the summary counts:

@@ -5,8 +5,8 @@ By default glibc serves every allocation above 128 KiB (a threshold it raises on
 arrays thousands of times a run (the PLD convolutions of DP-SGD, the pieces and cells of the interval bound, the
 grids of exact evaluations), so each new array faults its pages in again: in the test suite about 11 % of the CPU was
 the kernel's (93 of 840 CPU-s), 8 of the 48 CPU-s of the interval bound's tests alone. With allocations up to 32 MiB
-kept on the heap and up to 1 GiB of freed heap kept for reuse, that share falls to 1 % (benchmarks/RESULTS.md, "Fast,
-sixth session"). The price is memory that stays with the process after a peak (at most its largest working set).
+kept on the heap and up to 1 GiB of freed heap kept for reuse, that share falls to 1 %. The price is memory that
+stays with the process after a peak (at most its largest working set).
 
 :func:`keep_freed_memory` sets this for the running process (``mallopt``) and, through glibc's environment
 variables, for the processes it starts (the report's workers, the test suite's workers and notebook kernels); a
@@ -17,7 +17,7 @@ only: the values glibc's own rule climbs to once a 32 MiB array has been freed (
 the heap then 32 MiB, freed heap kept up to twice that), fixed from the start instead of reached by chance. Without
 them a query's speed depended on its process's history: an ``interval`` evaluation of point(40) on gaussian(σ = 40)
 took 0.14 s in a fresh process, 300,000 page faults for eight evaluations and half of its CPU in the kernel, and
-0.07 s after anything had freed a large array (benchmarks/RESULTS.md, "Fast, fifteenth session").
+0.07 s after anything had freed a large array.
 """
 
 from __future__ import annotations

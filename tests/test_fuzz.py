@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the command line (issue 10): spec strings that are valid, mutated or hostile go
+"""Property-based fuzzing of the command line: spec strings that are valid, mutated or hostile go
 through the CLI entry point in-process. Every run ends in exit 0 with one strict-JSON object whose numbers are
 finite and in range, or in exit 2 with exactly one line on stderr and one JSON error object on stdout
 (``--json``). No exception escapes,
@@ -112,7 +112,7 @@ def test_bound_command_never_escapes(law: str, method: str) -> None:
                                      "--method", method, "--json"]))
 
 
-# ----------------------------------------------------------------------------- the commands added since (issue 21)
+# ----------------------------------------------------------------------------- tune, ptr, report, plan, sweep
 SMALL_NUMBERS = st.sampled_from(["0", "1", "-1", "1e-30", "1e-6", "0.5", "2", "1e300", "inf", "nan", "x", "",
                                  "1,2", "(1e-6)", "1e6"])
 

@@ -1,5 +1,5 @@
 """A question about an analytic base (Gaussian, Laplace, a finite pair) does not import dp-accounting or
-scipy.stats: the two together cost about 0.6 s of a fresh process's 1.1 s (issue "Fast": whole-process time). They
+scipy.stats: the two together cost about 0.6 s of a fresh process's 1.1 s (whole-process time matters). They
 are imported by the code that needs them (a DP-SGD or PLD base, the accountant, the report). The checks run in a
 fresh interpreter, since this test process has imported everything."""
 

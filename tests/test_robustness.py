@@ -1,4 +1,4 @@
-"""Issue 10's hostile and extreme inputs, each through the command line in-process: a right answer (exit 0,
+"""Hostile and extreme inputs, each through the command line in-process: a right answer (exit 0,
 finite numbers) or one line on stderr with exit status 2 that names what was wrong — never a traceback,
 never an accepted non-law, never a hang (each of these returns in seconds; `benchmarks/bench_scale.py`
 records the times of the large ones)."""
@@ -218,7 +218,7 @@ def test_the_largest_beta_binomial_is_described_with_an_exact_expected_quantile(
     assert facts["mean"] == pytest.approx(800.0, rel=1e-12)
 
 
-# ------------------------------------------------------------------ the hostile-input run's leftovers (issue 30)
+# ------------------------------------------------------------------ cases found by the hostile-input run
 @pytest.mark.parametrize("base", [4, 4.5, ["gaussian(sigma=4)"], {"sigma": 4}])
 def test_derive_refuses_a_base_that_is_neither_a_spec_nor_a_profile(base) -> None:
     """``derive(law, base=4)`` was an AttributeError (``int`` has no ``spec``)."""

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from dp_accounting.pld import pld_privacy_accountant
 
 # dp-accounting (and the scipy.stats it imports, about 0.6 s together) is imported by the functions that use it, so
-# that a process asking about analytic bases never pays for it (issue "Fast": whole-process time).
+# that a process asking about analytic bases never pays for it.
 
 #: our names of dp-accounting's neighbouring relations → the names of its ``NeighboringRelation`` members.
 _RELATIONS = {"add_remove": "ADD_OR_REMOVE_ONE", "replace_one": "REPLACE_ONE", "replace_special": "REPLACE_SPECIAL"}

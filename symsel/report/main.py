@@ -72,13 +72,13 @@ DEFAULT_BASE = "gaussian(sigma=4)"
 DEFAULT_DELTA = 1e-6
 DEFAULT_EXAMPLES = ("xiang-example-1", "xiang-example-1-approx", "ps-fixed-k", "liu-talwar", "ps-three-point")
 
-#: the practitioner's case (issue 31, item 6): a grid or a tuner with ``n_trials`` runs one DP-SGD training run
+#: the practitioner's case: a grid or a tuner with ``n_trials`` runs one DP-SGD training run
 #: ``n_trials`` times and keeps the best; its ε at :data:`FIXED_TRIALS_DELTA` by symsel and by dp-accounting alone.
 FIXED_TRIALS_Q, FIXED_TRIALS_SIGMA, FIXED_TRIALS_STEPS = 0.01, 1.1, 1000
 FIXED_TRIALS_BASE = f"dpsgd(q={FIXED_TRIALS_Q}, sigma={FIXED_TRIALS_SIGMA}, steps={FIXED_TRIALS_STEPS})"
 FIXED_TRIALS_DELTA = 1e-6
 FIXED_TRIALS = (10, 40, 100)
-#: CPU seconds of one row on one core (2026-11-27, fourth session): ``best`` (it takes ``interval``, 1.5-2 s) and,
+#: CPU seconds of one row on one core: ``best`` (it takes ``interval``, 1.5-2 s) and,
 #: in the full report only, the certified lower bound, which reuses ``best``'s ``interval`` as its starting point and
 #: then costs 6, 11 and 15 s (the expanding-interval order over about 2300 atoms, then mpmath sums). They order the
 #: jobs only.
@@ -326,8 +326,8 @@ FIGURE_METHODS = ("paper", "fdp", "envelope", "rdp")
 CANDIDATE_BUDGET = 2.5
 
 
-#: the CPU seconds each step takes on one core of the 2-core machine (measured with one thread per numerical library;
-#: benchmarks/RESULTS.md, "Timings"): they set only the order in which the jobs start (longest first), never a
+#: the CPU seconds each step takes on one core of the 2-core machine (measured with one thread per numerical library):
+#: they set only the order in which the jobs start (longest first), never a
 #: result. A step of several jobs shares its time out.
 STEP_SECONDS = {
     "distributions": 0.4, "bounds": 11, "lower bounds": 12, "examples": 8.7,

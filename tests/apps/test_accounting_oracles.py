@@ -1,4 +1,4 @@
-"""SelectionAccountant against independent oracles, on composed inner events (issue "Sound at every door").
+"""SelectionAccountant against independent oracles, on composed inner events.
 
 * n runs of a Gaussian mechanism of noise σ are exactly μ-GDP with μ = √n/σ (sensitivity 2 under REPLACE_ONE), and
   the best of K = 2 runs of a mechanism is at most its 2-fold composition, which for μ-GDP is exactly (μ√2)-GDP;

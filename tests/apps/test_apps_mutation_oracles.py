@@ -1,5 +1,5 @@
 """Independent oracles for the numbers symsel/apps produces, written against the mutants of ``benchmarks/mutation.py``
-that survived the other tests (issue 30). Every reference value comes from an independent computation: the exact
+that survived the other tests. Every reference value comes from an independent computation: the exact
 μ-GDP profile at 50 digits (``reference_profiles.gdp_delta_mp``) with the exact Gaussian composition μ√k, or
 dp-accounting's own accountants on the inner event; never from the code under test.
 

@@ -1,4 +1,4 @@
-"""Hostile input for the commands and APIs added after the CLI fuzz test (issue 21, item 4): ``symsel tune``,
+"""Hostile input for the commands and APIs added beside the CLI fuzz test: ``symsel tune``,
 ``symsel report --out``, ``SelectionAccountant``, ``symsel.apps.hpo.tune`` and ``symsel.apps.opendp.make_selection``.
 
 Every call ends in an answer or in symsel's own error: from the CLI exit 2 with one line on stderr (and one JSON

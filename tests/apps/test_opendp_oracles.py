@@ -1,5 +1,5 @@
 """make_selection reading each OpenDP output measure, against guarantees computed here independently of symsel's
-profiles (issue "Sound at every door": a hidden change in how the approximate-DP measure is read passed the suite).
+profiles (so that a change in how the approximate-DP measure is read cannot pass the suite unseen).
 
 * pure (``max_divergence``): an ε₀-DP base's tightest profile is randomized response's,
   δ(ε) = (e^ε₀ − e^ε)/(1 + e^ε₀); the best of 2 runs is between the best of 2 runs of randomized response

@@ -1,5 +1,5 @@
 """``symsel.bound(law, base, "composition")`` at small supports against a brute-force exact composition written
-here (issue "Sound at every door"): all k-tuples of outcomes of a finite pair, product masses at 40 digits, the
+here: all k-tuples of outcomes of a finite pair, product masses at 40 digits, the
 larger of both directions, mixed over K with the law's pmf computed here (binomial: math.comb); K = 0 contributes
 the identity pair's δ(ε) = [1 − e^ε]_+. On finite pairs the composition bound is exact, so symsel must be within
 −1e-12 / +1e-9 of it. Gaussian bases: the μ√k-GDP closed form at 50 digits, mixed the same way."""

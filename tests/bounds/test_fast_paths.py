@@ -1,4 +1,4 @@
-"""The fast paths of the interval bound and of ``best`` against the slow paths they replace (issue "Fast").
+"""The fast paths of the interval bound and of ``best`` against the slow paths they replace.
 
 * :func:`symsel.bounds.interval.branch_and_bound` against the exact maximum of a known function (a brute-force
   scan), with exact and with loose cell bounds, and with the per-row cap forced;

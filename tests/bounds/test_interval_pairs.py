@@ -303,7 +303,7 @@ def test_the_tagged_mixture_is_covered_by_the_profile_methods_not_by_the_pair_re
         e = mpmath.exp(mpmath.mpf(eps))
         tagged = max(mpmath.fsum(max(0, A[i] * A[j] - e * B[i] * B[j]) for i in range(4) for j in range(4))
                      for A, B in ((P, Q), (Q, P)))
-    assert float(tagged) == pytest.approx(0.277287, abs=1e-6)  # the figure found by the hunt of issue 30
+    assert float(tagged) == pytest.approx(0.277287, abs=1e-6)  # the figure the hostile-input run found
     best = symsel.bound(symsel.point(k=2), base).delta(eps)
     envelope = symsel.bound(symsel.point(k=2), base, "envelope").delta(eps)
     assert best < float(tagged) <= envelope

@@ -1,4 +1,4 @@
-"""``symsel derive`` as data (issue 19, item 3): every closed form both as LaTeX and as a SymPy string that reads back
+"""``symsel derive`` as data: every closed form both as LaTeX and as a SymPy string that reads back
 to the same expression; one record rendered three ways; the same output on any machine, whatever its load.
 
 References are independent of the renderers: ``sympy.sympify`` of each ``sympy`` string against the record's own

@@ -1,6 +1,6 @@
 """``E[K/(K+1)]`` (the expected quantile of the best of K runs) against references computed here at 50+ digits.
 
-``symsel dist "geometric(mean=1e300)"`` (and ``poisson``) reported ``-inf`` (issue 30's hostile-input run): the
+``symsel dist "geometric(mean=1e300)"`` (and ``poisson``) reported ``-inf`` (found by the hostile-input run): the
 quadrature's float breakpoints ``1 - 10^-j`` all rounded to 1. The references below never use symsel's evaluation:
 moderate means sum the pmf written out here (``mpmath.nsum``); huge means integrate ``phi(1 - t)``, written out in
 ``t`` (no cancellation in ``1 - t``), after ``t = e^-u`` at 60 digits, and ``1 - E`` is compared relatively.

@@ -73,7 +73,7 @@ def test_binomial_one_million_pmf_is_exact_and_answers():
 @pytest.mark.parametrize(("spec", "pinned_lower"), [("poisson(mean=1000000)", None),
                                                      ("binomial(n=1000000, p=1/2)", 23.821791)])
 def test_huge_concentrated_laws_are_within_one_percent_of_the_certified_lower_bound(spec, pinned_lower):
-    """σ = 4, δ = 1e-6 (issue 18's huge laws): best takes the interval bound (docs/interval.md) and lands within
+    """σ = 4, δ = 1e-6 (huge laws): best takes the interval bound (docs/interval.md) and lands within
     1 % of the certified lower bound, an exact worst-case selection (envelope: 48.39 and 44.37). The Poisson one
     is computed here (3 s); the binomial one takes a minute, so its value (symsel.lower_bound, budget 20,
     rounded down) is pinned and recomputed by benchmarks/bench_composition.py."""

@@ -1,4 +1,4 @@
-"""The report's practitioner's table (issue 31, item 6): the best of n_trials ∈ {10, 40, 100} runs of
+"""The report's practitioner's table: the best of n_trials ∈ {10, 40, 100} runs of
 dpsgd(q=0.01, sigma=1.1, steps=1000) at δ = 1e-6, against the numbers of an independent run
 (benchmarks/bench_fixed_trials.py, README "A fixed number of trials of DP-SGD"): symsel's best and composition,
 dp-accounting's RDP accountant on the n_trials-fold composition, and the certified lower bound. The quick report

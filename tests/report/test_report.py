@@ -51,7 +51,7 @@ def test_the_table_is_the_engine_s_answer(report) -> None:
 
 
 def test_candidates_beat_dp_accounting_as_in_koskela_figure_7(report) -> None:
-    """At ε = 2.5 the geometric law affords at least 50 times dp-accounting's mean (issue 11's goal), and the
+    """At ε = 2.5 the geometric law affords at least 50 times dp-accounting's mean (the report's goal), and the
     rdp row (symsel's own P&S route) agrees with dp-accounting's to 1 %."""
     rows = {(r["law"], r["method"]): r["mean"] for r in report[0]["affordable"]}
     assert rows[("geometric", "best")] >= 50 * rows[("geometric", "dp-accounting RDP")]
