@@ -65,3 +65,33 @@ autosummary_imported_members = False
 
 html_theme = "furo"
 html_title = f"symsel {release}"
+
+
+def _data_docstring(app, what, name, obj, options, lines) -> None:
+    """A constant re-exported by ``symsel`` (``symsel.METHODS``) is documented by the ``#:`` comment where it is
+    defined, not by its type's docstring (a tuple's)."""
+    if what != "data" or not name.startswith("symsel.") or _text(lines) != _text(_type_doc_lines(obj)):
+        return
+    from sphinx.pycode import ModuleAnalyzer
+
+    attribute = name.rsplit(".", 1)[1]
+    for module_name, module in sorted(sys.modules.items()):
+        if module_name.startswith("symsel.") and getattr(module, attribute, None) is obj:
+            found = ModuleAnalyzer.for_module(module_name).find_attr_docs().get(("", attribute))
+            if found:
+                lines[:] = list(found)
+                return
+
+
+def _text(lines: list[str]) -> list[str]:
+    return [line.strip() for line in lines if line.strip()]
+
+
+def _type_doc_lines(obj: object) -> list[str]:
+    from sphinx.util.docstrings import prepare_docstring
+
+    return prepare_docstring(type(obj).__doc__ or "")
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _data_docstring)
