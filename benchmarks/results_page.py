@@ -114,13 +114,13 @@ def every_base_rows(results: Results, kind: str) -> list[dict[str, Any]]:
         return "weak" if "_weak" in name else "random" if "_random" in name else "fixed"
 
     newest: dict[tuple, tuple[str, dict[str, Any]]] = {}
-    for name, result in results.items():
-        if name.startswith("every_base") and kind_of(name) == kind:
-            date = result["environment"]["date"]
-            for row in result["rows"]:
-                key = (row["base"], row["law"], row["delta"])
-                if key not in newest or newest[key][0] < date:
-                    newest[key] = (date, row)
+    for name in [name for name in results if name.startswith("every_base") and kind_of(name) == kind]:
+        result = results[name]
+        date = result["environment"]["date"]
+        for row in result["rows"]:
+            key = (row["base"], row["law"], row["delta"])
+            if key not in newest or newest[key][0] < date:
+                newest[key] = (date, row)
     return [row for _, row in newest.values()]
 
 
@@ -215,7 +215,7 @@ def _every_base_table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def every_base_section(results: Results) -> list[str]:
-    dates = sorted(str(result["environment"]["date"])[:10] for name, result in results.items()
+    dates = sorted(str(results[name]["environment"]["date"])[:10] for name in results
                    if name.startswith("every_base"))
     return ["## Every base", "",
             "Fixed, concentrated and random laws of K on every base with a dominating pair: `best`, `composition` and "
@@ -261,6 +261,64 @@ def speed_section(results: Results) -> list[str]:
             "symsel's time over the peer's (below 1: symsel is faster). `warm`: a repeated call in one process; "
             "`first-call`: the first call of a process; `whole`: a whole process, imports included.",
             "", measured(result, "benchmarks/bench_fast.py"), "", *result["markdown"].rstrip("\n").split("\n")]
+
+
+def speed_per_method_section(results: Results) -> list[str]:
+    result = results["bench_speed"]
+    rows = []
+    for name in ("analytic", "dpsgd"):
+        block = result[name]
+        setting = block["setting"]
+        label = f"`{setting['dist']}` on " + (f"`{setting['base']}`" if "base" in setting else
+                                              f"`dpsgd(q={setting['q']}, sigma={setting['sigma']}, "
+                                              f"steps={setting['steps']})`")
+        peer = block["dpaccounting_rdp"]
+        rows.append([label, "dp-accounting RDP", fixed(peer["epsilon"]), f"{peer['seconds'] * 1e3:.1f}"])
+        for method, timing in block["symsel"].items():
+            rows.append([label, method, fixed(timing["epsilon"]), f"{timing['total'] * 1e3:.1f}"])
+    return ["### Per method", "",
+            "One call of each method from a spec string (parse, build, query), beside dp-accounting's RDP accountant "
+            "on the same selection.", "", measured(result, "benchmarks/bench_speed.py"), "",
+            *table(["selection", "method", "ε", "ms"], rows)]
+
+
+def speed_breakdown_section(results: Results) -> list[str]:
+    result = results["fast_breakdown"]
+    rows = [[row["label"], f"{row['symsel_cpu'] * 1e3:.1f}", f"{row['peer_cpu'] * 1e3:.1f}",
+             ", ".join(f"{stage} {cpu * 1e3:.1f}" for stage, cpu in sorted(row["stages"].items(),
+                                                                          key=lambda item: -item[1])[:3])]
+            for row in result["rows"]]
+    imports = results["fast_imports"]
+    order = results["fast_search_order"]
+    orders = [[f"`{case['law']}`", f"`{case['base']}`",
+               *(f"{cpu * 1e3:.0f}" for cpu in case["cpu_s"].values())] for case in order["cases"]]
+    return ["### Where the time goes", "",
+            "CPU milliseconds of a warm call of each row, and the three stages that take most of it.", "",
+            measured(result, "benchmarks/breakdown_fast.py"), "",
+            *table(["row", "symsel (ms)", "peer (ms)", "largest stages (ms)"], rows),
+            "", "CPU seconds of the imports of a fresh process:", "", measured(imports, "benchmarks/breakdown_fast.py"),
+            "", *table(["imports", "CPU s"], [[name, f"{cpu:.2f}"] for name, cpu in imports["cpu_s"].items()]),
+            "", "`best` on a fixed K evaluates `interval` before `envelope` (CPU milliseconds per call, either order):",
+            "", measured(order, "benchmarks/breakdown_fast.py"), "",
+            *table(["law", "base", *order["cases"][0]["cpu_s"]], orders)]
+
+
+def practitioner_section(results: Results) -> list[str]:
+    result = results["bench_practitioner"]
+    export, tuning = result["export"], result["sigma_tuning"]
+    rows = [["export a tuning of mean K = " + str(export["mean"]) + " to dp-accounting and compose it",
+             f"{export['export_s'] + export['compose_s']:.1f}", f"tuning ε {fixed(export['tuning_eps'])}, "
+             f"composed {fixed(export['composed_eps_at_2delta'])}"],
+            ["σ-tuning (Koskela et al. Cor 6.2) over three noise levels", f"{tuning['seconds']:.1f}",
+             f"steps {', '.join(str(s) for s in tuning['steps'])}; ε {fixed(tuning['best'])} (paper "
+             f"{fixed(tuning['paper'])})"],
+            *([f"`symsel dist \"{law['law']}\"`", f"{law['seconds']:.1f}",
+               f"mean {num(law['mean'])}, expected quantile {fixed(law['expected_quantile'])}"]
+              for law in result["hostile_laws"]),
+            ["`symsel report --quick`", f"{result['quick_report_s']:.0f}", ""]]
+    return ["## The practitioner's tools", "",
+            "Seconds of the tools a practitioner calls, beside what they answer.", "",
+            measured(result, "benchmarks/bench_practitioner.py"), "", *table(["task", "seconds", "answer"], rows)]
 
 
 def accounting_section(results: Results) -> list[str]:
@@ -374,8 +432,9 @@ def timings_section(results: Results) -> list[str]:
 #: the sections in page order, after the summary
 SECTIONS: list[Callable[[Results], list[str]]] = [
     candidates_section, fixed_k_section, every_base_section, papers_laws_section, dpsgd_settings_section,
-    speed_section, accounting_section, scale_section, precision_section, derive_section, fixed_trials_section,
-    hostile_section, mutation_section, timings_section,
+    speed_section, speed_per_method_section, speed_breakdown_section, accounting_section, scale_section,
+    precision_section, derive_section, fixed_trials_section, practitioner_section, hostile_section, mutation_section,
+    timings_section,
 ]
 
 

@@ -215,8 +215,8 @@ def test_an_unsupported_measure_is_not_applicable() -> None:
 
 
 def readme_block(heading: str) -> str:
-    """The first ```python block after ``heading`` in the README."""
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    """The first ```python block after ``heading`` in the Python guide (docs/python.md)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text()
     start = text.index("```python\n", text.index(heading)) + len("```python\n")
     return text[start:text.index("```\n", start)]
 

@@ -1,5 +1,6 @@
 """`symsel sweep` on a Dask cluster (``--dask ADDRESS``, ``run_sweep(dask_address=...)``): a small grid (2 laws x
-2 bases x a δ and an ε x 2 fast methods) run by the README's example on a local cluster of two worker processes
+2 bases x a δ and an ε x 2 fast methods) run by the command-line guide's example (docs/cli.md) on a local cluster
+of two worker processes
 gives, cell by cell, the numbers of the same grid run locally with joblib; and so does the command line on a worker
 that runs tasks in two threads (symsel is not thread-safe: the sweep runs one cell at a time per process)."""
 
@@ -37,14 +38,14 @@ def rows(path: Path) -> dict[tuple[str, ...], dict[str, str]]:
 
 
 def readme_block(heading: str) -> str:
-    """The first ```python block after ``heading`` in the README."""
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    """The first ```python block after ``heading`` in the command-line guide (docs/cli.md)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
     start = text.index("```python\n", text.index(heading)) + len("```python\n")
     return text[start:text.index("```\n", start)]
 
 
 def test_the_readme_dask_example_equals_the_local_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's example: the grid on a local cluster of two worker processes."""
+    """The command-line guide's example: the grid on a local cluster of two worker processes."""
     monkeypatch.chdir(tmp_path)
     Path("grid.yaml").write_text(GRID)
     cells = load_grid("grid.yaml")

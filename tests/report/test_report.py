@@ -83,11 +83,11 @@ def test_every_full_report_figure_has_a_builder_taking_its_settings() -> None:
             assert caption
 
 
-def test_the_readme_counts_the_report_figures() -> None:
-    """README: "20 figures (10 with `--quick`)" — the numbers of figure steps of the full and the quick report."""
+def test_the_guide_counts_the_report_figures() -> None:
+    """docs/cli.md: "20 figures (10 with `--quick`)" — the numbers of figure steps of the full and the quick report."""
     from symsel.report.main import TABLE_STEPS, report_steps
 
-    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text().split())
     full, quick = (len(report_steps(q)) - len(TABLE_STEPS) for q in (False, True))
     assert f"{full} figures ({quick} with `--quick`)" in readme
 
