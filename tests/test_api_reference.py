@@ -74,3 +74,25 @@ def test_the_site_renders_the_pages_and_the_notebooks():
     for page in sorted((ROOT / "docs").glob("*.md")):
         if page.stem != "index":
             assert re.search(rf"^(.*<)?{re.escape(page.stem)}>?$", index, re.M), f"{page.name} is in no toctree"
+
+
+def test_run_py_docs_builds_the_site_with_warnings_as_errors():
+    """`python3 run.py docs`: the docs extra, then sphinx-build -W with docs/conf.py over the repository."""
+    import importlib.util
+    import tomllib
+
+    spec = importlib.util.spec_from_file_location("symsel_run_py", ROOT / "run.py")
+    run_py = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_py)
+    assert run_py.EXTRAS["docs"] == "[docs]"
+    command = run_py.docs_command(Path("python"), [])
+    assert command[:3] == ["python", "-m", "sphinx"] and "-W" in command
+    assert command[command.index("-c") + 1] == str(ROOT / "docs")
+    assert command[-2:] == [str(ROOT), str(ROOT / "docs" / "_build" / "html")]
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["docs"]
+    pinned = {line.split("==")[0].lower() for line in (ROOT / "constraints.txt").read_text().split("\n") if "==" in line}
+    for package in ("sphinx", "myst-parser", "myst-nb"):
+        assert any(requirement.lower().startswith(package + ">=") for requirement in extra), package
+        assert package in pinned, package
+    ignored = (ROOT / ".gitignore").read_text().split()
+    assert "docs/_build/" in ignored and "docs/_generated/" in ignored
