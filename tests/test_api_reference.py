@@ -90,7 +90,8 @@ def test_run_py_docs_builds_the_site_with_warnings_as_errors():
     assert command[command.index("-c") + 1] == str(ROOT / "docs")
     assert command[-2:] == [str(ROOT), str(ROOT / "docs" / "_build" / "html")]
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["docs"]
-    pinned = {line.split("==")[0].lower() for line in (ROOT / "constraints.txt").read_text().split("\n") if "==" in line}
+    pins = (ROOT / "constraints.txt").read_text().split("\n")
+    pinned = {line.split("==")[0].lower() for line in pins if "==" in line}
     for package in ("sphinx", "myst-parser", "myst-nb"):
         assert any(requirement.lower().startswith(package + ">=") for requirement in extra), package
         assert package in pinned, package
