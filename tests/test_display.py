@@ -119,7 +119,7 @@ def test_bound_html_table(envelope):
         eps = envelope.epsilon(delta)
         assert Fraction(upper) == six_digits(eps, up=True)
         assert Fraction(lower) <= Fraction(eps) and float(lower) > 0.95 * eps  # a cheap search, still close
-    # the envelope at delta = 1e-6 is 1.5571 and the certified lower bound 1.5566 (README's results table)
+    # the envelope at delta = 1e-6 is 1.5571 and the certified lower bound 1.5566 (the report's bounds table)
     assert 1.55 < float(rows[1][2]) <= 1.5566 < 1.5571 <= float(rows[1][1]) < 1.558
     assert info["method"] == "envelope"
     assert info["theorem"] == envelope.theorem

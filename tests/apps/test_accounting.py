@@ -358,7 +358,7 @@ def test_calibrate_dp_mechanism_finds_the_least_noise() -> None:
 def test_a_fixed_k_selection_exports_interval_at_some_points_and_stays_above_the_lower_bound() -> None:
     """best's costly interval component is evaluated at COSTLY_POINTS grid points of the export (the rest of the grid
     takes the cheaper components): the exported ε of 40 runs of gaussian(σ = 4) at δ = 1e-6 stays at or above the
-    certified lower bound 5.1414 (README's table, symsel.lower_bound) and within 1 % of best itself (5.1466), well
+    certified lower bound 5.1414 (results page, "Fixed K") and within 1 % of best itself (5.1466), well
     below the envelope's 5.9401."""
     from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
 

@@ -19,7 +19,7 @@ RELATION = privacy_accountant.NeighboringRelation
 
 
 CASES = [
-    (0.01, 1.1, RELATION.ADD_OR_REMOVE_ONE, 1e-4),   # the DP-SGD default of the benchmarks and the README
+    (0.01, 1.1, RELATION.ADD_OR_REMOVE_ONE, 1e-4),   # the DP-SGD default of the benchmarks and the guides
     (0.001, 0.6, RELATION.ADD_OR_REMOVE_ONE, 1e-4),  # tiny rate, little noise: a wide loss grid
     (0.32768, 21.1, RELATION.ADD_OR_REMOVE_ONE, 1e-4),  # the README plan's step
     (0.5, 3.0, RELATION.REPLACE_SPECIAL, 1e-3),
@@ -28,7 +28,7 @@ CASES = [
     (0.05, 1.3, RELATION.ADD_OR_REMOVE_ONE, 1e-2),   # a coarse grid
     (0.2, 50.0, RELATION.ADD_OR_REMOVE_ONE, 1e-5),
     (1.0, 2.0, RELATION.ADD_OR_REMOVE_ONE, 1e-4),    # no subsampling: one (remove) direction, x = -1/2 - eps sigma^2
-    (1.0, 4.0, RELATION.ADD_OR_REMOVE_ONE, 1e-4),    # the README's final run
+    (1.0, 4.0, RELATION.ADD_OR_REMOVE_ONE, 1e-4),    # the final run of the accounting example (docs/python.md)
     (1.0, 0.3, RELATION.REPLACE_SPECIAL, 1e-3),      # little noise: a wide loss grid
     (1.0, 50.0, RELATION.ADD_OR_REMOVE_ONE, 1e-5),
     (1.0, 4.0 / math.sqrt(7), RELATION.ADD_OR_REMOVE_ONE, 1e-4),  # sigma / sqrt(count), as PLDAccountant composes
