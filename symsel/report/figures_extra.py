@@ -324,6 +324,7 @@ def _delta_vs_epsilon(laws: dict[str, tuple[str, tuple[ProfileCurve, ...]]], eps
         first = ax.legend(handles=bounds, fontsize=6.5, title="bound (line)", title_fontsize=7, handlelength=4.5,
                           loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
         ax.add_artist(first)
+        first.set_clip_on(False)  # added as an artist it would be clipped to the axes, and left out of a tight bbox
         ax.legend(handles=colour_keys, fontsize=6.5, title="law of K (colour)", title_fontsize=7, handlelength=2.5,
                   loc="lower left", bbox_to_anchor=(1.02, 0.0), borderaxespad=0.0)
         ax.figure.set_size_inches(8.8, 4.6)  # room for the legends beside the axes
