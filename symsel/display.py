@@ -215,12 +215,51 @@ def distribution_repr(dist: Distribution) -> str:
 _BRACES = {r"\{": r"\lbrace ", r"\}": r"\rbrace "}
 
 
+#: a closed form of a derivation's display whose LaTeX is longer than this (about two lines) is shown by its
+#: structure (:func:`structure_latex`); the record keeps it in full.
+DERIVATION_LATEX_MAX = 240
+
+
+def structure_latex(expr: sympy.Basic, where: str) -> str:
+    """A long closed form in a line: its outermost operation and how many parts it has, its size, and where the
+    full form is (``where``, the record's attribute)."""
+    parts = len(expr.args)
+    if isinstance(expr, sympy.Max | sympy.Min):
+        shape = r"\max\{\ldots\}" if isinstance(expr, sympy.Max) else r"\min\{\ldots\}"
+        what = f"{'largest' if isinstance(expr, sympy.Max) else 'smallest'} of {parts} pieces"
+    elif isinstance(expr, sympy.Piecewise):
+        shape, what = r"\ldots", f"piecewise, {parts} cases"
+    elif isinstance(expr, sympy.Add):
+        shape, what = r"\ldots + \ldots", f"a sum of {parts} terms"
+    elif isinstance(expr, sympy.Mul):
+        shape, what = r"\ldots \cdot \ldots", f"a product of {parts} factors"
+    else:
+        shape, what = r"\ldots", f"{type(expr).__name__}"
+    return rf"{shape} \quad \text{{({what}, {sympy.count_ops(expr)} operations; in full: {where})}}"
+
+
+def _shortened(value: Any, where: str) -> Any:
+    """``value`` with every closed form (an ``Expression``: a LaTeX ``str`` carrying ``expr``) longer than
+    :data:`DERIVATION_LATEX_MAX` replaced by its :func:`structure_latex` (same type, same ``expr``)."""
+    if isinstance(value, str) and hasattr(value, "expr") and len(value) > DERIVATION_LATEX_MAX:
+        return type(value)(value.expr, structure_latex(value.expr, where))
+    if isinstance(value, dict):
+        return {k: _shortened(v, f"{where}['{k}']") for k, v in value.items()}
+    return value
+
+
 def derivation_markdown(derivation: Derivation) -> str:
     """The ``text/markdown`` display of a derivation: its report (:meth:`~symsel.derive.Derivation.markdown`,
-    ``$…$`` math from ``sympy.latex``) with headings two levels down (a notebook's own headings stay above it)
-    and set braces written ``\\lbrace``/``\\rbrace`` (GitHub's and some notebooks' Markdown drop the backslash of
-    ``\\{``)."""
-    text = re.sub(r"^(#+) ", lambda m: "#" * min(len(m.group(1)) + 2, 6) + " ", derivation.markdown(),
+    ``$…$`` math from ``sympy.latex``; a closed form longer than about two lines shown by its structure,
+    :func:`structure_latex`) with headings two levels down (a notebook's own headings stay above it) and set braces
+    written ``\\lbrace``/``\\rbrace`` (GitHub's and some notebooks' Markdown drop the backslash of ``\\{``)."""
+    import dataclasses
+
+    shown = derivation
+    if dataclasses.is_dataclass(derivation) and not isinstance(derivation, type):
+        shown = dataclasses.replace(derivation, **{f.name: _shortened(getattr(derivation, f.name), f".{f.name}")
+                                                   for f in dataclasses.fields(derivation) if f.init})
+    text = re.sub(r"^(#+) ", lambda m: "#" * min(len(m.group(1)) + 2, 6) + " ", shown.markdown(),
                   flags=re.MULTILINE)
     return re.sub(r"\\[{}]", lambda m: _BRACES[m.group(0)], text)
 

@@ -208,3 +208,34 @@ def test_plot_without_matplotlib_names_the_extra(envelope, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import matplotlib.pyplot now raises ImportError
     with pytest.raises(ImportError, match=r"symsel\[notebooks\]"):
         envelope.plot(deltas=[1e-6])
+
+
+def test_a_long_closed_form_of_a_derivation_is_shown_by_its_structure_and_kept_in_full() -> None:
+    """A closed form longer than about two lines (an envelope H(t) of six long pieces) is displayed as its
+    outermost operation, its number of pieces and where the full form is; short ones are shown as they are; the
+    record keeps every form in full, and its repr is a line or two."""
+    from symsel.derive.record import Check, Derivation, Expression
+    from symsel.display import DERIVATION_LATEX_MAX
+
+    t, d1, e1 = sympy.symbols("t delta_1 varepsilon_1", positive=True)
+    pieces = [sympy.Integer(0)] + [(k + 2) * sympy.exp(k * d1 - e1 / (k + 1)) * t / (1 + sympy.exp(e1 + k))
+                                   + sympy.log(t + k) for k in range(6)]
+    envelope = Expression(sympy.Max(*pieces))
+    assert len(envelope) > 2 * DERIVATION_LATEX_MAX
+    short = Expression(sympy.Rational(10, 3))
+    record = Derivation(spec="point(k=3)", pgf=Expression(z**3), dpgf=Expression(3 * z**2), mean=short,
+                        variance=Expression(0), p0=Expression(0), p1=Expression(0), family=None, family_params={},
+                        ratio=Expression(sympy.Symbol("q")), sup_location="vertex", sup_argument="proved",
+                        eps_hat=None, eps_hat_theorem=None, envelope=envelope,
+                        renyi={"term": "T", "sup_location": "end", "argument": "proved", "closed_form": envelope},
+                        checks=(Check("a claim", "symbolic", 0.0, True),))
+    text = record._repr_markdown_()
+    maths = re.findall(r"\$[^$]+\$", text)
+    assert max(len(m) for m in maths) <= DERIVATION_LATEX_MAX
+    assert r"\max\lbrace \ldots\rbrace" in text and "in full: .envelope" in text
+    assert f"largest of {len(envelope.expr.args)} pieces" in text
+    assert "in full: .renyi['closed_form']" in text
+    assert "mean $m = \\frac{10}{3}$" in text  # a short form as it is
+    assert record.envelope == envelope and record.envelope.expr == sympy.Max(*pieces)  # kept in full
+    assert len(repr(record)) <= 240 and repr(record).startswith("Derivation(spec='point(k=3)'")
+    assert "sup_location='vertex'" in repr(record) and "1 of 1 passed" in repr(record)

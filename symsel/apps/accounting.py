@@ -54,10 +54,17 @@ the hockey-stick duality ``δ(−ε) = 1 − e^{−ε} + e^{−ε} δ'(ε)`` wit
 bound falls to ``floor`` (``1e-20``; the rest of the mass sits at ``+∞``, as dp-accounting's own PLDs do with their
 truncated tails: about 2e-22 for a Gaussian, and below 1e-15 in its compositions).
 
-dp-accounting's version. dp-accounting has no public way to put a PLD into a ``PLDAccountant`` or to read its PLD:
-the accountant overrides ``_maybe_compose`` (the extension point every ``PrivacyAccountant`` implements), calls the
-held ``PLDAccountant``'s ``_maybe_compose`` and composes the selections' PLDs into its ``_pld``. Those are private
-names, so ``pyproject.toml`` pins ``dp-accounting>=0.6,<0.7`` (the series this was written and tested against).
+dp-accounting's public API only. dp-accounting has no public way to put a PLD into a ``PLDAccountant`` or to read
+one out of it, so the accountant keeps a PLD of its own. It is a ``PrivacyAccountant`` (the abstract base class every
+dp-accounting accountant derives from) and implements that class's abstract hook ``_maybe_compose``, which the
+base's public ``supports`` calls; ``compose``, ``ledger``, ``get_epsilon`` and ``get_delta`` are its own. An event
+is supported exactly when a ``PLDAccountant`` under the same relation ``supports`` it (its public method), and it is
+composed with the PLD that ``PLDAccountant`` builds for it, from the public constructors of
+``dp_accounting.pld.privacy_loss_distribution`` with the same arguments (``_event_pld``; Gaussian events sooner,
+through :mod:`symsel.profiles.subsampled_gaussian_pld`, array for array). An event type that ``_event_pld`` does
+not know (one that a later dp-accounting adds) is composed with a pessimistic connect-the-dots export of a
+``PLDAccountant``'s ``δ(ε)`` for it (within ``tolerance`` in ``ε``, above it). No dp-accounting version is pinned
+above: ``python3 run.py test-latest`` shows any drift in the accounting tests.
 
 Refusals follow dp-accounting: ``supports(event)`` is ``False`` and ``compose(event)`` raises
 ``privacy_accountant.UnsupportedEventError`` naming the event, for events the PLD accountant refuses (under the
@@ -69,7 +76,6 @@ whose bound is vacuous) is non-private: ``get_epsilon`` returns ``inf`` and ``ge
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 import numbers
@@ -78,7 +84,7 @@ from collections.abc import Hashable
 from typing import Any, TypeAlias, cast
 
 import numpy as np
-from dp_accounting import dp_event, privacy_accountant
+from dp_accounting import dp_event, dp_event_builder, privacy_accountant
 from dp_accounting.pld import pld_pmf, pld_privacy_accountant, privacy_loss_distribution
 
 from symsel import validate
@@ -294,16 +300,29 @@ def _dpsgd(event: dp_event.DpEvent) -> tuple[float, float, int] | None:
     return None
 
 
+class _HeldPld:
+    """A composed ``PrivacyLossDistribution`` seen as :class:`~symsel.profiles.PldProfile` sees an accountant: its
+    ``get_delta`` and ``get_epsilon`` (the PLD's public queries) and the PLD itself (``_pld``)."""
+
+    def __init__(self, pld: Any):
+        self._pld = pld
+
+    def get_delta(self, target_epsilon: Any) -> Any:
+        return self._pld.get_delta_for_epsilon(target_epsilon)
+
+    def get_epsilon(self, target_delta: float) -> float:
+        return float(self._pld.get_epsilon_for_delta(target_delta))
+
+
 class _ComposedProfile(PldProfile):
     """The profile of the PLD a nested :class:`SelectionAccountant` composed (an inner event with selections)."""
 
-    def __init__(self, event: dp_event.DpEvent, accountant: pld_privacy_accountant.PLDAccountant, neighbouring: str,
-                 value_discretization_interval: float):
+    def __init__(self, event: dp_event.DpEvent, pld: Any, neighbouring: str, value_discretization_interval: float):
         # PldProfile.__init__ would ask dp-accounting's PLD accountant to support the event, which it does not
         self.event = event
         self.neighbouring = neighbouring
         self.value_discretization_interval = value_discretization_interval
-        self.__dict__["accountant"] = accountant  # PldProfile.accountant is a cached_property: this is its value
+        self.__dict__["accountant"] = _HeldPld(pld)  # PldProfile.accountant is a cached_property: this is its value
         self.build_seconds = 0.0
 
 
@@ -334,7 +353,7 @@ def selection_base(event: dp_event.DpEvent,
         nested._materialize()
         if nested._empty:
             return NOOP
-        return _ComposedProfile(event, nested._pld_accountant, name, value_discretization_interval)
+        return _ComposedProfile(event, nested._composed, name, value_discretization_interval)
     sensitivity = 2.0 if relation == NeighboringRelation.REPLACE_ONE else 1.0
     mu2 = _gaussian_mu2(event, sensitivity)
     if mu2 is not None:
@@ -519,6 +538,91 @@ def _check_gaussian_pld_size(event: dp_event.DpEvent, sigma: float, interval: fl
             "larger value_discretization_interval)", "SelectionAccountant.compose")
 
 
+def _event_pld(event: dp_event.DpEvent, count: int, relation: NeighboringRelation, interval: float,
+               tolerance: float) -> Any:
+    """The PLD of ``count`` runs of ``event``, one event that is neither composed nor a selection and that
+    ``PLDAccountant`` supports, as ``PLDAccountant`` builds it (the same public constructor of
+    ``privacy_loss_distribution`` with the same arguments); :data:`NOOP` or :data:`NONPRIVATE` where it composes
+    nothing or marks the result non-private. An event type not listed here is exported from a ``PLDAccountant``'s
+    ``δ(ε)`` (:func:`_exported_event_pld`)."""
+    PLD = privacy_loss_distribution
+    h = interval
+    if isinstance(event, dp_event.NoOpDpEvent):
+        return NOOP
+    if isinstance(event, dp_event.NonPrivateDpEvent):
+        return NONPRIVATE
+    gaussian = _gaussian_pld(event, count, relation, interval)
+    if gaussian is not None:
+        return gaussian
+    if isinstance(event, dp_event.GaussianDpEvent):
+        if event.noise_multiplier == 0:
+            return NONPRIVATE
+        return PLD.from_gaussian_mechanism(standard_deviation=event.noise_multiplier / math.sqrt(count),
+                                           value_discretization_interval=h, neighboring_relation=relation)
+    if isinstance(event, dp_event.RandomizedResponseDpEvent):
+        if event.num_buckets == 1:
+            return NOOP
+        if event.noise_parameter == 0:
+            return NONPRIVATE
+        return PLD.from_randomized_response(noise_parameter=event.noise_parameter, num_buckets=event.num_buckets,
+                                            value_discretization_interval=h, neighboring_relation=relation)
+    if isinstance(event, dp_event.LaplaceDpEvent):
+        if event.noise_multiplier == 0:
+            return NONPRIVATE
+        return PLD.from_laplace_mechanism(parameter=event.noise_multiplier,
+                                          value_discretization_interval=h).self_compose(count)
+    if isinstance(event, dp_event.DiscreteLaplaceDpEvent):
+        if event.noise_parameter == 0:
+            return NONPRIVATE
+        return PLD.from_discrete_laplace_mechanism(parameter=event.noise_parameter, sensitivity=event.sensitivity,
+                                                   value_discretization_interval=h).self_compose(count)
+    if isinstance(event, dp_event.MixtureOfGaussiansDpEvent):
+        if len(event.sensitivities) == 1 and event.sensitivities[0] == 0.0:
+            return NOOP
+        if event.standard_deviation == 0:
+            return NONPRIVATE
+        return PLD.from_mixture_gaussian_mechanism(
+            standard_deviation=event.standard_deviation, sensitivities=event.sensitivities,
+            sampling_probs=event.sampling_probs, value_discretization_interval=h).self_compose(count)
+    if isinstance(event, dp_event.PoissonSampledDpEvent) and isinstance(
+            event.event, (dp_event.GaussianDpEvent, dp_event.LaplaceDpEvent)):
+        if event.sampling_probability == 0:
+            return NOOP
+        if event.event.noise_multiplier == 0:
+            return NONPRIVATE
+        if isinstance(event.event, dp_event.GaussianDpEvent):
+            return PLD.from_gaussian_mechanism(
+                standard_deviation=event.event.noise_multiplier, value_discretization_interval=h,
+                sampling_prob=event.sampling_probability, neighboring_relation=relation).self_compose(count)
+        return PLD.from_laplace_mechanism(parameter=event.event.noise_multiplier, value_discretization_interval=h,
+                                          sampling_prob=event.sampling_probability).self_compose(count)
+    if isinstance(event, dp_event.TruncatedSubsampledGaussianDpEvent):
+        if event.sampling_probability == 0 or event.truncated_batch_size == 0 or event.dataset_size == 0:
+            return NOOP
+        if event.noise_multiplier == 0:
+            return NONPRIVATE
+        return PLD.from_truncated_subsampled_gaussian_mechanism(
+            dataset_size=event.dataset_size, sampling_probability=event.sampling_probability,
+            truncated_batch_size=event.truncated_batch_size, noise_multiplier=event.noise_multiplier,
+            value_discretization_interval=h, neighboring_relation=relation).self_compose(count)
+    return _exported_event_pld(event, count, relation, interval, tolerance)
+
+
+def _exported_event_pld(event: dp_event.DpEvent, count: int, relation: NeighboringRelation, interval: float,
+                        tolerance: float) -> Any:
+    """``count`` runs of an event type ``_event_pld`` does not know: a ``PLDAccountant`` composes it (its public
+    ``compose``), and its ``δ(ε)`` (``get_delta``, an upper bound on both directions of the event) is exported as a
+    pessimistic connect-the-dots PLD (:func:`selection_pld`, within ``tolerance`` in ``ε``), which dominates the
+    event's own; self-composed ``count`` times."""
+    profile = PldProfile(event, neighbouring=_NEIGHBOURING[relation], value_discretization_interval=interval)
+    if profile.delta_at_infinity >= 1:
+        return NONPRIVATE
+    if profile.delta(0.0) <= 0:
+        return NOOP
+    pld = selection_pld(profile, interval, tolerance)
+    return pld if count == 1 else pld.self_compose(count)
+
+
 class SelectionAccountant(privacy_accountant.PrivacyAccountant):
     """A pessimistic PLD accountant that also accounts private selection (module docstring).
 
@@ -549,8 +653,13 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         self._tolerance = validate.positive(tolerance, "tolerance", where)
         self._export_points = None if export_points is None else validate.integer(
             export_points, "export_points", where, lo=3, hi=MAX_EXPORT_POINTS)
-        self._pld_accountant = pld_privacy_accountant.PLDAccountant(neighboring_relation, self._interval)
-        self._empty = True  # the held accountant's PLD is still the identity
+        # asked only whether it supports an event (its public ``supports``): the events this accountant composes
+        self._probe = pld_privacy_accountant.PLDAccountant(neighboring_relation, self._interval)
+        # the accountant's own PLD (PLDAccountant's start: the identity) and what it has composed so far
+        self._composed = privacy_loss_distribution.identity(value_discretization_interval=self._interval)
+        self._empty = True  # the PLD is still the identity
+        self._nonprivate = False  # a non-private event has been composed: ε = inf, δ = 1
+        self._events = dp_event_builder.DpEventBuilder()
         # a selection composed once into an empty accountant is held here, its PLD not yet exported: while it is
         # the only event, get_epsilon and get_delta answer from its bound (_materialize composes it otherwise)
         self._deferred: _Part | None = None
@@ -559,6 +668,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
 
     # ------------------------------------------------------------------ dp-accounting's interface
     def _maybe_compose(self, event: dp_event.DpEvent, count: int, do_compose: bool) -> Any:
+        """``PrivacyAccountant``'s abstract hook (its ``supports`` calls it with ``do_compose=False``): ``None`` if
+        ``event`` is supported (and, with ``do_compose``, composed ``count`` times), else the error details."""
         if isinstance(event, dp_event.SelfComposedDpEvent):
             return self._maybe_compose(event.event, event.count * count, do_compose)
         if isinstance(event, dp_event.ComposedDpEvent):
@@ -569,25 +680,28 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
             return None
         if isinstance(event, _SELECTION_EVENTS):
             return self._maybe_compose_selection(event, count, do_compose)
-        if do_compose and not isinstance(event, dp_event.NoOpDpEvent) and self._pld_accountant._maybe_compose(
-                event, count, False) is None:
+        if isinstance(event, dp_event.NoOpDpEvent):
+            return None
+        if not self._probe.supports(event):
+            relation = f"NeighboringRelation.{self.neighboring_relation.name}"
+            return _CompositionErrorDetails(
+                invalid_event=event, error_message=f"Unsupported event: dp-accounting's PLDAccountant does not "
+                                                   f"support it under {relation}.")
+        if do_compose:
             self._materialize()
-        gaussian = _gaussian_pld(event, count, self.neighboring_relation, self._interval) if do_compose else None
-        if gaussian is not None:  # the PLD PLDAccountant would compose, sooner
-            self._pld_accountant._pld = self._pld_accountant._pld.compose(gaussian)
-            result = None
-        else:
-            result = self._pld_accountant._maybe_compose(event, count, do_compose)  # exactly as PLDAccountant does
-        if do_compose and result is None and not isinstance(event, dp_event.NoOpDpEvent):
+            pld = _event_pld(event, count, self.neighboring_relation, self._interval, self._tolerance)
+            if pld is NONPRIVATE:
+                self._nonprivate = True
+            elif pld is not NOOP:
+                self._composed = self._composed.compose(pld)
             self._empty = False
-        return result
+        return None
 
     def _materialize(self) -> None:
-        """Compose the deferred selection's exported PLD into the held accountant (before anything else joins it)."""
+        """Compose the deferred selection's exported PLD into the accountant's (before anything else joins it)."""
         part, self._deferred = self._deferred, None
         if part is not None:
-            accountant = self._pld_accountant
-            accountant._pld = part.pld if self._empty else accountant._pld.compose(part.pld)
+            self._composed = part.pld if self._empty else self._composed.compose(part.pld)
             self._empty = False
 
     def compose(self, event: dp_event.DpEvent, count: int = 1) -> SelectionAccountant:
@@ -624,39 +738,52 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
                 raise UnsupportedSelectionError(event, selection, exc) from None
             except SymselError:  # a spec that does not parse: dp-accounting's UnsupportedEventError, below
                 pass
-        if self._maybe_compose(event, count, False) is None:
-            for selection in self._selections(event):
-                self._part(selection)
-        state = (self._pld_accountant._pld, self._empty, self._deferred, len(self._bounds), copy.deepcopy(self._ledger))
+        error = self._maybe_compose(event, count, False)
+        if error is not None:  # as PrivacyAccountant.compose words it
+            raise privacy_accountant.UnsupportedEventError(
+                f"Unsupported event: {event}. Error: [{error.error_message}] caused by subevent {error.invalid_event}.")
+        for selection in self._selections(event):
+            self._part(selection)
+        state = (self._composed, self._empty, self._nonprivate, self._deferred, len(self._bounds))
         try:
-            super().compose(event, count)
+            self._maybe_compose(event, count, True)
         except (ArithmeticError, MemoryError, ValueError) as exc:
             # a PLD could not be built (a noise so small that symsel refuses its size, or so small or large that
             # dp-accounting's loss grid overflows): the accountant is left as it was, and the error names the event
-            self._pld_accountant._pld, self._empty, self._deferred, kept, self._ledger = state
+            self._composed, self._empty, self._nonprivate, self._deferred, kept = state
             del self._bounds[kept:]
             if isinstance(exc, SymselError):
                 raise
             raise ParameterError("event", _clip(event), f"an event whose PLD dp-accounting can build on a loss grid "
                                  f"of {self._interval:g} (it failed: {type(exc).__name__}: {_clip(str(exc))})",
                                  where) from None
+        self._events.compose(event, count)
         return self
+
+    @property
+    def ledger(self) -> dp_event.DpEvent:
+        """The (composed) ``DpEvent`` accounted so far, as dp-accounting's accountants report it."""
+        return self._events.build()
 
     def get_epsilon(self, target_delta: float) -> float:
         """The smallest ``ε`` of the composed pessimistic PLD at ``target_delta`` (``inf`` if non-private)."""
         target_delta = validate.probability(target_delta, "target_delta", "SelectionAccountant.get_epsilon")
+        if self._nonprivate:
+            return math.inf
         if self._deferred is not None and self._empty:
             return float(cast(SelectionBound, self._deferred.bound).epsilon(target_delta))
-        return float(self._pld_accountant.get_epsilon(target_delta))
+        return float(self._composed.get_epsilon_for_delta(target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
         """``δ(target_epsilon)`` of the composed pessimistic PLD (1 if non-private)."""
         target_epsilon = validate.real(target_epsilon, "target_epsilon", "SelectionAccountant.get_delta",
                                        allowed="a real epsilon (inf allowed), not NaN")
+        if self._nonprivate:
+            return 1.0
         if self._deferred is not None and self._empty:  # both are upper bounds on the selection's δ: the smaller
             bound = cast(SelectionBound, self._deferred.bound)
             return float(min(bound.delta(target_epsilon), self._deferred.pld.get_delta_for_epsilon(target_epsilon)))
-        return float(self._pld_accountant.get_delta(target_epsilon))
+        return float(self._composed.get_delta_for_epsilon(target_epsilon))
 
     @property
     def selection_bounds(self) -> tuple[tuple[dp_event.DpEvent, SelectionBound, int], ...]:
@@ -676,15 +803,14 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
             part = self._part(event)
             if part.bound is NONPRIVATE:
                 self._materialize()
-                self._pld_accountant._maybe_compose(dp_event.NonPrivateDpEvent(), count, True)
+                self._nonprivate = True
             elif part.bound is not NOOP:
                 if count == 1 and self._empty and self._deferred is None:
                     self._deferred = part  # alone so far: exported only if something joins it
                 else:
                     self._materialize()
                     pld = part.pld if count == 1 else part.pld.self_compose(count)
-                    accountant = self._pld_accountant
-                    accountant._pld = pld if self._empty else accountant._pld.compose(pld)
+                    self._composed = pld if self._empty else self._composed.compose(pld)
                     self._empty = False
                 self._bounds.append((event, cast(SelectionBound, part.bound), count))
         return None

@@ -24,12 +24,14 @@ base output measure                          ``base.map(d_in)``                 
                                                                                    upper bound on its profile
 ============================================ ===================================== ===============================
 
-Other measures (Rényi, approximate zCDP, user measures) are refused with :class:`~symsel.errors.NotApplicableError`
-unless ``base_profile=`` is given: a symsel profile (or spec) valid for inputs at distance at most
-``profile_d_in``, or a callable ``d_in -> profile``. A ``base_profile`` is the caller's claim about the base (say
-``gaussian(sigma=…)`` for a continuous Gaussian mechanism, which is tighter than its ρ-zCDP curve); symsel cannot check
-it against the measurement (OpenDP's ``make_gaussian`` on floats samples a discretized Gaussian, for which the
-zCDP curve is the guarantee OpenDP proves).
+The measures are named as OpenDP 0.16 names them; OpenDP's renamed measures (``PureDP``, ``zCDP``, ``ApproxDP``,
+``ProfileDP``) are the same four rows, recognised and built under whichever names the installed OpenDP has
+(:data:`MEASURES`). Other measures (Rényi, approximate zCDP, user measures) are refused with
+:class:`~symsel.errors.NotApplicableError` unless ``base_profile=`` is given: a symsel profile (or spec) valid for
+inputs at distance at most ``profile_d_in``, or a callable ``d_in -> profile``. A ``base_profile`` is the caller's
+claim about the base (say ``gaussian(sigma=…)`` for a continuous Gaussian mechanism, which is tighter than its ρ-zCDP
+curve); symsel cannot check it against the measurement (OpenDP's ``make_gaussian`` on floats samples a discretized
+Gaussian, for which the zCDP curve is the guarantee OpenDP proves).
 
 The selection's output measure:
 
@@ -115,6 +117,51 @@ def _dp() -> Any:
     return dp
 
 
+# ------------------------------------------------------------------------------------------------ measures
+#: OpenDP's privacy measures this module reads or builds, by role: the names of their constructors in ``opendp.prelude``
+#: (OpenDP's rename first: ``MaxDivergence`` → ``PureDP``, ``ZeroConcentratedDivergence`` → ``zCDP``,
+#: ``SmoothedMaxDivergence`` → ``ProfileDP``, ``Approximate<MaxDivergence>`` → ``ApproxDP``, the old names kept as
+#: deprecated aliases; then the names OpenDP 0.16 has), and the type names a measure of that role reports.
+MEASURES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "pure": (("pure_dp", "max_divergence"), ("PureDP", "MaxDivergence")),
+    "zcdp": (("zcdp", "z_cdp", "zero_concentrated_divergence"), ("zCDP", "ZCDP", "ZeroConcentratedDivergence")),
+    "approx": (("approx_dp",), ("ApproxDP", "Approximate<PureDP>", "Approximate<MaxDivergence>",
+                                "Approximate(PureDP)", "Approximate(MaxDivergence)")),
+    "profile": (("profile_dp", "smoothed_max_divergence"), ("ProfileDP", "SmoothedMaxDivergence")),
+}
+
+
+def _measure(dp: Any, role: str) -> Any:
+    """The privacy measure of ``role`` (:data:`MEASURES`), built by the first of its constructors that the installed
+    OpenDP has (``approximate`` of the pure measure for ``"approx"`` when there is no ``approx_dp``)."""
+    names, _ = MEASURES[role]
+    for name in names:
+        constructor = getattr(dp, name, None)
+        if callable(constructor):
+            with warnings.catch_warnings():  # an old name, deprecated by a newer OpenDP, is still the same measure
+                warnings.simplefilter("ignore", DeprecationWarning)
+                return constructor()
+    if role == "approx":
+        return dp.approximate(_measure(dp, "pure"))
+    raise NotApplicableError(f"{WHERE}: the installed OpenDP has none of {', '.join(names)}")
+
+
+def _role(dp: Any, measure: Any) -> str | None:
+    """The role (:data:`MEASURES`) of an OpenDP privacy measure, by its type name or by equality with the measure
+    the installed OpenDP builds for that role; ``None`` for any other measure."""
+    kind = " ".join(str(getattr(measure, "type", "")).split())
+    for role, (_, types) in MEASURES.items():
+        if kind in types:
+            return role
+    for role in MEASURES:
+        try:
+            if measure == _measure(dp, role):
+                return role
+        except Exception:  # a role the installed OpenDP cannot build is not this measure
+            continue
+    return None
+
+
 # ------------------------------------------------------------------------------------------------ inputs
 
 
@@ -165,20 +212,21 @@ def base_profile_from_map(measurement: Any, d_in: Any, profile_points: int = PRO
     except dp.OpenDPException as exc:
         raise ParameterError("d_in", d_in, "a distance the base measurement's privacy map accepts (OpenDP: "
                              f"{' '.join(str(exc).split())[:160]})", WHERE) from None
-    if measure == dp.max_divergence():
+    role = _role(dp, measure)
+    if role == "pure":
         return pure(eps=_finite(guarantee, "epsilon"))
-    if measure == dp.zero_concentrated_divergence():
+    if role == "zcdp":
         rho = _finite(guarantee, "rho")
         return pure(eps=0.0) if rho == 0 else zcdp(rho=rho)
-    if measure == dp.approximate(dp.max_divergence()):
+    if role == "approx":
         eps, delta = guarantee
         return ApproxDPProfile(eps=_finite(eps, "epsilon"), delta=float(delta))
-    if measure == dp.smoothed_max_divergence():
+    if role == "profile":
         return PointwiseProfile(_sampled(guarantee, profile_points))
     raise NotApplicableError(
         f"{WHERE}: the base's output measure {measure} has no conversion to a symsel profile (supported: "
-        "max_divergence, zero_concentrated_divergence, approximate(max_divergence), smoothed_max_divergence); "
-        "pass base_profile= (a symsel profile valid at the d_in you query)")
+        "PureDP (max_divergence), zCDP (zero_concentrated_divergence), ApproxDP (approximate(max_divergence)), "
+        "ProfileDP (smoothed_max_divergence)); pass base_profile= (a symsel profile valid at the d_in you query)")
 
 
 def _finite(value: Any, name: str) -> float:
@@ -405,13 +453,13 @@ def make_selection(
         return best
 
     if delta is None:
-        output_measure = dp.smoothed_max_divergence()
+        output_measure = _measure(dp, "profile")
 
         def privacy_map(d_in: Any) -> Any:
             profile = dp.new_privacy_profile(_curve(state.bound(d_in)))
             return profile.curve  # OpenDP's callback takes this AnyObject over (module docstring)
     else:
-        output_measure = dp.approximate(dp.max_divergence())
+        output_measure = _measure(dp, "approx")
         fixed = delta
 
         def privacy_map(d_in: Any) -> Any:

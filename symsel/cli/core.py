@@ -68,6 +68,17 @@ def profile_command(spec: str, delta: float | None, epsilon: float | None, as_js
     emit(payload, as_json, lambda p: f"{p['spec']}: epsilon = {p['epsilon']:.10g}, delta = {p['delta']:.6g}")
 
 
+class _MethodOption(click.Option):
+    """``--method``, whose help lists every member of :data:`symsel.METHODS` (read when the help is shown, so that
+    the command line does not import the bounds to start)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from symsel.bounds import METHODS
+
+        self.help = " | ".join((*METHODS, "all"))
+        return super().get_help_record(ctx)
+
+
 @main.command("bound")
 @click.option("--dist", "dist_spec", required=True, help='Law of K, e.g. "geometric(mean=30)".')
 @click.option("--base", "base_spec", required=True,
@@ -76,8 +87,8 @@ def profile_command(spec: str, delta: float | None, epsilon: float | None, as_js
                    'of (P\', P), the same for all K runs; both orders are computed (docs/setting.md).')
 @click.option("--delta", type=float, default=None, help="Report epsilon at this delta.")
 @click.option("--epsilon", type=float, default=None, help="Report delta at this epsilon (>= 0).")
-@click.option("--method", default="best", show_default=True,
-              help="paper | polygon | fdp | envelope | rdp | rdp_lemma7 | best | all")
+@click.option("--method", default="best", show_default=True, cls=_MethodOption,
+              help="The bound (one of symsel.METHODS), or all of them.")
 @click.option("--compose-with", "compose_with", multiple=True,
               help='Also report the selection composed (dp-accounting PLD) with this mechanism, e.g. "dpsgd(...)"; '
                    "repeatable.")

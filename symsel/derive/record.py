@@ -91,7 +91,7 @@ class Check:
                 "proof": self.proof}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Derivation:
     """What :func:`symsel.derive.derive` found. Every closed form is an :class:`Expression` (a LaTeX string that
     carries its SymPy object); other strings are prose or labels.
@@ -138,6 +138,15 @@ class Derivation:
     @property
     def verified(self) -> bool:
         return all(c.passed for c in self.checks)
+
+    def __repr__(self) -> str:
+        """A line or two: the law, where the ratio's sup sits, which sections were derived and the checks (the
+        closed forms are the record's attributes, and its :meth:`markdown` report)."""
+        sections = [name for name in ("envelope", "pure_dp", "renyi", "utility") if getattr(self, name)]
+        passed = sum(c.passed for c in self.checks)
+        base = f", base={self.base!r}" if self.base else ""
+        return (f"Derivation(spec={self.spec!r}{base}, family={self.family!r}, sup_location={self.sup_location!r}, "
+                f"sections={sections}, checks: {passed} of {len(self.checks)} passed)")
 
     def expressions(self) -> dict[str, Expression]:
         """Every closed form of the record by its JSON path (``"mean"``, ``"pure_dp.log_ratio"``, ...)."""

@@ -213,6 +213,23 @@ def segment_derivative(dphi: sympy.Expr, a: tuple, b: tuple, weights: tuple = ON
     return sympy.diff(weights[0] * sympy.log(dphi.subs(z, q)) - weights[1] * sympy.log(dphi.subs(z, qp)), _T)
 
 
+#: the largest ``phi'`` (``sympy.count_ops``) whose logarithmic derivative is simplified for a second try.
+LOG_DERIVATIVE_MAX_OPS = 200
+
+
+def log_derivative_form(dphi: sympy.Expr, a: tuple, b: tuple, weights: tuple = ONE) -> sympy.Expr | None:
+    """:func:`segment_derivative` written through the logarithmic derivative ``g = phi''/phi'``, cancelled first:
+    ``w1 g(q) dq/dt - w2 g(q') dq'/dt``, the same function of ``t`` (``d/dt log phi'(q(t)) = g(q) dq/dt``). Where
+    ``phi'`` is an exponential (a Poisson-like law) ``g`` is a constant and the derivative does not depend on ``t``,
+    which the unsimplified quotient of exponentials hides from :func:`descartes_sign`. ``None`` for a ``phi'``
+    larger than :data:`LOG_DERIVATIVE_MAX_OPS` operations."""
+    if sympy.count_ops(dphi) > LOG_DERIVATIVE_MAX_OPS:
+        return None
+    g = sympy.cancel(sympy.powsimp(sympy.diff(dphi, z) / dphi))
+    q, qp = a[0] + _T * (b[0] - a[0]), a[1] + _T * (b[1] - a[1])
+    return weights[0] * g.subs(z, q) * (b[0] - a[0]) - weights[1] * g.subs(z, qp) * (b[1] - a[1])
+
+
 def positive_form(expr: sympy.Expr) -> sympy.Expr:
     """``expr`` in the positive variables of the module docstring (``s, D, X, L``)."""
     out = expr.subs(_T, _S / (1 + _S)).subs(DELTA1, _D / (1 + _D)).subs(LAM, 1 + _L)
@@ -229,6 +246,9 @@ def segment_sign(dphi: sympy.Expr, a: tuple, b: tuple, numeric: bool, weights: t
             return sign, "interval"
         return sampled_segment_sign(dphi, a, b, weights), "sampling"
     sign = descartes_sign(positive_form(segment_derivative(dphi, a, b, weights)))
+    if sign is None:  # a second try: the same derivative through the cancelled logarithmic derivative of phi'
+        simpler = log_derivative_form(dphi, a, b, weights)
+        sign = None if simpler is None else descartes_sign(positive_form(simpler))
     return (sign, "symbolic") if sign is not None else (None, "none")
 
 

@@ -238,6 +238,23 @@ def geometric_delta_vs_epsilon(means: Sequence[float], epsilons: Sequence[float]
     return _delta_vs_epsilon(laws, epsilons, sigma, title, lower_at, base_curve=True)
 
 
+#: the line of each bound of a δ(ε) figure: its style and marker tell the bounds apart (the colour is the law's).
+PROFILE_LINES: dict[str, dict[str, Any]] = {
+    "paper": {"linestyle": "-", "linewidth": 1.8},
+    "rdp": {"linestyle": "--", "linewidth": 1.8, "marker": "^", "markersize": 4.5},
+    "rdp_tight_delta": {"linestyle": "-.", "linewidth": 1.2, "marker": "v", "markersize": 4},
+    "envelope": {"linestyle": ":", "linewidth": 1.4, "marker": "s", "markersize": 3.5, "fillstyle": "none"},
+}
+
+
+def _profile_line(column: str, ours: bool) -> dict[str, Any]:
+    """The line keywords of a δ(ε) curve (:data:`PROFILE_LINES`; markers spaced along the curve, not at each point)."""
+    style = dict(PROFILE_LINES.get(column, {"linestyle": ":" if ours else "-", "linewidth": 1.2}))
+    if "marker" in style:
+        style["markevery"] = 0.08
+    return style
+
+
 #: δ below this is not drawn in a δ(ε) figure unless it says otherwise (the CSV keeps every value).
 DELTA_FLOOR = 1e-14
 
@@ -271,25 +288,46 @@ def _delta_vs_epsilon(laws: dict[str, tuple[str, tuple[ProfileCurve, ...]]], eps
         rows += [{"law": "base", "epsilon": float(e), "base": float(base[i])} for i, e in enumerate(grid)]
 
     def draw(ax: Any) -> None:
+        from matplotlib.lines import Line2D
+
         colours = dict(zip(laws, ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"], strict=False))
+        kinds: dict[str, tuple[str, bool]] = {}  # column -> (its legend text, symsel's own?), in drawing order
         for label, (_, curves) in laws.items():
             for column, suffix, _, _, ours in curves:
                 pts = [(r["epsilon"], r[column]) for r in rows
                        if r["law"] == label and column in r and r[column] >= floor]
                 if pts:
-                    ax.plot(*zip(*pts, strict=True), color=colours.get(label),
-                            linestyle=(":" if column.startswith("rdp_") else "--") if ours else
-                            ("-." if column == "rdp" else "-"),
-                            linewidth=1.0 if ours else 1.8, label=f"{suffix}, {label}")
+                    ax.plot(*zip(*pts, strict=True), color=colours.get(label), **_profile_line(column, ours))
+                    kinds.setdefault(column, (suffix, ours))
             lows = [(r["lower"], r["delta"]) for r in rows if r["law"] == label and "lower" in r]
             if lows:
                 ax.plot(*zip(*lows, strict=True), color=colours.get(label), linestyle="none", marker="x",
-                        markersize=7, label=f"certified lower bound, {label}")
+                        markersize=7)
+                kinds.setdefault("lower", ("certified lower bound", True))
         if base_curve:
             pts = [(r["epsilon"], r["base"]) for r in rows if r["law"] == "base" and r["base"] >= floor]
-            ax.plot(*zip(*pts, strict=True), color="gray", linewidth=1.8, label="Priv. profile of base mechanism")
+            ax.plot(*zip(*pts, strict=True), color="gray", linewidth=2.6, alpha=0.6)
+        ax.set_yscale("log")
         ax.set_ylim(bottom=floor, top=1.5)
-        decorate(ax, r"$\varepsilon$", r"$\delta(\varepsilon)$", title, yscale="log", legend_size=6, title_size=9)
+        ax.set_xlabel(r"$\varepsilon$")
+        ax.set_ylabel(r"$\delta(\varepsilon)$")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        # two legends beside the axes: the line (style and marker) says the bound, the colour says the law
+        bounds = [Line2D([], [], color="black", linestyle="none", marker="x", markersize=7, label=text)
+                  if column == "lower" else Line2D([], [], color="black", label=text, **_profile_line(column, ours))
+                  for column, (text, ours) in kinds.items()]
+        colour_keys = [Line2D([], [], color=colours[label], linewidth=3, label=label) for label in laws]
+        if base_curve:
+            colour_keys.append(Line2D([], [], color="gray", linewidth=2.6, alpha=0.6,
+                                      label="Priv. profile of base mechanism"))
+        first = ax.legend(handles=bounds, fontsize=6.5, title="bound (line)", title_fontsize=7, handlelength=4.5,
+                          loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        ax.add_artist(first)
+        first.set_clip_on(False)  # added as an artist it would be clipped to the axes, and left out of a tight bbox
+        ax.legend(handles=colour_keys, fontsize=6.5, title="law of K (colour)", title_fontsize=7, handlelength=2.5,
+                  loc="lower left", bbox_to_anchor=(1.02, 0.0), borderaxespad=0.0)
+        ax.figure.set_size_inches(8.8, 4.6)  # room for the legends beside the axes
 
     return rows, draw
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from symsel.errors import ParameterError
-from symsel.report.figures import Draw, Rows, _style
+from symsel.report.figures import Draw, Rows
 from symsel.report.figures_extra import _latex_number
 
 FIG8 = {"q": 0.01, "epsilon_q": 1.5, "delta": 1e-6, "sigmas": (2.0, 3.0, 4.0)}
@@ -56,32 +56,64 @@ def sigma_tuning_vs_mean(means: Sequence[float], sigmas: Sequence[float] = FIG8[
                     row[f"candidate_{method}"] = float(symsel.bound(law, base, method).epsilon(delta))
             rows.append(row)
 
+    return rows, draw_sigma_tuning(rows, sigmas, candidate_methods, q, epsilon_q, delta)
+
+
+#: each candidate σ's colour, marker and line style (in the order of ``sigmas``), so that no two share any of them.
+SIGMA_STYLES = (("tab:orange", "o", "-"), ("tab:green", "s", "--"), ("tab:purple", "^", "-."), ("tab:brown", "D", ":"))
+
+
+def draw_sigma_tuning(rows: Rows, sigmas: Sequence[float], candidate_methods: Sequence[str], q: float,
+                      epsilon_q: float, delta: float) -> Draw:
+    """Figure 8 drawn from its rows in panels: on top the two tuning bounds (Cor 6.2, symsel's ``best`` on the same
+    thresholds) and, as a band, the range of the candidates' own bounds over σ (they lie within 0.02 of each other,
+    one line at this scale); below, one panel per candidate method, each candidate σ's own bound minus the mean of
+    the candidates' at that ``m``, where the σ are told apart (colour, marker and line style)."""
+
     def draw(ax: Any) -> None:
+        fig = ax.figure
+        ax.remove()
+        fig.set_size_inches(6.4, 3.2 + 1.9 * len(candidate_methods))
+        axes = fig.subplots(1 + len(candidate_methods), 1, sharex=True,
+                            gridspec_kw={"height_ratios": [2.0] + [1.0] * len(candidate_methods)})
+        top, lower = axes[0], axes[1:]
         ms = sorted({r["mean"] for r in rows})
         first = [next(r for r in rows if r["mean"] == m) for m in ms]
-        for key, label, style_key in (("cor_6_2", "Upper bound, Cor 6.2", "paper"),
-                                      ("tuning_best", "Upper bound, symsel best (same thresholds)", "envelope")):
-            style = _style(ax, style_key)
-            style.update(label=label, marker="o", color="black" if key == "cor_6_2" else "tab:blue")
-            ax.plot(ms, [r[key] for r in first], **style)
-        colours = dict(zip(sigmas, ("tab:orange", "tab:green", "tab:purple", "tab:brown"), strict=False))
-        for sigma in sigmas:
-            for method, line in zip(candidate_methods, ("--", ":"), strict=False):
-                pts = [(r["mean"], r[f"candidate_{method}"]) for r in rows
-                       if r["sigma"] == sigma and f"candidate_{method}" in r]
+        top.plot(ms, [r["cor_6_2"] for r in first], color="black", marker="o", markersize=4, linewidth=1.8,
+                 label="tuning bound, Cor 6.2")
+        top.plot(ms, [r["tuning_best"] for r in first], color="tab:blue", marker="D", markersize=4, linewidth=1.8,
+                 linestyle="--", label="tuning bound, symsel best (same thresholds)")
+        for method, colour, hatch in zip(candidate_methods, ("tab:orange", "tab:green"), ("//", "\\\\"),
+                                         strict=False):
+            spread = [[r[f"candidate_{method}"] for r in rows if r["mean"] == m and f"candidate_{method}" in r]
+                      for m in ms]
+            kept = [(m, min(v), max(v)) for m, v in zip(ms, spread, strict=True) if v]
+            if kept:
+                xs, lows, highs = zip(*kept, strict=True)
+                top.fill_between(xs, lows, highs, color=colour, alpha=0.35, hatch=hatch, linewidth=0.8,
+                                 label=f"each candidate alone, {method} (range over σ)")
+        top.set_ylabel(rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$")
+        top.set_title(rf"Tuning $\sigma$ of DP-SGD, q = {q:g}, $\varepsilon_Q$ = {epsilon_q:g} (Koskela et al. Fig. 8)",
+                      fontsize=9)
+        top.legend(fontsize=6.5)
+        for panel, method in zip(lower, candidate_methods, strict=True):
+            key = f"candidate_{method}"
+            centre = {m: sum(v) / len(v) for m in ms if (v := [r[key] for r in rows if r["mean"] == m and key in r])}
+            for sigma, (colour, marker, line) in zip(sigmas, SIGMA_STYLES, strict=False):
+                pts = [(r["mean"], r[key] - centre[r["mean"]]) for r in rows if r["sigma"] == sigma and key in r]
                 if pts:
                     steps = next(r["steps"] for r in rows if r["sigma"] == sigma)
-                    ax.plot(*zip(*pts, strict=True), color=colours.get(sigma), linestyle=line, marker="s",
-                            markersize=3, label=f"candidate σ = {sigma:g} (T = {steps} at m = {ms[0]:g}), {method}")
-        ax.set_xscale("log")
-        ax.set_xlabel(r"$m = E[K]$ (geometric)")
-        ax.set_ylabel(rf"$\varepsilon$ at $\delta = {_latex_number(delta)}$")
-        ax.set_title(rf"Tuning $\sigma$ of DP-SGD, q = {q:g}, $\varepsilon_Q$ = {epsilon_q:g} (Koskela et al. Fig. 8)",
-                     fontsize=9)
-        ax.legend(fontsize=6)
-        ax.grid(True, which="both", alpha=0.3)
+                    panel.plot(*zip(*pts, strict=True), color=colour, marker=marker, linestyle=line, markersize=4,
+                               label=f"σ = {sigma:g} (T = {steps} at m = {ms[0]:g})")
+            panel.set_ylabel(f"{method}: ε − mean over σ", fontsize=8)
+            panel.axhline(0.0, color="black", linewidth=0.6)
+            panel.legend(fontsize=6.5)
+        for panel in axes:
+            panel.set_xscale("log")
+            panel.grid(True, which="both", alpha=0.3)
+        axes[-1].set_xlabel(r"$m = E[K]$ (geometric)")
 
-    return rows, draw
+    return draw
 
 
 BUILDERS = {"sigma_tuning_vs_mean": sigma_tuning_vs_mean}

@@ -107,13 +107,12 @@ def test_a_huge_geometric_mean_answers() -> None:
         dp_event.RepeatAndSelectDpEvent(RUN, 1e20, 1)).get_epsilon(1e-6)
 
 
-def test_dp_accounting_is_pinned_below_the_next_minor() -> None:
-    import dp_accounting.pld.pld_privacy_accountant as pld
-
+def test_dp_accounting_has_no_upper_pin_so_test_latest_shows_drift() -> None:
+    """SelectionAccountant uses dp-accounting's public API only (tests/apps/test_accounting.py checks it with
+    PLDAccountant cut down to its public surface), so no release is pinned above."""
     text = (Path(__file__).parents[2] / "pyproject.toml").read_text()
-    assert re.search(r'"dp-accounting>=0\.6,<0\.7"', text)
-    held = pld.PLDAccountant()
-    assert hasattr(held, "_pld") and hasattr(held, "_maybe_compose")  # the private names accounting.py uses
+    requirement = re.search(r'"dp-accounting([^"]*)"', text)
+    assert requirement is not None and requirement.group(1) == ">=0.6"
 
 
 # ------------------------------------------------------------------------------------------- tune (Optuna)

@@ -253,3 +253,74 @@ def test_without_opendp_the_error_says_how_to_install(monkeypatch: pytest.Monkey
     with pytest.raises(OpenDPMissingError, match=r"pip install 'symsel\[opendp\]'") as info:
         make_selection(laplace(1.0), LAW)
     assert isinstance(info.value, ImportError)
+
+
+# ------------------------------------------------------------------------------ OpenDP's measure names, old and new
+def _installed(role: str) -> list[str]:
+    from symsel.apps.opendp import MEASURES
+
+    return [name for name in MEASURES[role][0] if callable(getattr(dp, name, None))]
+
+
+@pytest.mark.parametrize("role", ["pure", "zcdp", "approx", "profile"])
+def test_each_measure_is_built_and_recognised_under_the_names_the_installed_opendp_has(role: str) -> None:
+    from symsel.apps.opendp import _measure, _role
+
+    built = _measure(dp, role)
+    names = _installed(role)
+    if names:  # the first of its names this OpenDP has builds it
+        assert built == getattr(dp, names[0])()
+    else:  # no name of its own: approximate(pure)
+        assert role == "approx" and built == dp.approximate(_measure(dp, "pure"))
+    assert _role(dp, built) == role
+    others = [r for r in ("pure", "zcdp", "approx", "profile") if r != role]
+    assert all(_role(dp, _measure(dp, other)) != role for other in others)
+    if hasattr(dp, "renyi_divergence"):
+        assert _role(dp, dp.renyi_divergence()) is None
+
+
+class _RenamedOpenDP:
+    """The installed OpenDP as its renaming release presents it: the measures' constructors under the new names
+    only (pure_dp, zcdp, approx_dp, profile_dp), each building what the installed OpenDP builds for that measure."""
+
+    OLD = ("max_divergence", "zero_concentrated_divergence", "smoothed_max_divergence", "fixed_smoothed_max_divergence")
+
+    def __init__(self) -> None:
+        from symsel.apps.opendp import _measure
+
+        self.pure_dp = lambda: _measure(dp, "pure")
+        self.zcdp = lambda: _measure(dp, "zcdp")
+        self.approx_dp = lambda: _measure(dp, "approx")
+        self.profile_dp = lambda: _measure(dp, "profile")
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.OLD:
+            raise AttributeError(name)
+        return getattr(dp, name)
+
+
+def test_opendps_new_measure_names_are_accepted_beside_the_old(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With only the new names (PureDP, zCDP, ApproxDP, ProfileDP) the selection reads a pure, a zCDP and a profile
+    base and builds both of its output measures; and measures reporting the new type names are recognised."""
+    from types import SimpleNamespace
+
+    import symsel.apps.opendp as app
+
+    renamed = _RenamedOpenDP()
+    for role, kinds in (("pure", ("PureDP",)), ("zcdp", ("zCDP",)), ("approx", ("ApproxDP", "Approximate<PureDP>")),
+                        ("profile", ("ProfileDP",))):
+        for kind in kinds:
+            assert app._role(renamed, SimpleNamespace(type=kind)) == role
+    for role, name in (("pure", "pure_dp"), ("zcdp", "zcdp"), ("approx", "approx_dp"), ("profile", "profile_dp")):
+        assert app._measure(renamed, role) == getattr(renamed, name)()
+        assert app._role(renamed, app._measure(renamed, role)) == role
+    monkeypatch.setattr(app, "_dp", lambda: renamed)
+    selection = make_selection(laplace(1.0), LAW, score=lambda y: y, seed=0)
+    assert selection.output_measure == renamed.profile_dp()
+    expected = symsel.bound(law(), pure(eps=1.0), "best")
+    assert selection.map(1.0).delta(2.0) == min(1.0, expected.delta(2.0 - EPSILON_SHIFT))
+    fixed = make_selection(gaussian(2.0), LAW, score=lambda y: y, delta=1e-6)
+    assert fixed.output_measure == renamed.approx_dp()
+    assert fixed.map(1.0) == (symsel.bound(law(), zcdp(rho=1 / 8), "best").epsilon(1e-6), 1e-6)
+    smoothed = base_profile_from_map(dp.c.make_zCDP_to_approxDP(gaussian(2.0)), 1.0, profile_points=8)
+    assert len(smoothed.points) == 8

@@ -230,3 +230,18 @@ def test_one_run_of_an_approx_base_at_its_own_delta_is_its_own_epsilon():
     dist, base = parse_distribution("point(k=1)"), parse_profile("approx(eps=1, delta=1e-6)")
     for method in ("composition", "fdp", "polygon", "envelope", "rdp", "rdp_lemma7", "best"):
         assert 1.0 <= bound(dist, base, method).epsilon(1e-6) <= 1.0 + 1e-8, method
+
+
+def test_bound_help_names_every_method() -> None:
+    """`symsel bound --help` lists every member of symsel.METHODS under --method (and "all"), read from the registry:
+    the hand-written list it replaced had left out composition and interval."""
+    import re
+
+    import symsel
+
+    result = run("bound", "--help")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    listed = re.search(r"--method TEXT (.*?) \[default: best\]", text)
+    assert listed is not None, text
+    assert listed.group(1).split(" | ") == [*symsel.METHODS, "all"]

@@ -358,3 +358,37 @@ def test_a_fixed_k_law_on_a_base_with_delta_reports_its_unbounded_ratio(base):
     result = CliRunner().invoke(main, ["derive", "point(k=2)", "--base", base, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["sup_location"] == "start (unbounded)"
+
+
+def test_an_exponential_ratio_has_its_sup_located_at_the_vertex_by_proof():
+    """Zero-truncated Poisson, ``phi'(z) ∝ e^{10 z}``: the ratio is ``10 (q - q')``. The quotient of exponentials hid
+    the sign of its derivative along the polygon's segments ("unknown"); written through ``phi''/phi' = 10`` it is
+    proved. Reference: ``q - q'`` at 401 points of each segment of the polygon (corners typed from
+    docs/setting.md), at 30 digits, peaks at the vertex."""
+    from symsel.derive.segments import sup_location
+
+    dphi = 10 * sympy.exp(10 * z) / (sympy.exp(10) - 1)
+    where, argument, kind, _ = sup_location(dphi)
+    assert (where, kind) == ("vertex", "symbolic") and "proved" in argument
+    with mpmath.workdps(30):
+        for eps1, delta1 in ((0.2, 1e-3), (1.0, 0.05), (3.0, 0.3)):
+            x = mpmath.exp(eps1)
+            start, end = (mpmath.mpf(delta1), 0), (1, 1 - mpmath.mpf(delta1))
+            vertex = ((delta1 + x) / (x + 1), (1 - delta1) / (x + 1))
+            gaps = [a[0] + t * (b[0] - a[0]) - a[1] - t * (b[1] - a[1])
+                    for a, b in ((start, vertex), (vertex, end)) for t in mpmath.linspace(0, 1, 401)]
+            assert max(gaps) == vertex[0] - vertex[1]
+
+
+@pytest.mark.parametrize("dphi", [10 * sympy.exp(10 * z) / (sympy.exp(10) - 1), sympy.diff((1 + z) ** 7 / 128, z),
+                                  sympy.diff(sympy.log(1 - z / 3) / sympy.log(sympy.Rational(2, 3)), z)])
+def test_the_logarithmic_derivative_form_is_the_segment_derivative(dphi):
+    """The second try's derivative is the first's, as a function of t, at 30 digits on a numeric polygon."""
+    from symsel.derive.segments import _T, log_derivative_form, polygon_corners, segment_derivative
+
+    corners = polygon_corners(sympy.Rational(1, 2), sympy.Rational(1, 100))
+    for a, b in ((corners["start"], corners["vertex"]), (corners["vertex"], corners["end"])):
+        for weights in ((1, 1), (sympy.Rational(5, 2), sympy.Rational(3, 2))):
+            first, second = segment_derivative(dphi, a, b, weights), log_derivative_form(dphi, a, b, weights)
+            for t in (sympy.Rational(1, 7), sympy.Rational(1, 2), sympy.Rational(6, 7)):
+                assert abs(sympy.N(first.subs(_T, t) - second.subs(_T, t), 30)) < 1e-25

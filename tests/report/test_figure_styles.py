@@ -141,3 +141,60 @@ def test_candidates_vs_budget_at_the_full_report_size(figures) -> None:
     assert [text.get_text() for text in ax.texts] == [
         "rdp and dp-accounting RDP coincide (within 1%) for geometric, logarithmic at 6 of 7 budgets, tnb(eta=0.5): "
         "dp-accounting RDP drawn over rdp"]
+
+
+def _line_key(line: Any) -> tuple[str, str, str]:
+    return to_hex(line.get_color()), line.get_linestyle(), str(line.get_marker())
+
+
+def _assert_no_two_lines_alike_or_on_top_of_each_other(fig: Any) -> None:
+    """No two curves of one axes share colour, line style and marker, nor lie within 1 % of each other at every
+    point (one would hide the other)."""
+    from symsel.report.figures import agreement
+
+    for ax in fig.axes:
+        lines = [line for line in ax.get_lines() if len(line.get_xdata()) > 1]
+        keys = [_line_key(line) for line in lines]
+        assert len(keys) == len(set(keys)), keys
+        for i, first in enumerate(lines):
+            for second in lines[i + 1:]:
+                flags = agreement(list(zip(first.get_xdata(), first.get_ydata(), strict=True)),
+                                  list(zip(second.get_xdata(), second.get_ydata(), strict=True)))
+                assert not (flags and all(flags)), (first.get_label(), second.get_label())
+
+
+def test_geometric_profile_figure_tells_the_bounds_and_the_laws_apart(figures) -> None:
+    """Koskela et al. Fig. 2: the colour is the law, the line the bound; the bounds' legend samples differ in their
+    markers (a dash-dot and a solid sample looked alike at legend length) and each legend is short."""
+    from symsel.report.figures_extra import geometric_delta_vs_epsilon
+
+    _, draw = geometric_delta_vs_epsilon([30, 300], [0.5, 1.5, 2.5, 3.5], lower_at=())
+    fig = draw_figure(draw)
+    figures.append(fig)
+    legends = _legends(fig)
+    assert len(legends) == 2 and all(1 <= len(legend.get_texts()) <= 6 for legend in legends)
+    bounds = next(legend for legend in legends if "bound" in legend.get_title().get_text())
+    handles = bounds.legend_handles
+    assert len({str(h.get_marker()) for h in handles}) == len(handles), [h.get_marker() for h in handles]
+    assert len({h.get_linestyle() for h in handles}) == len(handles)
+    _assert_no_two_lines_alike_or_on_top_of_each_other(fig)
+
+
+def test_sigma_tuning_figure_shows_each_candidate_apart(figures) -> None:
+    """Koskela et al. Fig. 8: the candidates' bounds lie within 0.02 of each other and of Cor 6.2; drawn in their own
+    panels (minus their mean) each σ is a curve of its own, none hiding another (σ = 3 was invisible)."""
+    from symsel.report.figures_tuning import draw_sigma_tuning
+
+    table = {(10, 2.0): (4013, 2.7254, 2.1695), (10, 3.0): (9935, 2.7357, 2.1805), (10, 4.0): (18230, 2.7388, 2.1839),
+             (100, 2.0): (3996, 3.5194, 2.8127), (100, 3.0): (9920, 3.5339, 2.8371),
+             (100, 4.0): (18214, 3.5380, 2.8408)}
+    shared = {10: (2.7424, 2.3389), 100: (3.5429, 3.2730)}
+    rows = [{"mean": m, "sigma": s, "steps": t, "cor_6_2": shared[m][0], "tuning_best": shared[m][1],
+             "candidate_paper": paper, "candidate_best": best} for (m, s), (t, paper, best) in table.items()]
+    fig = draw_figure(draw_sigma_tuning(rows, (2.0, 3.0, 4.0), ("paper", "best"), 0.01, 1.5, 1e-6))
+    figures.append(fig)
+    assert len(fig.axes) == 3
+    for ax in fig.axes[1:]:
+        assert len([line for line in ax.get_lines() if not line.get_label().startswith("_")]) == 3  # one per σ
+    assert all(1 <= len(legend.get_texts()) <= 6 for legend in _legends(fig))
+    _assert_no_two_lines_alike_or_on_top_of_each_other(fig)
