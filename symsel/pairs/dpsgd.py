@@ -1,36 +1,26 @@
-"""Certified lower bounds on bases known through privacy-loss distributions: DP-SGD (docs/lower-bounds.md,
-"Bases known through a PLD").
+"""The dominated pair of DP-SGD (docs/lower-bounds.md, "Bases known through a PLD"): a finite pair the base
+dominates, for the certified lower bounds of :mod:`symsel.evidence.pld_lower`.
 
-**The dominated pair of DP-SGD.** One step of DP-SGD (Poisson rate ``q``, noise ``σ``, sensitivity 1) has the pair
-``M = (1 − q) N(0, σ²) + q N(1, σ²)`` against ``N₀ = N(0, σ²)`` (remove; add is the swapped pair), with loss ``ℓ(x)
-= log(1 − q + q e^{(2x − 1)/(2σ²)})`` increasing in ``x``. Cut the line into buckets of loss width ``w``
-(:func:`step_width`; normal CDFs give each bucket's exact masses) and label a bucket by the integer ``round(ℓ/w)``
-of a point of it. Label a run of ``T`` steps by the sum of its steps' labels: a function of the run's output, so a
-post-processing of the composed pair, whose masses under ``M^T`` and ``N₀^T`` are the ``T``-fold convolutions of the
-one-step vectors. Convolutions are direct sums of non-negative terms (not FFTs), so every computed mass is within a
-known relative error of the exact one; labels are merged in pairs (``⌊label/2⌋``, again a post-processing) whenever
-a vector grows past :data:`MAX_LABELS`. The result is a finite pair that the base dominates, ordered by label, which
-is close to loss order.
-
-**The lower bound.** On such a pair (or any dominated :class:`~symsel.pairs.loss.LossPair`) the best
-expanding-interval order is found in float64 (:class:`symsel.evidence.lower.ExpandingIntervals`), and its
-selection's ``δ(ε)`` is evaluated at 30 digits with every mass moved to the side that can only lower ``δ``
-(:func:`selection_delta_below`): the result is at most the exact ``δ`` of a real selection on a base dominated
-by the base's pair, so the largest ``ε`` where it still exceeds the target, rounded down, is a certified lower bound.
+One step of DP-SGD (Poisson rate ``q``, noise ``σ``, sensitivity 1) has the pair ``M = (1 − q) N(0, σ²) + q N(1, σ²)``
+against ``N₀ = N(0, σ²)`` (remove; add is the swapped pair), with loss ``ℓ(x) = log(1 − q + q e^{(2x − 1)/(2σ²)})``
+increasing in ``x``. Cut the line into buckets of loss width ``w`` (:func:`step_width`; normal CDFs give each
+bucket's exact masses) and label a bucket by the integer ``round(ℓ/w)`` of a point of it. Label a run of ``T`` steps
+by the sum of its steps' labels: a function of the run's output, so a post-processing of the composed pair, whose
+masses under ``M^T`` and ``N₀^T`` are the ``T``-fold convolutions of the one-step vectors. Convolutions are direct
+sums of non-negative terms (not FFTs), so every computed mass is within a known relative error of the exact one;
+labels are merged in pairs (``⌊label/2⌋``, again a post-processing) whenever a vector grows past :data:`MAX_LABELS`.
+The result is a finite pair that the base dominates (a :class:`~symsel.pairs.loss.DominatedPair`), ordered by label,
+which is close to loss order.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
-import mpmath
 import numpy as np
 from scipy.special import ndtr
 
-from symsel.distributions import Distribution
-from symsel.errors import NotApplicableError
 from symsel.pairs.loss import UNIT, LossPair, loss_pair
 
 #: the most labels a convolved vector keeps before neighbouring labels are merged.
@@ -75,20 +65,6 @@ def step_width(q: float, sigma: float) -> float:
     spread = q * math.sqrt(math.expm1(min(1.0 / (sigma * sigma), 700.0)))
     _, _, bottom, top = _step_range(q, sigma)
     return min(STEP_WIDTH, max(STEP_SHARE * spread, (top - bottom) / MAX_STEP_BUCKETS))
-
-
-@dataclass(frozen=True)
-class PldLowerBound:
-    """A certified lower bound: ``epsilon`` (rounded down) for the largest direction, with the pair it was found on."""
-
-    epsilon: float
-    delta: float
-    direction: str
-    atoms: int
-    construction: str
-    a: np.ndarray | None = None
-    b: np.ndarray | None = None
-    order: tuple[int, ...] = ()
 
 
 def _step_buckets(q: float, sigma: float, width: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -215,113 +191,3 @@ def dpsgd_dominated_pairs(q: float, sigma: float, steps: int, width: float | Non
     source = f"dpsgd(q={q!r}, sigma={sigma!r}, steps={steps!r}) buckets of loss width {width:g}, labels summed"
     return (loss_pair(final.p, final.n, "dominated", "remove", source, relative_error=relative),
             loss_pair(final.n, final.p, "dominated", "add", source, relative_error=relative))
-
-
-def selection_delta_below(a: np.ndarray, b: np.ndarray, order: np.ndarray, dist: Distribution, eps: float,
-                          relative_error: float, dps: int = 30) -> mpmath.mpf:
-    """A lower bound on ``H_{e^ε}`` of the selection on the pair ``(a, b)`` taken in ``order`` (lowest first), when
-    every mass is known within ``relative_error``: each term
-    ``[φ(y + a) − φ(y) − e^ε (φ(x + b) − φ(x))]_+`` grows with ``a`` and ``y`` and shrinks as ``b`` and ``x`` grow
-    (``φ`` convex and non-decreasing), so ``a``, ``y`` are taken low and ``b``, ``x`` high; the window of
-    ``φ(x + b) − φ(x)`` is kept inside ``[0, 1]`` by sliding it down (which can only raise it). The terms' two
-    differences do not depend on ``ε``: :class:`SelectionTerms` computes them once for many ``ε``."""
-    return SelectionTerms(a, b, order, dist, relative_error, dps).delta_below(eps)
-
-
-class SelectionTerms:
-    """The ``ε``-free parts of :func:`selection_delta_below`'s terms: per atom taken in ``order``, the gain
-    ``φ(y + a) − φ(y)`` and the cost ``φ(x + b) − φ(x)`` at ``dps`` digits, ``a`` lowered and ``b`` raised by
-    ``relative_error``. :meth:`delta_below` then sums ``[gain − e^ε cost]_+`` for any ``ε`` without a new ``φ``:
-    a bisection over ``ε`` (:func:`_largest_epsilon`) pays the ``φ`` evaluations once, not at every step."""
-
-    def __init__(self, a: np.ndarray, b: np.ndarray, order: np.ndarray, dist: Distribution, relative_error: float,
-                 dps: int = 30):
-        self.dps = dps
-        gains, costs = [], []
-        with mpmath.workdps(dps):
-            low, high = 1 - mpmath.mpf(relative_error), 1 + mpmath.mpf(relative_error)
-            x = y = mpmath.mpf(0)
-            one = mpmath.mpf(1)
-            phi_y = dist.phi_mp(y, dps)
-            for i in order:
-                ai, bi = mpmath.mpf(float(a[i])) * low, mpmath.mpf(float(b[i])) * high
-                y_next = y + ai
-                phi_next = dist.phi_mp(min(y_next, one), dps)
-                if ai > 0:
-                    start = min(x, one - bi) if bi <= 1 else mpmath.mpf(0)
-                    cost = dist.phi_mp(min(start + bi, one), dps) - dist.phi_mp(max(start, 0), dps)
-                    gains.append(phi_next - phi_y)
-                    costs.append(cost)
-                x, y, phi_y = x + bi, y_next, phi_next
-        self.gains, self.costs = gains, costs
-        # float64 ratios gain / cost only choose which terms to form exactly (with a margin): a term whose float
-        # ratio is below e^ε (1 - 1e-6) is negative, the float error of either difference being far below 1e-6
-        with np.errstate(divide="ignore", invalid="ignore"):
-            self.ratios = np.asarray([float(g) for g in gains]) / np.asarray([float(c) for c in costs])
-
-    def delta_below(self, eps: float) -> mpmath.mpf:
-        """``Σ [gain − e^ε cost]_+`` at ``dps`` digits (every positive term is formed exactly; none is skipped)."""
-        with mpmath.workdps(self.dps):
-            e = mpmath.exp(mpmath.mpf(eps))
-            total = mpmath.mpf(0)
-            threshold = math.exp(min(eps, 700.0)) * (1 - 1e-6)
-            for i in np.flatnonzero(~(self.ratios < threshold)).tolist():  # NaN and inf: formed
-                term = self.gains[i] - e * self.costs[i]
-                if term > 0:
-                    total += term
-            return total
-
-
-def loss_pair_lower_bound(pairs: tuple[LossPair, ...], dist: Distribution, delta: float, eps_guess: float,
-                          pieces: int = 2, rounds: int = 3) -> PldLowerBound:
-    """The certified lower bound on dominated pairs (module docstring): per pair, the best expanding-interval
-    order for a target ``ε`` (started at ``eps_guess``, then at the value found, ``rounds`` times), ``δ`` from below
-    at 30 digits, the largest ``ε`` on a 1e-6 grid where it exceeds ``delta``; the largest over the pairs."""
-    from symsel.evidence.lower import ExpandingIntervals
-
-    if not pairs:
-        raise NotApplicableError("lower bound: the base hands out no dominated pair")
-    best: PldLowerBound | None = None
-    for pair in pairs:
-        a = np.repeat(pair.a / pieces, pieces)
-        b = np.repeat(pair.b / pieces, pieces)
-        if pair.a_infinity > 0:
-            a, b = np.append(a, pair.a_infinity), np.append(b, 0.0)
-        target, found, found_order = float(eps_guess), 0.0, np.arange(a.size)
-        intervals = ExpandingIntervals(a, b, dist)  # the orders' ε-free increments, once for every round
-        for _ in range(rounds):
-            order = np.asarray(intervals.order(target), dtype=int)
-            value = _largest_epsilon(a, b, order, dist, delta, pair.relative_error + 4 * UNIT, target)
-            if value <= found:
-                break
-            found, target, found_order = value, value, order
-        if best is None or found > best.epsilon:
-            best = PldLowerBound(found, float(delta), pair.direction, int(a.size), pair.source, a, b,
-                                 tuple(int(i) for i in found_order))
-    assert best is not None
-    return best
-
-
-def _largest_epsilon(a: np.ndarray, b: np.ndarray, order: np.ndarray, dist: Distribution, delta: float,
-                     relative_error: float, guess: float) -> float:
-    """The largest ``ε`` (bisection to 1e-6, rounded down) with :func:`selection_delta_below` above ``delta``
-    (0 when none)."""
-    terms = SelectionTerms(a, b, order, dist, relative_error)
-
-    def above(eps: float) -> bool:
-        return terms.delta_below(eps) > delta
-
-    lo, hi = 0.0, max(guess, 1e-3) * 1.05
-    if not above(lo):
-        return 0.0
-    while above(hi):
-        lo, hi = hi, hi * 2
-        if hi > 1e4:
-            return lo
-    while hi - lo > 1e-6 * max(1.0, lo):
-        mid = 0.5 * (lo + hi)
-        if above(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo

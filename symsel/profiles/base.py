@@ -277,14 +277,14 @@ class Profile(ABC):
     def self_composed(self, k: int) -> tuple[Profile, str] | None:
         """The profile of ``k ≥ 2`` independent runs of the base's dominating pair, and how it was obtained
         (:data:`ROUTE_EXACT_GDP`, :data:`ROUTE_EXACT_FINITE_PAIR`, :data:`ROUTE_PESSIMISTIC_PLD`), for the
-        ``composition`` method (:func:`symsel.bounds.composition.composed`, docs/composition.md).
+        ``composition`` method (:func:`symsel.profiles.composition.composed`, docs/composition.md).
 
         ``None``, the generic answer, means the profile knows no route of its own: the caller composes the
         pessimistic connect-the-dots PLD of ``δ(·)`` (:func:`symsel.profiles.export.to_pld`) through
         dp-accounting, which is valid for every profile. A subclass that overrides this returns a valid upper
         bound on the ``k``-fold composition's profile, and refuses with a
         :class:`~symsel.errors.NotApplicableError` a PLD too large to build
-        (:func:`symsel.bounds.composition.check_pld_size`)."""
+        (:func:`symsel.profiles.composition.check_pld_size`)."""
         return None
 
     def weighted_compositions(self, ks: tuple[int, ...], weights: tuple[float, ...]) -> tuple[Profile, str] | None:
@@ -300,14 +300,14 @@ class Profile(ABC):
         dp-accounting keeps as a mass at infinity, excluded), when the base bounds it; ``None`` if unknown (the
         generic profile, the Gaussian). Unlike :attr:`max_privacy_loss` it is finite for a pair with mass where the
         other has none (``approx`` with ``δ > 0``). Sizes a dp-accounting PLD of ``k`` runs
-        (:func:`symsel.bounds.composition.pld_points`)."""
+        (:func:`symsel.profiles.composition.pld_points`)."""
         return None
 
     @property
     def pld_discretization(self) -> float | None:
         """The loss grid of the dp-accounting PLD that :meth:`self_composed` builds, when the profile sets its own
         (a PLD-backed profile's ``value_discretization_interval``); ``None``: the composition's default
-        (:data:`symsel.bounds.composition.PLD_INTERVAL`)."""
+        (:data:`symsel.profiles.composition.PLD_INTERVAL`)."""
         return None
 
     # ------------------------------------------------------------------ RDP

@@ -29,8 +29,10 @@ import numpy as np
 
 from symsel import validate as v
 from symsel.errors import NotApplicableError, ParameterError
+from symsel.pairs.dpsgd import dpsgd_dominated_pairs
 from symsel.pairs.loss import LossPair, from_loss_grid, hockey_stick_below
 from symsel.profiles.base import ROUTE_PESSIMISTIC_PLD, Profile
+from symsel.profiles.composition import check_pld_size
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event
@@ -196,7 +198,7 @@ class PldProfile(Profile):
         each direction, read as the pair with ``Q``-mass ``p(l)`` and ``Q'``-mass ``p(l) e^{−l}`` at each loss
         ``l`` and ``p(∞)`` at ``+∞``, dominates that direction of the event, up to the FFT round-off of its masses
         (its negative masses are counted as error). The dominated side comes from elsewhere
-        (:mod:`symsel.evidence.pld_lower`)."""
+        (:mod:`symsel.pairs.dpsgd`)."""
         if role != "dominating":
             return ()
         return self._dominating_loss_pairs
@@ -208,10 +210,8 @@ class PldProfile(Profile):
     def self_composed(self, k: int) -> tuple[Profile, str]:
         """Pessimistic: the PLD accountant's profile of ``SelfComposedDpEvent(event, k)``, same neighbouring
         relation and grid (a plain :class:`PldProfile`: a DP-SGD base's RDP conversion is not carried over), after
-        :func:`symsel.bounds.composition.check_pld_size` has checked that its PLD fits."""
+        :func:`symsel.profiles.composition.check_pld_size` has checked that its PLD fits."""
         from dp_accounting import dp_event
-
-        from symsel.bounds.composition import check_pld_size
 
         check_pld_size(self, k)
         composed_event = dp_event.SelfComposedDpEvent(self.event, k)
@@ -517,11 +517,9 @@ class DpsgdProfile(PldProfile):
 
     def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
         """Dominating pairs: the pessimistic PLD's (:meth:`PldProfile.loss_pairs`); dominated pairs: one step's
-        outputs bucketed by privacy loss, the steps' labels summed (:mod:`symsel.evidence.pld_lower`)."""
+        outputs bucketed by privacy loss, the steps' labels summed (:mod:`symsel.pairs.dpsgd`)."""
         if role == "dominating":
             return super().loss_pairs(role)
-        from symsel.evidence.pld_lower import dpsgd_dominated_pairs
-
         return dpsgd_dominated_pairs(self.q, self.sigma, self.steps)
 
     def self_composed(self, k: int) -> tuple[Profile, str]:
@@ -590,7 +588,7 @@ FLOOR_LABELS = 1000
 class DpsgdCompositionFloor(Profile):
     """A certified lower bound on ``δ(ε)`` of ``steps`` DP-SGD steps (add/remove): the hockey-stick divergence from
     below (:func:`~symsel.pairs.loss.hockey_stick_below`) of the dominated pairs of
-    :func:`symsel.evidence.pld_lower.dpsgd_dominated_pairs` (one step bucketed by privacy loss, the labels of the steps
+    :func:`symsel.pairs.dpsgd.dpsgd_dominated_pairs` (one step bucketed by privacy loss, the labels of the steps
     summed: a post-processing of the mechanism, in each direction), the larger of the two directions, with at most
     :data:`FLOOR_LABELS` labels. At most the true profile, so at most any upper bound on it: the floor of a composed
     DP-SGD profile (:meth:`DpsgdProfile.self_composed`). The pairs are built on first use."""
@@ -606,8 +604,6 @@ class DpsgdCompositionFloor(Profile):
 
     @cached_property
     def _pairs(self) -> tuple[LossPair, ...]:
-        from symsel.evidence.pld_lower import dpsgd_dominated_pairs
-
         return dpsgd_dominated_pairs(self.q, self.sigma, self.steps, max_labels=FLOOR_LABELS,
                                      final_atoms=FLOOR_LABELS)
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from symsel import validate
 from symsel.errors import ParameterError
-from symsel.profiles import Profile
+from symsel.profiles.base import Profile
 
 #: the grid's half-width cap (``e^ε`` stays finite; δ there is far below float precision for any real bound).
 MAX_EPSILON = 200.0

@@ -22,6 +22,7 @@ from symsel.errors import NotApplicableError, ParameterError
 from symsel.pairs.finite import FinitePair
 from symsel.pairs.loss import LossPair, from_finite
 from symsel.profiles.base import ROUTE_EXACT_FINITE_PAIR, ROUTE_PESSIMISTIC_PLD, Profile, delta_by_symmetry
+from symsel.profiles.composition import ComposedFinitePair, composed_finite_pair_plds
 from symsel.profiles.region import (
     ArrayLike,
     LinesEnvelope,
@@ -57,7 +58,8 @@ class FinitePairProfile(Profile):
     for a symmetric pair equals either one.
     """
 
-    #: composed exactly by finite sums (:meth:`self_composed`), up to :data:`symsel.bounds.composition.MAX_EXACT_ATOMS`.
+    #: composed exactly by finite sums (:meth:`self_composed`), up to
+    #: :data:`symsel.profiles.composition.MAX_EXACT_ATOMS`.
     exact_composition = True
 
     def _pair(self) -> tuple[list[float], list[float]]:
@@ -94,12 +96,10 @@ class FinitePairProfile(Profile):
     def self_composed(self, k: int) -> tuple[Profile, str]:
         """Exact: the privacy loss of ``k`` runs of ``(P, P')`` is the sum of ``k`` i.i.d. losses, whose law is
         multinomial over the pair's distinct loss values, summed in log space in both directions
-        (:class:`symsel.bounds.composition.ComposedFinitePair`; the product of dominating pairs dominates the
-        composition, Zhu, Dong, Wang 2022). Above :data:`symsel.bounds.composition.MAX_EXACT_ATOMS` atoms:
+        (:class:`symsel.profiles.composition.ComposedFinitePair`; the product of dominating pairs dominates the
+        composition, Zhu, Dong, Wang 2022). Above :data:`symsel.profiles.composition.MAX_EXACT_ATOMS` atoms:
         pessimistic, the larger of the two directions' dp-accounting PLDs each self-composed ``k`` times
-        (:func:`symsel.bounds.composition.composed_finite_pair_plds`)."""
-        from symsel.bounds.composition import ComposedFinitePair, composed_finite_pair_plds
-
+        (:func:`symsel.profiles.composition.composed_finite_pair_plds`)."""
         try:
             return ComposedFinitePair(self, k), ROUTE_EXACT_FINITE_PAIR
         except NotApplicableError:

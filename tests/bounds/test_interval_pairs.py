@@ -262,7 +262,7 @@ def test_a_heavy_step_loss_tail_does_not_multiply_the_buckets() -> None:
     """``q = 1e-6, σ = 0.5``: a fifth of the step's spread is 1.5e-6, against losses up to 12, which would be 8 million
     buckets; the width is widened to the range over MAX_STEP_BUCKETS (and kept at most 2e-3), while the weak run of
     the test above keeps its fine buckets."""
-    from symsel.evidence.pld_lower import MAX_STEP_BUCKETS, STEP_WIDTH, _step_buckets, step_width
+    from symsel.pairs.dpsgd import MAX_STEP_BUCKETS, STEP_WIDTH, _step_buckets, step_width
 
     width = step_width(1e-6, 0.5)
     assert width == STEP_WIDTH
