@@ -16,10 +16,6 @@ One import is enough::
 ``symsel.__version__`` is the installed version (the one in ``pyproject.toml``).
 """
 
-from symsel.memory import keep_freed_memory_in_library as _keep_freed_memory
-
-_keep_freed_memory()  # glibc: freed large arrays reused, not faulted in again (symsel/memory.py; the caller's wins)
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers take it as True)
 
 #: the installed distribution's version, read on first use (importlib.metadata costs ~50 ms): see ``_version``
