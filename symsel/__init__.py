@@ -16,6 +16,18 @@ One import is enough::
 ``symsel.__version__`` is the installed version (the one in ``pyproject.toml``).
 """
 
+from symsel import rendering as _rendering
+
+
+def _display() -> _rendering.Renderer:
+    """The display implementation (symsel/display.py, the floor above everything it displays), loaded on first use."""
+    from symsel import display
+
+    return display
+
+
+_rendering.install(_display)
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers take it as True)
 
 #: the installed distribution's version, read on first use (importlib.metadata costs ~50 ms): see ``_version``

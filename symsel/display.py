@@ -14,7 +14,8 @@ The classes keep one-line methods that delegate here:
 
 Numbers are evaluated when a display is asked for, never when the object is built. A displayed upper bound is
 rounded up and a displayed lower bound down (:func:`format_upper`, :func:`format_lower`), so a rounded number
-is still a bound. This module imports the rest of symsel inside its functions only: every floor may import it.
+is still a bound. This module implements the display protocol of :mod:`symsel.rendering` (the displayed classes
+reach it only through that protocol) and sits above everything it displays (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -273,6 +273,13 @@ class Profile(ABC):
         non-Gaussian base (docs/interval.md, "Every base with a dominating pair")."""
         return ()
 
+    def split_costly(self) -> tuple[Profile, list[Profile]]:
+        """For an export on a grid (:func:`symsel.profiles.export.export_grid`): a profile cheap to evaluate at every
+        grid point and the costly profiles to evaluate at a few points only, every one an upper bound on the same
+        curve (so any mix of them per point is too). The generic profile is all cheap: ``(self, [])``; a selection
+        bound that combines costly methods answers for itself (:class:`symsel.bounds.SelectionBound`)."""
+        return self, []
+
     # ------------------------------------------------------------------ composition protocol
     def self_composed(self, k: int) -> tuple[Profile, str] | None:
         """The profile of ``k ≥ 2`` independent runs of the base's dominating pair, and how it was obtained
