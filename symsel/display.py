@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
+from symsel.certified import Lower, Upper
 from symsel.errors import ParameterError, SymselError
 
 if TYPE_CHECKING:
@@ -100,6 +101,16 @@ def format_upper(value: float) -> str:
 def format_lower(value: float) -> str:
     """A lower bound on ``ε`` for display: :data:`DIGITS` significant digits, rounded down."""
     return _directed(float(value), up=False)
+
+
+def format_certified(value: Upper | Lower) -> str:
+    """A certified number rounded to its safe side, read from its type: an :class:`~symsel.certified.Upper` up, a
+    :class:`~symsel.certified.Lower` down; a plain float, whose side is unknown, raises ``TypeError``."""
+    if isinstance(value, Upper):
+        return format_upper(value)
+    if isinstance(value, Lower):
+        return format_lower(value)
+    raise TypeError(f"format_certified: {value!r} is a {type(value).__name__}, not a symsel.certified Upper or Lower")
 
 
 # ------------------------------------------------------------------------------------ laws of K

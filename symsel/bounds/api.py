@@ -22,9 +22,11 @@ import sympy
 
 from symsel import validate
 from symsel.bounds.precision import usable_float_error
+from symsel.certified import Upper
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
+from symsel.profiles.region import ArrayLike
 from symsel.rendering import renderer
 
 if TYPE_CHECKING:
@@ -151,9 +153,16 @@ class SelectionBound(_Delegating):
         """The inner profile's cheap lower profile (:attr:`symsel.profiles.Profile.floor`), if it has one."""
         return self.profile.floor
 
-    def epsilon(self, delta: float) -> float:
-        """Smallest ``ε ≥ 0`` with the bound ``≤ delta`` (conservative; see the inner profile)."""
-        return self.profile.epsilon(self._check_delta(delta))
+    def epsilon(self, delta: float) -> Upper:
+        """Smallest ``ε ≥ 0`` with the bound ``≤ delta`` (conservative; see the inner profile): an upper bound on the
+        selection's ``ε(δ)``, typed :class:`~symsel.certified.Upper`."""
+        return Upper(self.profile.epsilon(self._check_delta(delta)))
+
+    def delta(self, eps: ArrayLike) -> Upper | np.ndarray:
+        """The bound's ``δ(ε)`` (:meth:`symsel.profiles.Profile.delta`): at a scalar ``ε`` an upper bound on the
+        selection's ``δ(ε)`` typed :class:`~symsel.certified.Upper`, at an array of them an array."""
+        value = super().delta(eps)
+        return Upper(value) if isinstance(value, float) else value
 
     def epsilon_below(self, delta: float, upper: float) -> float:
         return self.profile.epsilon_below(self._check_delta(delta), upper)
@@ -382,7 +391,7 @@ def _interval_may_help(dist: Distribution, base: Profile) -> bool:
         int(dist.support_max) - int(dist.support_min) + 1 <= BEST_COMPOSITION_MAX_SUPPORT)
     pair = base.dominating_pair()
     if not isinstance(pair, GaussianPair):
-        return bool(base.loss_pairs("dominating")) and (small or sympy.count_ops(dist.dpgf) <= BEST_INTERVAL_MAX_OPS)
+        return bool(base.dominating_loss_pairs()) and (small or sympy.count_ops(dist.dpgf) <= BEST_INTERVAL_MAX_OPS)
     if pair.mu < BEST_INTERVAL_WEAK_MU:
         return small or sympy.count_ops(dist.dpgf) <= BEST_INTERVAL_MAX_OPS
     if not dist.variance <= dist.mean:

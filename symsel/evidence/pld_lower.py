@@ -21,7 +21,7 @@ import numpy as np
 
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
-from symsel.pairs.loss import UNIT, LossPair
+from symsel.pairs.loss import UNIT, DominatedPair, require
 
 
 @dataclass(frozen=True)
@@ -93,13 +93,16 @@ class SelectionTerms:
             return total
 
 
-def loss_pair_lower_bound(pairs: tuple[LossPair, ...], dist: Distribution, delta: float, eps_guess: float,
+def loss_pair_lower_bound(pairs: tuple[DominatedPair, ...], dist: Distribution, delta: float, eps_guess: float,
                           pieces: int = 2, rounds: int = 3) -> PldLowerBound:
     """The certified lower bound on dominated pairs (module docstring): per pair, the best expanding-interval
     order for a target ``ε`` (started at ``eps_guess``, then at the value found, ``rounds`` times), ``δ`` from below
-    at 30 digits, the largest ``ε`` on a 1e-6 grid where it exceeds ``delta``; the largest over the pairs."""
+    at 30 digits, the largest ``ε`` on a 1e-6 grid where it exceeds ``delta``; the largest over the pairs. A pair
+    that dominates the base (:class:`~symsel.pairs.loss.DominatingPair`) is refused: a selection on it can leak more
+    than the base allows, so its value is no lower bound."""
     from symsel.evidence.lower import ExpandingIntervals
 
+    pairs = require(pairs, DominatedPair, "lower bound")
     if not pairs:
         raise NotApplicableError("lower bound: the base hands out no dominated pair")
     best: PldLowerBound | None = None

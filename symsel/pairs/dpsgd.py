@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import ndtr
 
-from symsel.pairs.loss import UNIT, LossPair, loss_pair
+from symsel.pairs.loss import UNIT, DominatedPair, loss_pair
 
 #: the most labels a convolved vector keeps before neighbouring labels are merged.
 MAX_LABELS = 6000
@@ -163,7 +163,7 @@ class _Labelled:
 
 
 def dpsgd_dominated_pairs(q: float, sigma: float, steps: int, width: float | None = None,
-                          max_labels: int = MAX_LABELS, final_atoms: int = FINAL_ATOMS) -> tuple[LossPair, ...]:
+                          max_labels: int = MAX_LABELS, final_atoms: int = FINAL_ATOMS) -> tuple[DominatedPair, ...]:
     """The dominated pairs of ``dpsgd(q, sigma, steps)`` (remove and add), module docstring, with buckets of loss
     width ``width`` (default :func:`step_width`), at most ``max_labels`` labels while composing and ``final_atoms``
     atoms at the end (fewer: coarser and cheaper, the convolutions cost ``max_labels²``); each mass within the pair's
@@ -189,5 +189,5 @@ def dpsgd_dominated_pairs(q: float, sigma: float, steps: int, width: float | Non
         final = final.coarsened_to(final.shift + 1)
     relative = final.err
     source = f"dpsgd(q={q!r}, sigma={sigma!r}, steps={steps!r}) buckets of loss width {width:g}, labels summed"
-    return (loss_pair(final.p, final.n, "dominated", "remove", source, relative_error=relative),
-            loss_pair(final.n, final.p, "dominated", "add", source, relative_error=relative))
+    return (loss_pair(final.p, final.n, DominatedPair, "remove", source, relative_error=relative),
+            loss_pair(final.n, final.p, DominatedPair, "add", source, relative_error=relative))

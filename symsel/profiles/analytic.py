@@ -30,7 +30,7 @@ from scipy import special
 from symsel import validate as v
 from symsel.errors import ParameterError
 from symsel.pairs.location import GaussianPair, LaplacePair
-from symsel.pairs.loss import LossPair, laplace_pairs
+from symsel.pairs.loss import DominatedPair, DominatingPair, laplace_pairs
 from symsel.profiles.base import ROUTE_EXACT_GDP, ROUTE_PESSIMISTIC_PLD, Profile
 from symsel.profiles.composition import PLD_INTERVAL, composed_pld
 from symsel.profiles.region import (
@@ -362,13 +362,19 @@ class LaplaceProfile(Profile):
         """``a = Δ/b``: the privacy loss of one run lies in ``[−a, a]``."""
         return self.sensitivity / self.scale
 
-    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+    def dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
         """The Laplace pair's middle cut into bins of loss width at most :data:`LAPLACE_LOSS_WIDTH` (at least
-        :data:`LAPLACE_MIN_BINS` and at most :data:`LAPLACE_MAX_BINS` bins), rounded up to dominate or kept whole to
-        be dominated (:func:`symsel.pairs.loss.laplace_pairs`); the pair is symmetric, so one direction serves."""
+        :data:`LAPLACE_MIN_BINS` and at most :data:`LAPLACE_MAX_BINS` bins), each bin's loss rounded up to dominate
+        (:func:`symsel.pairs.loss.laplace_pairs`); the pair is symmetric, so one direction serves."""
+        return (self._laplace_pairs()[0],)
+
+    def dominated_loss_pairs(self) -> tuple[DominatedPair, ...]:
+        """The same bins kept whole: a post-processing of the Laplace pair (:meth:`dominating_loss_pairs`)."""
+        return (self._laplace_pairs()[1],)
+
+    def _laplace_pairs(self) -> tuple[DominatingPair, DominatedPair]:
         bins = min(LAPLACE_MAX_BINS, max(LAPLACE_MIN_BINS, math.ceil(2.0 * self.a / LAPLACE_LOSS_WIDTH)))
-        dominating, dominated = laplace_pairs(self.a, bins)
-        return (dominating,) if role == "dominating" else (dominated,)
+        return laplace_pairs(self.a, bins)
 
     @property
     def max_privacy_loss(self) -> float:

@@ -30,12 +30,13 @@ import mpmath
 import numpy as np
 
 from symsel import validate as v
+from symsel.errors import ParameterError
 from symsel.numeric import last_feasible
 from symsel.profiles.region import ArrayLike, LinesEnvelope, as_float_array, profile_envelope, scalar_or_array
 
 if TYPE_CHECKING:
     from symsel.pairs import Pair
-    from symsel.pairs.loss import LossPair
+    from symsel.pairs.loss import DominatedPair, DominatingPair, LossPair
 
 #: number of ε1 points of the generic region grid (uniform on ``[0, ε(REGION_DELTA_FLOOR)]``).
 REGION_GRID_POINTS = 16001
@@ -265,13 +266,27 @@ class Profile(ABC):
         """
         return None
 
-    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
-        """The base's discrete pairs ordered by privacy loss (:mod:`symsel.pairs.loss`), one per direction that
-        the base's neighbouring pairs can take: ``role="dominating"`` pairs dominate the base (upper bounds),
-        ``"dominated"`` pairs are post-processings of it (lower bounds). Empty when none is known; the generic
-        profile knows none. This is the one protocol through which ``interval`` and the lower bounds reach a
-        non-Gaussian base (docs/interval.md, "Every base with a dominating pair")."""
+    def dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
+        """The base's discrete pairs ordered by privacy loss that dominate it (:mod:`symsel.pairs.loss`), one per
+        direction that the base's neighbouring pairs can take: upper bounds computed on them hold for the base.
+        Empty when none is known; the generic profile knows none. This is the one protocol through which
+        ``interval`` reaches a non-Gaussian base (docs/interval.md, "Every base with a dominating pair")."""
         return ()
+
+    def dominated_loss_pairs(self) -> tuple[DominatedPair, ...]:
+        """The base's discrete pairs ordered by privacy loss that it dominates (post-processings of its pairs), one
+        per direction: the exact value of a selection on one is a lower bound on the base's worst case (the lower
+        bounds take only these). Empty when none is known."""
+        return ()
+
+    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+        """:meth:`dominating_loss_pairs` (``role="dominating"``) or :meth:`dominated_loss_pairs`
+        (``"dominated"``) by name; the pairs keep their type, so a consumer still refuses the wrong kind."""
+        if role == "dominating":
+            return self.dominating_loss_pairs()
+        if role == "dominated":
+            return self.dominated_loss_pairs()
+        raise ParameterError("role", role, "'dominating' or 'dominated'", "loss_pairs")
 
     def split_costly(self) -> tuple[Profile, list[Profile]]:
         """For an export on a grid (:func:`symsel.profiles.export.export_grid`): a profile cheap to evaluate at every

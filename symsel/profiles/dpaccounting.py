@@ -30,7 +30,7 @@ import numpy as np
 from symsel import validate as v
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.pairs.dpsgd import dpsgd_dominated_pairs
-from symsel.pairs.loss import LossPair, from_loss_grid, hockey_stick_below
+from symsel.pairs.loss import DominatedPair, DominatingPair, from_loss_grid, hockey_stick_below, require
 from symsel.profiles.base import ROUTE_PESSIMISTIC_PLD, Profile
 from symsel.profiles.composition import check_pld_size
 
@@ -190,7 +190,7 @@ class PldProfile(Profile):
         """:func:`pld_suffix_tables` of the composed PLD (``None``: dp-accounting's internals not as expected)."""
         return pld_suffix_tables(getattr(self.accountant, "_pld", None))
 
-    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+    def dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
         """The pessimistic PLD's dominating pairs, one per direction (remove; add when the PLD is not symmetric),
         coarsened to the loss width of :func:`loss_pair_width` by rounding losses up (:func:`from_loss_grid`).
 
@@ -199,12 +199,10 @@ class PldProfile(Profile):
         ``l`` and ``p(∞)`` at ``+∞``, dominates that direction of the event, up to the FFT round-off of its masses
         (its negative masses are counted as error). The dominated side comes from elsewhere
         (:mod:`symsel.pairs.dpsgd`)."""
-        if role != "dominating":
-            return ()
         return self._dominating_loss_pairs
 
     @cached_property
-    def _dominating_loss_pairs(self) -> tuple[LossPair, ...]:
+    def _dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
         return pld_loss_pairs(getattr(self.accountant, "_pld", None), f"{self.spec}, pessimistic PLD")
 
     def self_composed(self, k: int) -> tuple[Profile, str]:
@@ -361,7 +359,7 @@ def pld_directions(pld: Any) -> list[tuple[str, Any]]:
     return [(name, pmf) for name, pmf in found if pmf is not None and hasattr(pmf, "to_dense_pmf")]
 
 
-def pld_loss_pairs(pld: Any, source: str) -> tuple[LossPair, ...]:
+def pld_loss_pairs(pld: Any, source: str) -> tuple[DominatingPair, ...]:
     """The dominating pairs of a dp-accounting ``PrivacyLossDistribution`` (pessimistic), one per direction,
     coarsened to :func:`loss_pair_width` by rounding losses up (:func:`from_loss_grid`); empty when its internals
     are not as expected."""
@@ -515,11 +513,9 @@ class DpsgdProfile(PldProfile):
             extra += f", value_discretization_interval={self.value_discretization_interval!r}"
         return f"dpsgd(q={self.q!r}, sigma={self.sigma!r}, steps={self.steps!r}{extra})"
 
-    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
-        """Dominating pairs: the pessimistic PLD's (:meth:`PldProfile.loss_pairs`); dominated pairs: one step's
-        outputs bucketed by privacy loss, the steps' labels summed (:mod:`symsel.pairs.dpsgd`)."""
-        if role == "dominating":
-            return super().loss_pairs(role)
+    def dominated_loss_pairs(self) -> tuple[DominatedPair, ...]:
+        """One step's outputs bucketed by privacy loss, the steps' labels summed (:mod:`symsel.pairs.dpsgd`); the
+        dominating pairs are the pessimistic PLD's (:meth:`PldProfile.dominating_loss_pairs`)."""
         return dpsgd_dominated_pairs(self.q, self.sigma, self.steps)
 
     def self_composed(self, k: int) -> tuple[Profile, str]:
@@ -603,9 +599,10 @@ class DpsgdCompositionFloor(Profile):
         return f"dpsgd_floor(q={self.q!r}, sigma={self.sigma!r}, steps={self.steps!r})"
 
     @cached_property
-    def _pairs(self) -> tuple[LossPair, ...]:
-        return dpsgd_dominated_pairs(self.q, self.sigma, self.steps, max_labels=FLOOR_LABELS,
-                                     final_atoms=FLOOR_LABELS)
+    def _pairs(self) -> tuple[DominatedPair, ...]:
+        pairs = dpsgd_dominated_pairs(self.q, self.sigma, self.steps, max_labels=FLOOR_LABELS,
+                                      final_atoms=FLOOR_LABELS)
+        return require(pairs, DominatedPair, "dpsgd_floor")  # a floor: computed on pairs the base dominates
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         return np.max([hockey_stick_below(pair, eps) for pair in self._pairs], axis=0)
