@@ -23,8 +23,9 @@ from _common import print_table, write_results
 import symsel
 from symsel.bounds import bound
 from symsel.bounds.api import _computed
-from symsel.bounds.composition import WeightedSum, composed
+from symsel.bounds.composition import WeightedSum
 from symsel.bounds.envelope import envelope_profile
+from symsel.profiles.composition import composed
 
 KS = (2, 3, 5, 10, 20, 40, 100)
 SIGMAS = (1.0, 4.0)

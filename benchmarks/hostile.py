@@ -417,6 +417,20 @@ def api_cases() -> list[Case]:
     ]:
         add(f"plan:{name}" if "max_" in name or "solve" in name else f"tuning:{name}", pl + code,
             invalid="valid" not in name)
+    # ---- pairs of the wrong kind: an upper bound on a dominated pair, a lower bound on a dominating pair
+    pairs = ("from symsel.pairs.loss import laplace_pairs\nfrom symsel.distributions import point\n"
+             "dominating, dominated = laplace_pairs(1.0, 200)\n")
+    add("pairs:interval_on_dominated", pairs + "from symsel.bounds.interval_pairs import PairIntervalProfile\n"
+        "RESULT = PairIntervalProfile(point(3), (dominated,)).epsilon(1e-6)")
+    add("pairs:lower_on_dominating", pairs + "from symsel.evidence.pld_lower import loss_pair_lower_bound\n"
+        "RESULT = loss_pair_lower_bound((dominating,), point(2), 1e-18, 2.0).epsilon")
+    add("pairs:dpsgd_lower_on_dominating", "from symsel import parse_profile, point\n"
+        "from symsel.evidence.pld_lower import loss_pair_lower_bound\n"
+        "base = parse_profile('dpsgd(q=0.1, sigma=1, steps=1, value_discretization_interval=0.01)')\n"
+        "RESULT = loss_pair_lower_bound(base.dominating_loss_pairs(), point(2), 1e-18, 2.0).epsilon")
+    add("pairs:loss_pair_role_string", "import numpy as np\nfrom symsel.pairs.loss import loss_pair\n"
+        "RESULT = loss_pair(np.array([0.5, 0.5]), np.array([0.25, 0.75]), 'dominated', 'P,Q', 'x')")
+    # ---- end of the pairs block
     return c
 
 

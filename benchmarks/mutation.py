@@ -57,7 +57,7 @@ DEFAULT_MODULES = (
     "symsel/bounds/api.py", "symsel/bounds/composition.py", "symsel/bounds/envelope.py",
     "symsel/bounds/hockey_stick.py", "symsel/bounds/mixture.py", "symsel/bounds/precision.py",
     "symsel/bounds/ratio.py", "symsel/bounds/rnm.py", "symsel/bounds/summary.py", "symsel/bounds/interval.py",
-    "symsel/bounds/interval_pairs.py", "symsel/pairs/loss.py", "symsel/evidence/pld_lower.py",
+    "symsel/bounds/interval_pairs.py", "symsel/pairs/loss.py", "symsel/pairs/dpsgd.py", "symsel/evidence/pld_lower.py",
     "symsel/apps/plan.py", "symsel/apps/tuning.py", "symsel/apps/ptr.py", "symsel/profiles/export.py",
     "symsel/apps/accounting.py", "symsel/apps/opendp.py", "symsel/apps/hpo.py", "symsel/apps/sweep.py",
 )

@@ -16,9 +16,17 @@ One import is enough::
 ``symsel.__version__`` is the installed version (the one in ``pyproject.toml``).
 """
 
-from symsel.memory import keep_freed_memory_in_library as _keep_freed_memory
+from symsel import rendering as _rendering
 
-_keep_freed_memory()  # glibc: freed large arrays reused, not faulted in again (symsel/memory.py; the caller's wins)
+
+def _display() -> _rendering.Renderer:
+    """The display implementation (symsel/display.py, the floor above everything it displays), loaded on first use."""
+    from symsel import display
+
+    return display
+
+
+_rendering.install(_display)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers take it as True)
 

@@ -14,7 +14,8 @@ The classes keep one-line methods that delegate here:
 
 Numbers are evaluated when a display is asked for, never when the object is built. A displayed upper bound is
 rounded up and a displayed lower bound down (:func:`format_upper`, :func:`format_lower`), so a rounded number
-is still a bound. This module imports the rest of symsel inside its functions only: every floor may import it.
+is still a bound. This module implements the display protocol of :mod:`symsel.rendering` (the displayed classes
+reach it only through that protocol) and sits above everything it displays (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
+from symsel.certified import Lower, Upper
 from symsel.errors import ParameterError, SymselError
 
 if TYPE_CHECKING:
@@ -99,6 +101,16 @@ def format_upper(value: float) -> str:
 def format_lower(value: float) -> str:
     """A lower bound on ``ε`` for display: :data:`DIGITS` significant digits, rounded down."""
     return _directed(float(value), up=False)
+
+
+def format_certified(value: Upper | Lower) -> str:
+    """A certified number rounded to its safe side, read from its type: an :class:`~symsel.certified.Upper` up, a
+    :class:`~symsel.certified.Lower` down; a plain float, whose side is unknown, raises ``TypeError``."""
+    if isinstance(value, Upper):
+        return format_upper(value)
+    if isinstance(value, Lower):
+        return format_lower(value)
+    raise TypeError(f"format_certified: {value!r} is a {type(value).__name__}, not a symsel.certified Upper or Lower")
 
 
 # ------------------------------------------------------------------------------------ laws of K

@@ -50,3 +50,14 @@ class SpecError(SymselError, ValueError):
 
 class NotApplicableError(SymselError, ValueError):
     """A method does not apply to the given inputs (e.g. a paper closed form for a new law)."""
+
+
+class PairDirectionError(SymselError, TypeError, ValueError):
+    """A pair of the wrong kind for the bound asked: an upper bound computed on a pair the base dominates, or a lower
+    bound on a pair that dominates the base, would fall on the wrong side of the truth (:mod:`symsel.pairs.loss`).
+    A ``TypeError`` (the argument has the wrong type) and, as every symsel input error, a ``ValueError``."""
+
+    def __init__(self, where: str, needed: str, given: str, source: str):
+        self.where, self.needed, self.given = where, needed, given
+        side = "an upper" if needed == "DominatingPair" else "a lower"
+        super().__init__(f"{where}: needs a {needed} ({side} bound is computed on it), got a {given} ({source})")

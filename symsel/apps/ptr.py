@@ -53,13 +53,14 @@ def ptr_tuning(law: Any, guarantees: Sequence[Guarantee], delta: float,
     """The selection's ε at ``delta`` over candidates each satisfying ``guarantees`` (Thm 6.1 pairs), per method.
 
     ``law``: a Distribution or spec string (e.g. ``"geometric(mean=10)"``; §6.1 uses a geometric ``K``)."""
-    import symsel
+    from symsel.bounds import bound
+    from symsel.spec import parse_distribution
 
     delta = validate.probability(delta, "delta", WHERE)
-    dist = symsel.parse_distribution(law) if isinstance(law, str) else law
+    dist = parse_distribution(law) if isinstance(law, str) else law
     base = ptr_profile(guarantees)
     out = {}
     for method in methods:
-        b = symsel.bound(dist, base, method)
+        b = bound(dist, base, method)
         out[method] = {"epsilon": float(b.epsilon(delta)), "theorem": b.theorem}
     return {"law": dist.spec, "base": base.spec, "delta": delta, "epsilon": out}

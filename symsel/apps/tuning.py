@@ -84,10 +84,11 @@ def max_steps(q: float, sigma: float, thresholds: Sequence[Threshold], limit: in
 
 def tuning_bound(law: Any, thresholds: Sequence[Threshold], method: str = "best") -> Any:
     """The bound on a selection over any candidates admitted by the thresholds (module docstring)."""
-    import symsel
+    from symsel.bounds import bound
+    from symsel.spec import parse_profile
 
     points = ", ".join(f"({eps!r}, {delta!r})" for eps, delta in _checked(thresholds))
-    return symsel.bound(law, symsel.parse_profile(f"pointwise(points=[{points}])"), method)
+    return bound(law, parse_profile(f"pointwise(points=[{points}])"), method)
 
 
 def sigma_tuning(q: float, sigmas: Sequence[float], law: Any, thresholds: Sequence[Threshold], delta: float,
@@ -108,13 +109,13 @@ def sigma_tuning(q: float, sigmas: Sequence[float], law: Any, thresholds: Sequen
 def gaussian_sigma_for(epsilon: float, delta: float) -> float:
     """The noise σ of the sensitivity-1 Gaussian mechanism that is exactly (ε, δ)-DP (root of its analytic profile,
     Balle & Wang 2018), on the side where the profile is checked to meet the budget."""
-    import symsel
+    from symsel.spec import parse_profile
 
     epsilon = validate.positive(epsilon, "epsilon_q", "tuning")
     delta = validate.real(delta, "delta", "tuning", lo=1e-300, hi=1.0, hi_open=True)
 
     def excess(sigma: float) -> float:
-        return float(symsel.parse_profile(f"gaussian(sigma={sigma!r})").delta(epsilon)) - delta
+        return float(parse_profile(f"gaussian(sigma={sigma!r})").delta(epsilon)) - delta
 
     lo, hi = 1e-3, 1.0
     while excess(hi) > 0:
@@ -133,17 +134,17 @@ def corollary_6_2_thresholds(law: Any, epsilon_q: float, delta: float) -> list[T
     Any thresholds give a sound tuning bound; these make Corollary 6.2 small."""
     from scipy.optimize import minimize_scalar
 
-    import symsel
     from symsel.bounds.renyi.closed import tnb_parameters
     from symsel.errors import NotApplicableError
+    from symsel.spec import parse_distribution, parse_profile
 
-    dist = symsel.parse_distribution(law) if isinstance(law, str) else law
+    dist = parse_distribution(law) if isinstance(law, str) else law
     try:
         _, gamma = tnb_parameters(dist)
     except NotApplicableError:
         raise ParameterError("law", dist.spec, "a truncated negative binomial law (geometric, logarithmic, tnb) "
                              "for the thresholds of §6.2; give the thresholds yourself otherwise", "tuning") from None
-    gauss = symsel.parse_profile(f"gaussian(sigma={gaussian_sigma_for(epsilon_q, delta)!r})")
+    gauss = parse_profile(f"gaussian(sigma={gaussian_sigma_for(epsilon_q, delta)!r})")
     odds = (1.0 - gamma) / gamma
 
     def added(eps: float) -> float:

@@ -22,9 +22,12 @@ import sympy
 
 from symsel import validate
 from symsel.bounds.precision import usable_float_error
+from symsel.certified import Upper
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.profiles import Profile
+from symsel.profiles.region import ArrayLike
+from symsel.rendering import renderer
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -150,9 +153,16 @@ class SelectionBound(_Delegating):
         """The inner profile's cheap lower profile (:attr:`symsel.profiles.Profile.floor`), if it has one."""
         return self.profile.floor
 
-    def epsilon(self, delta: float) -> float:
-        """Smallest ``ε ≥ 0`` with the bound ``≤ delta`` (conservative; see the inner profile)."""
-        return self.profile.epsilon(self._check_delta(delta))
+    def epsilon(self, delta: float) -> Upper:
+        """Smallest ``ε ≥ 0`` with the bound ``≤ delta`` (conservative; see the inner profile): an upper bound on the
+        selection's ``ε(δ)``, typed :class:`~symsel.certified.Upper`."""
+        return Upper(self.profile.epsilon(self._check_delta(delta)))
+
+    def delta(self, eps: ArrayLike) -> Upper | np.ndarray:
+        """The bound's ``δ(ε)`` (:meth:`symsel.profiles.Profile.delta`): at a scalar ``ε`` an upper bound on the
+        selection's ``δ(ε)`` typed :class:`~symsel.certified.Upper`, at an array of them an array."""
+        value = super().delta(eps)
+        return Upper(value) if isinstance(value, float) else value
 
     def epsilon_below(self, delta: float, upper: float) -> float:
         return self.profile.epsilon_below(self._check_delta(delta), upper)
@@ -165,22 +175,32 @@ class SelectionBound(_Delegating):
     def __repr__(self) -> str:
         return f"<SelectionBound {self.method}: {self.dist.spec} on {self.base.spec}>"
 
+    def split_costly(self) -> tuple[Profile, list[Profile]]:
+        """For ``best``, the pointwise minimum of its cheap components (every one but ``interval``) and the list of its
+        costly ones; any other bound is returned whole, with no costly part. Every value of either is an upper bound
+        on the selection's curve, so any mix of them per grid point is too (:mod:`symsel.profiles.export`)."""
+        inner = self.profile
+        if self.method != "best" or not isinstance(inner, PointwiseMinimum):
+            return self, []
+        costly: list[Profile] = [part for part in inner.parts if part.method == "interval"]
+        cheap = [part for part in inner.parts if part.method != "interval"]
+        if not costly or not cheap:
+            return self, []
+        merged: Profile = cheap[0] if len(cheap) == 1 else PointwiseMinimum(tuple(cheap))
+        return merged, costly
+
     def _repr_html_(self) -> str:
         """Jupyter's ``text/html`` display: ``ε`` at δ ∈ {1e-3, 1e-6, 1e-10} (each ``self.epsilon(δ)``, evaluated
         when displayed), the certified lower bound where it is cheap, method, theorem and a one-line certificate
-        summary (:func:`symsel.display.bound_html`)."""
-        from symsel.display import bound_html
-
-        return bound_html(self)
+        summary (:func:`symsel.display.bound_html`, through :mod:`symsel.rendering`)."""
+        return renderer().bound_html(self)
 
     def plot(self, ax: Axes | None = None, deltas: Sequence[float] | None = None) -> Axes:
         """``ε`` against ``δ`` on a log ``δ`` axis: the bound at each of ``deltas`` (default 1e-12 … 1e-2, one
         ``self.epsilon(δ)`` each), the certified lower bound where it is cheap and one run of the base; drawn on
         ``ax`` (a new figure when ``None``), which is returned. Needs matplotlib (the ``notebooks`` extra)
-        (:func:`symsel.display.plot_bound`)."""
-        from symsel.display import plot_bound
-
-        return plot_bound(self, ax, deltas)
+        (:func:`symsel.display.plot_bound`, through :mod:`symsel.rendering`)."""
+        return renderer().plot_bound(self, ax, deltas)
 
 
 class PointwiseMinimum(Profile):
@@ -371,7 +391,7 @@ def _interval_may_help(dist: Distribution, base: Profile) -> bool:
         int(dist.support_max) - int(dist.support_min) + 1 <= BEST_COMPOSITION_MAX_SUPPORT)
     pair = base.dominating_pair()
     if not isinstance(pair, GaussianPair):
-        return bool(base.loss_pairs("dominating")) and (small or sympy.count_ops(dist.dpgf) <= BEST_INTERVAL_MAX_OPS)
+        return bool(base.dominating_loss_pairs()) and (small or sympy.count_ops(dist.dpgf) <= BEST_INTERVAL_MAX_OPS)
     if pair.mu < BEST_INTERVAL_WEAK_MU:
         return small or sympy.count_ops(dist.dpgf) <= BEST_INTERVAL_MAX_OPS
     if not dist.variance <= dist.mean:
@@ -499,9 +519,7 @@ class LazyMapping(Mapping):
 
     def __repr__(self) -> str:
         """``<class name>({...})``: the entries (computing them on first read), never an object address."""
-        from symsel.display import certificate_repr
-
-        return certificate_repr(type(self).__name__, self._computed())
+        return f"{type(self).__name__}({dict(self._computed())!r})"
 
 
 class BestCertificate(LazyMapping):

@@ -34,7 +34,7 @@ from symsel.bounds.interval import CellBoundProfile, branch_and_bound, coarse_th
 from symsel.bounds.precision import usable_float_error
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
-from symsel.pairs.loss import LossPair
+from symsel.pairs.loss import DominatingPair, LossPair, require
 from symsel.profiles import Profile
 
 #: the largest ``Q``- or ``Q'``-mass of one piece of an atom.
@@ -114,13 +114,14 @@ class _Pieces:
 
 
 class PairIntervalProfile(CellBoundProfile):
-    """``δ(ε)`` of the interval bound for ``K ~ dist`` on a base given by dominating :class:`LossPair`\\ s, the
-    largest over the pairs (one per direction of the base; module docstring)."""
+    """``δ(ε)`` of the interval bound for ``K ~ dist`` on a base given by :class:`DominatingPair`\\ s, the
+    largest over the pairs (one per direction of the base; module docstring). A pair the base dominates
+    (:class:`~symsel.pairs.loss.DominatedPair`) is refused: an upper bound on it need not bound the base."""
 
-    def __init__(self, dist: Distribution, pairs: Sequence[LossPair], value_margin: float = 0.0,
+    def __init__(self, dist: Distribution, pairs: Sequence[DominatingPair], value_margin: float = 0.0,
                  piece_mass: float = PIECE_MASS):
         self.dist = dist
-        self.pairs = tuple(pairs)
+        self.pairs = require(pairs, DominatingPair, "method 'interval'")
         self.value_margin = float(value_margin)
         self.piece_mass = float(piece_mass)
         self.support_max = None if dist.support_max is None else int(dist.support_max)
@@ -316,7 +317,7 @@ def pair_interval_profile(dist: Distribution, base: Profile) -> PairIntervalProf
     Raises:
         NotApplicableError: the base hands out no dominating pair, or ``P[K ≥ 2] = 0``.
     """
-    pairs = base.loss_pairs("dominating")
+    pairs = base.dominating_loss_pairs()
     if not pairs:
         raise NotApplicableError(f"method 'interval': {base.spec} hands out no dominating pair")
     if dist.support_max is not None and int(dist.support_max) < 2:

@@ -71,7 +71,7 @@ def final_run_pairs(final: Profile) -> tuple[LossPair, ...]:
     Gaussian's from dp-accounting's pessimistic PLD of ``GaussianDpEvent(σ/Δ)``, and for any other profile the
     pessimistic connect-the-dots PLD of its profile (:func:`symsel.profiles.export.to_pld`), which dominates every
     mechanism with that profile."""
-    pairs = final.loss_pairs("dominating")
+    pairs = final.dominating_loss_pairs()
     if pairs:
         return pairs
     from dp_accounting import dp_event
@@ -80,7 +80,7 @@ def final_run_pairs(final: Profile) -> tuple[LossPair, ...]:
     from symsel.profiles.dpaccounting import pld_loss_pairs
 
     if isinstance(final, GaussianProfile):
-        pairs = PldProfile(dp_event.GaussianDpEvent(1.0 / final.mu)).loss_pairs("dominating")
+        pairs = PldProfile(dp_event.GaussianDpEvent(1.0 / final.mu)).dominating_loss_pairs()
     else:
         from symsel.profiles.export import to_pld
 

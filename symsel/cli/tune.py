@@ -49,13 +49,13 @@ def tune_command(dist_spec: str, rate: float, sigmas: tuple[float, ...], thresho
                  epsilon_q: float, delta: float, methods: tuple[str, ...], as_json: bool) -> None:
     """The longest DP-SGD run each noise level may use under shared thresholds, and the (ε, δ) of tuning over
     them (Koskela et al. §6.2, Cor 6.2 with method paper)."""
-    import symsel
     from symsel.apps.tuning import corollary_6_2_thresholds, sigma_tuning
     from symsel.errors import ParameterError
+    from symsel.spec import parse_distribution
 
     if len(sigmas) > MAX_SIGMAS:
         raise ParameterError("sigma", f"{len(sigmas)} values", f"at most {MAX_SIGMAS} noise levels", "tune")
-    law = symsel.parse_distribution(dist_spec)
+    law = parse_distribution(dist_spec)
     chosen = _pairs(thresholds, "threshold", "tune") if thresholds else corollary_6_2_thresholds(law, epsilon_q, delta)
     result: dict[str, Any] = sigma_tuning(rate, sigmas, law, chosen, delta, methods=methods or ("paper", "best"))
 

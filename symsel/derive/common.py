@@ -15,10 +15,10 @@ from typing import Any
 
 import sympy
 
-import symsel
 from symsel.derive.family import _simple
 from symsel.distributions import Distribution, z
 from symsel.errors import SpecError, SymselError
+from symsel.spec import parse_distribution
 
 DPS = 50
 EPS, EPS0, EPS1, DELTA1 = sympy.symbols("varepsilon varepsilon_0 varepsilon_1 delta_1", positive=True)
@@ -97,7 +97,7 @@ def _law_at(phi: sympy.Expr, point: tuple[tuple[sympy.Symbol, sympy.Expr], ...])
     """``phi`` at ``point`` as a validated ``pgf(expr=..., name=value, ...)`` law (cached: the checks reuse it)."""
     text = sympy.sstr(phi.subs({s: sympy.Symbol(s.name) for s, _ in point}))
     args = ", ".join(f"{s.name}={float(v)!r}" for s, v in point)
-    return symsel.parse_distribution(f"pgf(expr={text!r}{', ' + args if args else ''})")
+    return parse_distribution(f"pgf(expr={text!r}{', ' + args if args else ''})")
 
 
 def n50(expr: sympy.Expr) -> sympy.Float:

@@ -23,8 +23,8 @@ from typing import Any, cast
 import mpmath
 import sympy
 
-import symsel
 from symsel import validate
+from symsel.bounds import bound as selection_bound
 from symsel.bounds.hockey_stick import paper_log_ratio_at, polygon_ratio_at
 from symsel.bounds.ratio import SupCertificate
 from symsel.derive.common import (
@@ -52,10 +52,10 @@ from symsel.derive.renyi import renyi_route
 from symsel.derive.segments import sup_location
 from symsel.derive.utility import utility
 from symsel.distributions import Distribution, z
-from symsel.errors import ParameterError, SpecError
+from symsel.errors import NotApplicableError, ParameterError, SpecError
 from symsel.evidence.lower import lower_bound
 from symsel.profiles import Profile
-from symsel.spec import parse_expression
+from symsel.spec import parse_distribution, parse_expression, parse_profile
 
 _Q, _QP = sympy.symbols("q q'", positive=True)
 _Q_PLAIN, _QP_PLAIN = sympy.symbols("q q'")
@@ -84,7 +84,7 @@ def symbolic_law(law: str | Distribution) -> tuple[str, sympy.Expr, Distribution
     if isinstance(law, Distribution):
         return law.spec, _tidy(law.pgf), law
     try:
-        dist = symsel.parse_distribution(law)
+        dist = parse_distribution(law)
         return dist.spec, _tidy(dist.pgf), dist
     except SpecError as exc:
         if "unknown name" not in str(exc):
@@ -141,7 +141,7 @@ def _family_checks(name: str, params: dict, spec: str, phi: sympy.Expr, dist: Di
         for e1, d1 in ((0.5, 1e-3), (1.0, 1e-6), (2.0, 0.1)):
             try:
                 engine = paper_log_ratio_at(law, e1, d1)
-            except symsel.errors.NotApplicableError:
+            except NotApplicableError:
                 return [Check(f"the engine recognizes the {name} family", "numeric", float("inf"), False)]
             if engine == float("inf"):
                 continue  # Thm 5.7's validity condition fails there: the engine refuses, so do we
@@ -232,7 +232,7 @@ def derive(law: str | Distribution, base: str | Profile | None = None, delta: fl
             skipped["sup_location"] = _skip("sup_location", size.symbolic_reason())
             where, argument = "unknown", "law too large to locate the sup symbolically (see skipped)"
     else:
-        base_p = symsel.parse_profile(base) if isinstance(base, str) else base
+        base_p = parse_profile(base) if isinstance(base, str) else base
         base_spec = base_p.spec
         where, argument, eps_hat_b, theorem_b, bound, more, polygon = _with_base(spec, phi, dphi, dist, base_p,
                                                                                   delta, size, skipped)
@@ -358,8 +358,8 @@ def _with_base(spec: str, phi: sympy.Expr, dphi: sympy.Expr, dist: Distribution 
     ``huge`` law: its ``phi'`` is too large to evaluate symbolically), the derived bound and its soundness checks."""
     if dist is None:
         raise SpecError("a base needs every parameter of the law bound to a value (e.g. pgf(expr=..., mu=3))")
-    polygon = symsel.bound(dist, base, "polygon")
-    best = symsel.bound(dist, base)
+    polygon = selection_bound(dist, base, "polygon")
+    best = selection_bound(dist, base)
     e1 = sympy.Rational(repr(float(cast(float, polygon.details["eps1"]))))
     d1 = sympy.Rational(repr(float(base.delta(float(e1)))))
     corners: dict[str, Any]

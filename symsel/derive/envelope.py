@@ -722,15 +722,15 @@ def _check_h(pe: PolygonEnvelope, dphi_mp: Callable, e1: Any, d1: Any, r: Any, v
 
 
 def _approx_base(e1: Any, d1: Any) -> Any:
-    import symsel
+    from symsel.spec import parse_profile
 
-    return symsel.parse_profile(f"approx(eps={float(e1)!r}, delta={float(d1)!r})")
+    return parse_profile(f"approx(eps={float(e1)!r}, delta={float(d1)!r})")
 
 
 def _check_profile(pe: PolygonEnvelope, dist: Any, e1: Any, d1: Any, values: dict, eps_grid: Sequence[float]) -> Check:
-    import symsel
+    from symsel.bounds import bound
 
-    numeric = symsel.bound(dist, _approx_base(e1, d1), "envelope")
+    numeric = bound(dist, _approx_base(e1, d1), "envelope")
     worst, ok = 0.0, True
     for eps in eps_grid:
         ours = float(pe.delta_mp(eps, DPS, values))

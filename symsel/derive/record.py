@@ -14,6 +14,8 @@ from typing import Any
 
 import sympy
 
+from symsel.rendering import renderer
+
 
 class Expression(str):
     """A closed form as data: the string itself is its LaTeX (what the renderers print; a very long form is shown
@@ -200,10 +202,8 @@ class Derivation:
 
     def _repr_markdown_(self) -> str:
         """Jupyter's ``text/markdown`` display: the :meth:`markdown` report, its set braces written
-        ``\\lbrace``/``\\rbrace`` (:func:`symsel.display.derivation_markdown`)."""
-        from symsel.display import derivation_markdown
-
-        return derivation_markdown(self)
+        ``\\lbrace``/``\\rbrace`` (:func:`symsel.display.derivation_markdown`, through :mod:`symsel.rendering`)."""
+        return renderer().derivation_markdown(self)
 
 
 def _json_data(value: Any) -> Any:

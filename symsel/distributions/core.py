@@ -36,6 +36,7 @@ from symsel.distributions.params import _plain
 from symsel.distributions.sampling import SamplingMixin
 from symsel.distributions.utility import FINITE_SUM_MAX_TERMS, UtilityMixin
 from symsel.errors import ParameterError
+from symsel.rendering import renderer
 
 __all__ = [
     "DEFAULT_DPS",
@@ -215,16 +216,12 @@ class Distribution(EvaluationMixin, MassesMixin, UtilityMixin, SamplingMixin):
         return f"{self.name}({args})"
 
     def __repr__(self) -> str:
-        from symsel.display import distribution_repr
-
-        return distribution_repr(self)
+        return renderer().distribution_repr(self)
 
     def _repr_latex_(self) -> str:
         """Jupyter's ``text/latex`` display: ``φ(z)``, ``E[K]``, ``P[K = 0]``, the support and the spec
-        (:func:`symsel.display.distribution_latex`)."""
-        from symsel.display import distribution_latex
-
-        return distribution_latex(self)
+        (:func:`symsel.display.distribution_latex`, through :mod:`symsel.rendering`)."""
+        return renderer().distribution_latex(self)
 
     # ----------------------------------------------------------------- moments
     def _number(self, expr: sympy.Expr) -> sympy.Expr:

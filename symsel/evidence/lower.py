@@ -45,6 +45,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from symsel import validate
+from symsel.certified import Lower
 from symsel.evidence.continuous import discretize
 from symsel.evidence.exact import (
     _check_delta,
@@ -66,8 +67,8 @@ class LowerBoundResult:
     post-processing of the base's dominating pair) with score ``order``.
 
     Attributes:
-        epsilon: the exact value rounded down to a float (``inf`` when the selection is not
-            ``(eps, delta)``-DP for any finite ``eps``).
+        epsilon: the exact value rounded down to a float, typed :class:`~symsel.certified.Lower` (``inf`` when the
+            selection is not ``(eps, delta)``-DP for any finite ``eps``).
         epsilon_mp: the exact value at ``dps`` digits.
         pair: the finite base mechanism found (bins of the continuous pair, or the kernel image).
         order: its score order (lowest first).
@@ -102,6 +103,10 @@ class LowerBoundResult:
     slice_evaluations: int = 0
     #: the monotone order's exact value, or a function computing it (then called once, on first access).
     monotone: float | Callable[[], float] = field(default=math.nan, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """``epsilon`` carries its direction: a :class:`~symsel.certified.Lower`."""
+        object.__setattr__(self, "epsilon", Lower(self.epsilon))
 
     @property
     def monotone_epsilon(self) -> float:
@@ -702,7 +707,7 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
     max_bins = validate.integer(max_bins, "max_bins", where, lo=2)
     slices = validate.integer(slices, "slices", where, lo=0)
     monotone = validate.flag(monotone, "monotone", where)
-    if isinstance(base, Profile) and base.dominating_pair() is None and base.loss_pairs("dominated"):
+    if isinstance(base, Profile) and base.dominating_pair() is None and base.dominated_loss_pairs():
         return _dominated_pairs_lower_bound(base, dist, float(delta))
     pair = as_pair(base, where)
     delta = float(delta)
@@ -783,7 +788,7 @@ def _dominated_pairs_lower_bound(base: Profile, dist: Any, delta: float) -> Lowe
 
     start = time.perf_counter()
     guess = bound(dist, base).epsilon(delta)
-    found = loss_pair_lower_bound(base.loss_pairs("dominated"), dist, delta, guess if math.isfinite(guess) else 10.0)
+    found = loss_pair_lower_bound(base.dominated_loss_pairs(), dist, delta, guess if math.isfinite(guess) else 10.0)
     assert found.a is not None and found.b is not None
     pair = FinitePair(list(found.a / found.a.sum()), list(found.b / found.b.sum()), found.order,
                       label=f"{found.construction} ({found.direction})")

@@ -3,12 +3,16 @@
 
 A :class:`LossPair` is a finite pair ``(Q, Q')`` on atoms sorted by their privacy loss ``log(a_i / b_i)``
 (``a`` the ``Q``-masses, ``b`` the ``Q'``-masses), with its mass at loss ``+∞`` (``Q'``-mass 0) kept apart. Its
-``role`` says how it stands to the base:
+type says how it stands to the base, and so which side of the truth a number computed on it falls:
 
-* ``"dominating"``: every ordered neighbouring pair of the base (in the pair's *direction*) is a post-processing
-  of it (Blackwell), so any upper bound computed on it holds for the base;
-* ``"dominated"``: it is a post-processing of the base's pair, so the exact value of any selection on it is a
-  lower bound on the worst case.
+* :class:`DominatingPair`: every ordered neighbouring pair of the base (in the pair's *direction*) is a
+  post-processing of it (Blackwell), so any upper bound computed on it holds for the base; ``interval`` takes only
+  these;
+* :class:`DominatedPair`: it is a post-processing of the base's pair, so the exact value of any selection on it is a
+  lower bound on the worst case; the lower bounds take only these.
+
+A consumer states which it takes with :func:`require`, so a pair of the wrong kind is refused at once
+(:class:`~symsel.errors.PairDirectionError`) instead of giving a number on the wrong side.
 
 ``relative_error`` bounds the float64 rounding of every atom's masses (hence of every sum of them: all are
 non-negative), ``mass_error`` an absolute error on top (mass the input lost, e.g. a PLD's negative round-off
@@ -23,21 +27,22 @@ rounded up for the dominating pair, kept whole for the dominated one).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar, TypeVar
 
 import numpy as np
 
-from symsel.errors import ParameterError
+from symsel.errors import PairDirectionError, ParameterError
 
 #: unit roundoff of float64.
 UNIT = 2.0**-53
-#: roles a :class:`LossPair` can have towards its base.
-ROLES = ("dominating", "dominated")
 
 
 @dataclass(frozen=True, eq=False)
 class LossPair:
-    """Atoms sorted by privacy loss (module docstring).
+    """Atoms sorted by privacy loss (module docstring); made as a :class:`DominatingPair` or a
+    :class:`DominatedPair` (:func:`loss_pair`), never as a bare ``LossPair``.
 
     Attributes:
         a: ``Q``-masses of the atoms with ``b > 0``, in increasing order of ``a / b`` (``a = 0`` allowed: loss −∞).
@@ -45,7 +50,7 @@ class LossPair:
         a_infinity: the ``Q``-mass where ``Q' = 0`` (loss +∞).
         mass_error: absolute allowance on every sum of consecutive masses (module docstring).
         relative_error: relative allowance on every mass and every sum of masses.
-        role: ``"dominating"`` or ``"dominated"``.
+        role: ``"dominating"`` or ``"dominated"``, from the type (for certificates).
         direction: which ordered pair of the base it stands for (``"remove"``, ``"add"``, ``"P,Q"``, …).
         source: how it was made (for certificates).
     """
@@ -55,9 +60,10 @@ class LossPair:
     a_infinity: float
     mass_error: float
     relative_error: float
-    role: str
     direction: str
     source: str
+
+    role: ClassVar[str] = ""
 
     @property
     def n(self) -> int:
@@ -69,12 +75,38 @@ class LossPair:
         return self.a / self.b
 
 
-def loss_pair(a: np.ndarray, b: np.ndarray, role: str, direction: str, source: str, a_infinity: float = 0.0,
-              mass_error: float = 0.0, relative_error: float = 4 * UNIT) -> LossPair:
-    """A :class:`LossPair` from atoms in any order: atoms with ``b = 0`` go to ``a_infinity``, atoms with
-    ``a = b = 0`` are dropped, the rest are sorted by ``a / b`` (stable)."""
-    if role not in ROLES:
-        raise ParameterError("role", role, f"one of {ROLES}", "loss_pair")
+class DominatingPair(LossPair):
+    """A loss-ordered pair that dominates the base in its direction: upper bounds (``interval``) are computed on it."""
+
+    role = "dominating"
+
+
+class DominatedPair(LossPair):
+    """A loss-ordered pair that the base dominates in its direction (a post-processing of the base's pair): lower
+    bounds are computed on it."""
+
+    role = "dominated"
+
+
+Kind = TypeVar("Kind", bound=LossPair)
+
+
+def require(pairs: Iterable[LossPair], kind: type[Kind], where: str) -> tuple[Kind, ...]:
+    """``pairs`` as a tuple, each checked to be a ``kind`` (:class:`DominatingPair` for an upper bound,
+    :class:`DominatedPair` for a lower bound); any other raises :class:`~symsel.errors.PairDirectionError`."""
+    out = tuple(pairs)
+    for pair in out:
+        if not isinstance(pair, kind):
+            raise PairDirectionError(where, kind.__name__, type(pair).__name__, getattr(pair, "source", "?"))
+    return out  # type: ignore[return-value]
+
+
+def loss_pair(a: np.ndarray, b: np.ndarray, kind: type[Kind], direction: str, source: str, a_infinity: float = 0.0,
+              mass_error: float = 0.0, relative_error: float = 4 * UNIT) -> Kind:
+    """A ``kind`` (:class:`DominatingPair` or :class:`DominatedPair`) from atoms in any order: atoms with ``b = 0``
+    go to ``a_infinity``, atoms with ``a = b = 0`` are dropped, the rest are sorted by ``a / b`` (stable)."""
+    if kind not in (DominatingPair, DominatedPair):
+        raise ParameterError("kind", kind, "DominatingPair or DominatedPair", "loss_pair")
     a = np.asarray(a, dtype=float).ravel()
     b = np.asarray(b, dtype=float).ravel()
     if a.shape != b.shape or a.size == 0 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
@@ -88,8 +120,7 @@ def loss_pair(a: np.ndarray, b: np.ndarray, role: str, direction: str, source: s
     with np.errstate(divide="ignore"):
         order = np.argsort(np.where(a > 0, np.log(a) - np.log(b), -np.inf), kind="stable")
     a, b = a[order], b[order]
-    return LossPair(a, b, a_inf, max(float(mass_error), 0.0), max(float(relative_error), 4 * UNIT), role, direction,
-                    source)
+    return kind(a, b, a_inf, max(float(mass_error), 0.0), max(float(relative_error), 4 * UNIT), direction, source)
 
 
 def _free_mass(b: np.ndarray, relative_error: float) -> float:
@@ -99,15 +130,15 @@ def _free_mass(b: np.ndarray, relative_error: float) -> float:
     return max(0.0, 1.0 - math.fsum(b.tolist()) * (1 + relative_error) - 4 * UNIT)
 
 
-def from_finite(p: np.ndarray, q: np.ndarray, role: str, direction: str, source: str) -> LossPair:
+def from_finite(p: np.ndarray, q: np.ndarray, kind: type[Kind], direction: str, source: str) -> Kind:
     """The finite pair ``(p, q)`` itself (float64 masses, each within ``u`` of the exact one): it both dominates
-    and is dominated by the base, so either ``role`` holds."""
+    and is dominated by the base, so it is made as either ``kind``."""
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    return loss_pair(p, q, role, direction, source, relative_error=4 * UNIT)
+    return loss_pair(p, q, kind, direction, source, relative_error=4 * UNIT)
 
 
 def from_loss_grid(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, width: float, direction: str,
-                   source: str) -> LossPair:
+                   source: str) -> DominatingPair:
     """The dominating pair of a privacy-loss distribution given on a loss grid (dp-accounting's pessimistic PLD):
     ``Q``-mass ``probs[i]`` at loss ``losses[i]``, ``infinity_mass`` at ``+∞``.
 
@@ -143,11 +174,11 @@ def from_loss_grid(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, 
     b = np.append([free_b], b)
     sum_error = (int(np.max(np.diff(np.append(starts, losses.size)), initial=1)) + 4) * float(
         np.finfo(np.longdouble).eps) if width > 0 and losses.size else 0.0
-    return loss_pair(a, b, "dominating", direction, source, a_infinity=float(infinity_mass) + missing_a,
+    return loss_pair(a, b, DominatingPair, direction, source, a_infinity=float(infinity_mass) + missing_a,
                      mass_error=negative, relative_error=8 * UNIT + sum_error)
 
 
-def laplace_pairs(epsilon0: float, bins: int) -> tuple[LossPair, LossPair]:
+def laplace_pairs(epsilon0: float, bins: int) -> tuple[DominatingPair, DominatedPair]:
     """The dominating and the dominated discrete pair of the Laplace pair ``Lap(Δ, s)`` against ``Lap(0, s)``
     with ``ε₀ = Δ / s`` (the pair is symmetric: one direction).
 
@@ -167,12 +198,12 @@ def laplace_pairs(epsilon0: float, bins: int) -> tuple[LossPair, LossPair]:
     a = np.concatenate([outer_a[:1], q_mass, outer_a[1:]])
     b = np.concatenate([outer_b[:1], q_prime_mass, outer_b[1:]])
     source = f"laplace(epsilon0={e0!r}), {int(bins)} bins"
-    dominated = loss_pair(a, b, "dominated", "P,Q", source, relative_error=16 * UNIT)
+    dominated = loss_pair(a, b, DominatedPair, "P,Q", source, relative_error=16 * UNIT)
     top_loss = np.concatenate([[-e0], 2.0 * edges[1:] - e0, [e0]])
     with np.errstate(divide="ignore"):
         b_up = np.exp(np.log(a) - top_loss)  # a e^{-loss} without overflow (0 where a underflowed to 0)
     free = _free_mass(b_up, 16 * UNIT)
-    dominating = loss_pair(np.append([0.0], a), np.append([free], b_up), "dominating", "P,Q", source,
+    dominating = loss_pair(np.append([0.0], a), np.append([free], b_up), DominatingPair, "P,Q", source,
                            mass_error=16 * UNIT, relative_error=16 * UNIT)
     return dominating, dominated
 
@@ -185,8 +216,8 @@ def hockey_stick_below(pair: LossPair, eps: np.ndarray) -> np.ndarray:
     computed ratio ``a / b`` exceeds ``e^ε`` (a suffix: the atoms are sorted by ratio), which is the optimal set up
     to rounding (any set is valid). ``Q(S)`` is taken from below and ``Q'(S)`` from above: each sum moved by the
     pair's ``relative_error`` and ``mass_error``, and by ``(n + 8) u`` for the float64 suffix sums of ``n`` non-negative
-    terms and the products; ``e^ε`` is rounded up. On a ``"dominated"`` pair (a post-processing of a mechanism's pair
-    in its direction) the result is at most that direction's ``δ(ε)``."""
+    terms and the products; ``e^ε`` is rounded up. On a :class:`DominatedPair` (a post-processing of a mechanism's
+    pair in its direction) the result is at most that direction's ``δ(ε)``."""
     eps = np.asarray(eps, dtype=float)
     slack = pair.relative_error + (pair.n + 8) * UNIT
     a_suffix = np.concatenate([np.cumsum(pair.a[::-1])[::-1], [0.0]])

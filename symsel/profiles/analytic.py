@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import mpmath
@@ -30,8 +30,9 @@ from scipy import special
 from symsel import validate as v
 from symsel.errors import ParameterError
 from symsel.pairs.location import GaussianPair, LaplacePair
-from symsel.pairs.loss import LossPair, laplace_pairs
+from symsel.pairs.loss import DominatedPair, DominatingPair, laplace_pairs
 from symsel.profiles.base import ROUTE_EXACT_GDP, ROUTE_PESSIMISTIC_PLD, Profile
+from symsel.profiles.composition import PLD_INTERVAL, composed_pld
 from symsel.profiles.region import (
     ArrayLike,
     as_mpf,
@@ -185,9 +186,7 @@ class GaussianProfile(Profile):
 
     def weighted_compositions(self, ks: tuple[int, ...], weights: tuple[float, ...]) -> tuple[Profile, str]:
         """Every ``μ√k`` of ``ks`` in one vectorized evaluation
-        (:class:`symsel.bounds.composition.GaussianCompositions`), each exact as in :meth:`self_composed`."""
-        from symsel.bounds.composition import GaussianCompositions
-
+        (:class:`GaussianCompositions`), each exact as in :meth:`self_composed`."""
         return GaussianCompositions(self, ks, weights), ROUTE_EXACT_GDP
 
     # ------------------------------------------------------------------ δ(ε)
@@ -346,12 +345,10 @@ class LaplaceProfile(Profile):
 
     def self_composed(self, k: int) -> tuple[Profile, str]:
         """Pessimistic: dp-accounting's PLD of the Laplace mechanism (``from_laplace_mechanism``, losses rounded up
-        on the grid :data:`symsel.bounds.composition.PLD_INTERVAL`; Koskela et al. 2020, Doroshenko et al. 2022)
-        self-composed ``k`` times by FFT (:func:`symsel.bounds.composition.composed_pld`, which first refuses a PLD
+        on the grid :data:`symsel.profiles.composition.PLD_INTERVAL`; Koskela et al. 2020, Doroshenko et al. 2022)
+        self-composed ``k`` times by FFT (:func:`symsel.profiles.composition.composed_pld`, which first refuses a PLD
         too large to hold)."""
         from dp_accounting.pld import privacy_loss_distribution
-
-        from symsel.bounds.composition import PLD_INTERVAL, composed_pld
 
         def build() -> object:
             return privacy_loss_distribution.from_laplace_mechanism(
@@ -365,13 +362,19 @@ class LaplaceProfile(Profile):
         """``a = Δ/b``: the privacy loss of one run lies in ``[−a, a]``."""
         return self.sensitivity / self.scale
 
-    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+    def dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
         """The Laplace pair's middle cut into bins of loss width at most :data:`LAPLACE_LOSS_WIDTH` (at least
-        :data:`LAPLACE_MIN_BINS` and at most :data:`LAPLACE_MAX_BINS` bins), rounded up to dominate or kept whole to
-        be dominated (:func:`symsel.pairs.loss.laplace_pairs`); the pair is symmetric, so one direction serves."""
+        :data:`LAPLACE_MIN_BINS` and at most :data:`LAPLACE_MAX_BINS` bins), each bin's loss rounded up to dominate
+        (:func:`symsel.pairs.loss.laplace_pairs`); the pair is symmetric, so one direction serves."""
+        return (self._laplace_pairs()[0],)
+
+    def dominated_loss_pairs(self) -> tuple[DominatedPair, ...]:
+        """The same bins kept whole: a post-processing of the Laplace pair (:meth:`dominating_loss_pairs`)."""
+        return (self._laplace_pairs()[1],)
+
+    def _laplace_pairs(self) -> tuple[DominatingPair, DominatedPair]:
         bins = min(LAPLACE_MAX_BINS, max(LAPLACE_MIN_BINS, math.ceil(2.0 * self.a / LAPLACE_LOSS_WIDTH)))
-        dominating, dominated = laplace_pairs(self.a, bins)
-        return (dominating,) if role == "dominating" else (dominated,)
+        return laplace_pairs(self.a, bins)
 
     @property
     def max_privacy_loss(self) -> float:
@@ -396,3 +399,31 @@ class LaplaceProfile(Profile):
         first = math.log(lam / (2 * lam - 1)) + (lam - 1) * a
         second = math.log((lam - 1) / (2 * lam - 1)) - lam * a
         return max(0.0, float(np.logaddexp(first, second)) / (lam - 1))
+
+
+class GaussianCompositions(Profile):
+    """``Σ_j w_j δ_{μ√k_j}(ε)`` for a Gaussian/GDP base: the weighted μ√k-GDP profiles of many ``k`` evaluated in
+    one call of :func:`gaussian_log_delta` (each rounded up, as for one profile)."""
+
+    family = "composed"
+
+    def __init__(self, base: GaussianProfile, ks: Sequence[int], weights: Sequence[float]):
+        self.base = base
+        kept = [(k, w) for k, w in zip(ks, weights, strict=True) if w > 0]  # a mass that underflowed adds nothing
+        self.mus = np.array([base.compose(k).mu for k, _ in kept], dtype=float)
+        self.log_weights = np.log(np.array([w for _, w in kept], dtype=float))
+
+    @property
+    def spec(self) -> str:
+        return f"compositions(base={self.base.spec}, count={self.mus.size})"
+
+    def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        flat = np.asarray(eps, dtype=float).ravel()
+        logs = gaussian_log_delta(flat[:, None], self.mus[None, :],
+                                  lambda e, mu: GaussianProfile.from_mu(mu).delta_mp(e, 40))
+        total = special.logsumexp(logs + self.log_weights[None, :], axis=1) + (self.mus.size + 1) * 1e-15
+        return total.reshape(np.shape(eps))
+
+    def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
+        with np.errstate(under="ignore"):
+            return np.exp(self._log_delta_finite(eps)) * (1 + 1e-15)

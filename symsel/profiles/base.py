@@ -30,12 +30,13 @@ import mpmath
 import numpy as np
 
 from symsel import validate as v
+from symsel.errors import ParameterError
 from symsel.numeric import last_feasible
 from symsel.profiles.region import ArrayLike, LinesEnvelope, as_float_array, profile_envelope, scalar_or_array
 
 if TYPE_CHECKING:
     from symsel.pairs import Pair
-    from symsel.pairs.loss import LossPair
+    from symsel.pairs.loss import DominatedPair, DominatingPair, LossPair
 
 #: number of ε1 points of the generic region grid (uniform on ``[0, ε(REGION_DELTA_FLOOR)]``).
 REGION_GRID_POINTS = 16001
@@ -265,26 +266,47 @@ class Profile(ABC):
         """
         return None
 
-    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
-        """The base's discrete pairs ordered by privacy loss (:mod:`symsel.pairs.loss`), one per direction that
-        the base's neighbouring pairs can take: ``role="dominating"`` pairs dominate the base (upper bounds),
-        ``"dominated"`` pairs are post-processings of it (lower bounds). Empty when none is known; the generic
-        profile knows none. This is the one protocol through which ``interval`` and the lower bounds reach a
-        non-Gaussian base (docs/interval.md, "Every base with a dominating pair")."""
+    def dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
+        """The base's discrete pairs ordered by privacy loss that dominate it (:mod:`symsel.pairs.loss`), one per
+        direction that the base's neighbouring pairs can take: upper bounds computed on them hold for the base.
+        Empty when none is known; the generic profile knows none. This is the one protocol through which
+        ``interval`` reaches a non-Gaussian base (docs/interval.md, "Every base with a dominating pair")."""
         return ()
+
+    def dominated_loss_pairs(self) -> tuple[DominatedPair, ...]:
+        """The base's discrete pairs ordered by privacy loss that it dominates (post-processings of its pairs), one
+        per direction: the exact value of a selection on one is a lower bound on the base's worst case (the lower
+        bounds take only these). Empty when none is known."""
+        return ()
+
+    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+        """:meth:`dominating_loss_pairs` (``role="dominating"``) or :meth:`dominated_loss_pairs`
+        (``"dominated"``) by name; the pairs keep their type, so a consumer still refuses the wrong kind."""
+        if role == "dominating":
+            return self.dominating_loss_pairs()
+        if role == "dominated":
+            return self.dominated_loss_pairs()
+        raise ParameterError("role", role, "'dominating' or 'dominated'", "loss_pairs")
+
+    def split_costly(self) -> tuple[Profile, list[Profile]]:
+        """For an export on a grid (:func:`symsel.profiles.export.export_grid`): a profile cheap to evaluate at every
+        grid point and the costly profiles to evaluate at a few points only, every one an upper bound on the same
+        curve (so any mix of them per point is too). The generic profile is all cheap: ``(self, [])``; a selection
+        bound that combines costly methods answers for itself (:class:`symsel.bounds.SelectionBound`)."""
+        return self, []
 
     # ------------------------------------------------------------------ composition protocol
     def self_composed(self, k: int) -> tuple[Profile, str] | None:
         """The profile of ``k ≥ 2`` independent runs of the base's dominating pair, and how it was obtained
         (:data:`ROUTE_EXACT_GDP`, :data:`ROUTE_EXACT_FINITE_PAIR`, :data:`ROUTE_PESSIMISTIC_PLD`), for the
-        ``composition`` method (:func:`symsel.bounds.composition.composed`, docs/composition.md).
+        ``composition`` method (:func:`symsel.profiles.composition.composed`, docs/composition.md).
 
         ``None``, the generic answer, means the profile knows no route of its own: the caller composes the
         pessimistic connect-the-dots PLD of ``δ(·)`` (:func:`symsel.profiles.export.to_pld`) through
         dp-accounting, which is valid for every profile. A subclass that overrides this returns a valid upper
         bound on the ``k``-fold composition's profile, and refuses with a
         :class:`~symsel.errors.NotApplicableError` a PLD too large to build
-        (:func:`symsel.bounds.composition.check_pld_size`)."""
+        (:func:`symsel.profiles.composition.check_pld_size`)."""
         return None
 
     def weighted_compositions(self, ks: tuple[int, ...], weights: tuple[float, ...]) -> tuple[Profile, str] | None:
@@ -300,14 +322,14 @@ class Profile(ABC):
         dp-accounting keeps as a mass at infinity, excluded), when the base bounds it; ``None`` if unknown (the
         generic profile, the Gaussian). Unlike :attr:`max_privacy_loss` it is finite for a pair with mass where the
         other has none (``approx`` with ``δ > 0``). Sizes a dp-accounting PLD of ``k`` runs
-        (:func:`symsel.bounds.composition.pld_points`)."""
+        (:func:`symsel.profiles.composition.pld_points`)."""
         return None
 
     @property
     def pld_discretization(self) -> float | None:
         """The loss grid of the dp-accounting PLD that :meth:`self_composed` builds, when the profile sets its own
         (a PLD-backed profile's ``value_discretization_interval``); ``None``: the composition's default
-        (:data:`symsel.bounds.composition.PLD_INTERVAL`)."""
+        (:data:`symsel.profiles.composition.PLD_INTERVAL`)."""
         return None
 
     # ------------------------------------------------------------------ RDP

@@ -29,8 +29,10 @@ import numpy as np
 
 from symsel import validate as v
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.pairs.loss import LossPair, from_loss_grid, hockey_stick_below
+from symsel.pairs.dpsgd import dpsgd_dominated_pairs
+from symsel.pairs.loss import DominatedPair, DominatingPair, from_loss_grid, hockey_stick_below, require
 from symsel.profiles.base import ROUTE_PESSIMISTIC_PLD, Profile
+from symsel.profiles.composition import check_pld_size
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event
@@ -188,7 +190,7 @@ class PldProfile(Profile):
         """:func:`pld_suffix_tables` of the composed PLD (``None``: dp-accounting's internals not as expected)."""
         return pld_suffix_tables(getattr(self.accountant, "_pld", None))
 
-    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+    def dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
         """The pessimistic PLD's dominating pairs, one per direction (remove; add when the PLD is not symmetric),
         coarsened to the loss width of :func:`loss_pair_width` by rounding losses up (:func:`from_loss_grid`).
 
@@ -196,22 +198,18 @@ class PldProfile(Profile):
         each direction, read as the pair with ``Q``-mass ``p(l)`` and ``Q'``-mass ``p(l) e^{−l}`` at each loss
         ``l`` and ``p(∞)`` at ``+∞``, dominates that direction of the event, up to the FFT round-off of its masses
         (its negative masses are counted as error). The dominated side comes from elsewhere
-        (:mod:`symsel.evidence.pld_lower`)."""
-        if role != "dominating":
-            return ()
+        (:mod:`symsel.pairs.dpsgd`)."""
         return self._dominating_loss_pairs
 
     @cached_property
-    def _dominating_loss_pairs(self) -> tuple[LossPair, ...]:
+    def _dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
         return pld_loss_pairs(getattr(self.accountant, "_pld", None), f"{self.spec}, pessimistic PLD")
 
     def self_composed(self, k: int) -> tuple[Profile, str]:
         """Pessimistic: the PLD accountant's profile of ``SelfComposedDpEvent(event, k)``, same neighbouring
         relation and grid (a plain :class:`PldProfile`: a DP-SGD base's RDP conversion is not carried over), after
-        :func:`symsel.bounds.composition.check_pld_size` has checked that its PLD fits."""
+        :func:`symsel.profiles.composition.check_pld_size` has checked that its PLD fits."""
         from dp_accounting import dp_event
-
-        from symsel.bounds.composition import check_pld_size
 
         check_pld_size(self, k)
         composed_event = dp_event.SelfComposedDpEvent(self.event, k)
@@ -361,7 +359,7 @@ def pld_directions(pld: Any) -> list[tuple[str, Any]]:
     return [(name, pmf) for name, pmf in found if pmf is not None and hasattr(pmf, "to_dense_pmf")]
 
 
-def pld_loss_pairs(pld: Any, source: str) -> tuple[LossPair, ...]:
+def pld_loss_pairs(pld: Any, source: str) -> tuple[DominatingPair, ...]:
     """The dominating pairs of a dp-accounting ``PrivacyLossDistribution`` (pessimistic), one per direction,
     coarsened to :func:`loss_pair_width` by rounding losses up (:func:`from_loss_grid`); empty when its internals
     are not as expected."""
@@ -515,13 +513,9 @@ class DpsgdProfile(PldProfile):
             extra += f", value_discretization_interval={self.value_discretization_interval!r}"
         return f"dpsgd(q={self.q!r}, sigma={self.sigma!r}, steps={self.steps!r}{extra})"
 
-    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
-        """Dominating pairs: the pessimistic PLD's (:meth:`PldProfile.loss_pairs`); dominated pairs: one step's
-        outputs bucketed by privacy loss, the steps' labels summed (:mod:`symsel.evidence.pld_lower`)."""
-        if role == "dominating":
-            return super().loss_pairs(role)
-        from symsel.evidence.pld_lower import dpsgd_dominated_pairs
-
+    def dominated_loss_pairs(self) -> tuple[DominatedPair, ...]:
+        """One step's outputs bucketed by privacy loss, the steps' labels summed (:mod:`symsel.pairs.dpsgd`); the
+        dominating pairs are the pessimistic PLD's (:meth:`PldProfile.dominating_loss_pairs`)."""
         return dpsgd_dominated_pairs(self.q, self.sigma, self.steps)
 
     def self_composed(self, k: int) -> tuple[Profile, str]:
@@ -590,7 +584,7 @@ FLOOR_LABELS = 1000
 class DpsgdCompositionFloor(Profile):
     """A certified lower bound on ``δ(ε)`` of ``steps`` DP-SGD steps (add/remove): the hockey-stick divergence from
     below (:func:`~symsel.pairs.loss.hockey_stick_below`) of the dominated pairs of
-    :func:`symsel.evidence.pld_lower.dpsgd_dominated_pairs` (one step bucketed by privacy loss, the labels of the steps
+    :func:`symsel.pairs.dpsgd.dpsgd_dominated_pairs` (one step bucketed by privacy loss, the labels of the steps
     summed: a post-processing of the mechanism, in each direction), the larger of the two directions, with at most
     :data:`FLOOR_LABELS` labels. At most the true profile, so at most any upper bound on it: the floor of a composed
     DP-SGD profile (:meth:`DpsgdProfile.self_composed`). The pairs are built on first use."""
@@ -605,11 +599,10 @@ class DpsgdCompositionFloor(Profile):
         return f"dpsgd_floor(q={self.q!r}, sigma={self.sigma!r}, steps={self.steps!r})"
 
     @cached_property
-    def _pairs(self) -> tuple[LossPair, ...]:
-        from symsel.evidence.pld_lower import dpsgd_dominated_pairs
-
-        return dpsgd_dominated_pairs(self.q, self.sigma, self.steps, max_labels=FLOOR_LABELS,
-                                     final_atoms=FLOOR_LABELS)
+    def _pairs(self) -> tuple[DominatedPair, ...]:
+        pairs = dpsgd_dominated_pairs(self.q, self.sigma, self.steps, max_labels=FLOOR_LABELS,
+                                      final_atoms=FLOOR_LABELS)
+        return require(pairs, DominatedPair, "dpsgd_floor")  # a floor: computed on pairs the base dominates
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         return np.max([hockey_stick_below(pair, eps) for pair in self._pairs], axis=0)

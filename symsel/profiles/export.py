@@ -28,7 +28,7 @@ import numpy as np
 
 from symsel import validate
 from symsel.errors import ParameterError
-from symsel.profiles import Profile
+from symsel.profiles.base import Profile
 
 #: the grid's half-width cap (``e^ε`` stays finite; δ there is far below float precision for any real bound).
 MAX_EPSILON = 200.0
@@ -40,20 +40,10 @@ COSTLY_POINTS = 40
 
 
 def split_costly(profile: Profile) -> tuple[Profile, list[Profile]]:
-    """For ``best``, the pointwise minimum of its cheap components (every one but ``interval``) and the list of its
-    costly ones; any other profile is returned whole, with no costly part. Every value of either is an upper bound
-    on the selection's curve, so any mix of them per grid point is too."""
-    from symsel.bounds.api import PointwiseMinimum, SelectionBound
-
-    inner = getattr(profile, "profile", None)
-    if not isinstance(profile, SelectionBound) or profile.method != "best" or not isinstance(inner, PointwiseMinimum):
-        return profile, []
-    costly: list[Profile] = [part for part in inner.parts if part.method == "interval"]
-    cheap = [part for part in inner.parts if part.method != "interval"]
-    if not costly or not cheap:
-        return profile, []
-    merged: Profile = cheap[0] if len(cheap) == 1 else PointwiseMinimum(tuple(cheap))
-    return merged, costly
+    """The part of ``profile`` cheap to evaluate at every grid point and its costly parts
+    (:meth:`~symsel.profiles.Profile.split_costly`: for ``best``, the pointwise minimum of every component but
+    ``interval``, and ``interval``); any other profile is returned whole, with no costly part."""
+    return profile.split_costly()
 
 
 def lowered_at_some_points(eps: np.ndarray, deltas: np.ndarray, costly: list[Profile]) -> np.ndarray:

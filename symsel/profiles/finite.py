@@ -20,8 +20,9 @@ import numpy as np
 from symsel import validate as v
 from symsel.errors import NotApplicableError, ParameterError
 from symsel.pairs.finite import FinitePair
-from symsel.pairs.loss import LossPair, from_finite
+from symsel.pairs.loss import DominatedPair, DominatingPair, Kind, from_finite
 from symsel.profiles.base import ROUTE_EXACT_FINITE_PAIR, ROUTE_PESSIMISTIC_PLD, Profile, delta_by_symmetry
+from symsel.profiles.composition import ComposedFinitePair, composed_finite_pair_plds
 from symsel.profiles.region import (
     ArrayLike,
     LinesEnvelope,
@@ -57,7 +58,8 @@ class FinitePairProfile(Profile):
     for a symmetric pair equals either one.
     """
 
-    #: composed exactly by finite sums (:meth:`self_composed`), up to :data:`symsel.bounds.composition.MAX_EXACT_ATOMS`.
+    #: composed exactly by finite sums (:meth:`self_composed`), up to
+    #: :data:`symsel.profiles.composition.MAX_EXACT_ATOMS`.
     exact_composition = True
 
     def _pair(self) -> tuple[list[float], list[float]]:
@@ -76,30 +78,36 @@ class FinitePairProfile(Profile):
         P, Pp = self._pair_mp(PAIR_DPS)
         return FinitePair(P, Pp, label=self.spec)
 
-    def loss_pairs(self, role: str = "dominating") -> tuple[LossPair, ...]:
+    def dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
+        """The finite pair ordered by privacy loss (:meth:`_loss_pairs`), as pairs that dominate the base."""
+        return self._loss_pairs(DominatingPair)
+
+    def dominated_loss_pairs(self) -> tuple[DominatedPair, ...]:
+        """The same pairs as the base dominates them (a finite pair is a post-processing of itself)."""
+        return self._loss_pairs(DominatedPair)
+
+    def _loss_pairs(self, kind: type[Kind]) -> tuple[Kind, ...]:
         """The finite pair ordered by privacy loss, in both orders ``(P, P')`` and ``(P', P)`` unless they are the
-        same pair up to relabelling (the pair both dominates the base and is a post-processing of it, so it serves
-        either ``role``). A base given by a pair means: every ordered neighbouring pair of the base is a
+        same pair up to relabelling (the pair both dominates the base and is a post-processing of it, so it is made
+        as either ``kind``). A base given by a pair means: every ordered neighbouring pair of the base is a
         post-processing of ``(P, P')`` or of ``(P', P)`` (docs/setting.md)."""
         with mpmath.workdps(PAIR_DPS):
             P, Pp = self._pair_mp(PAIR_DPS)
             total_p, total_q = mpmath.fsum(P), mpmath.fsum(Pp)
             p = np.array([float(x / total_p) for x in P])
             q = np.array([float(x / total_q) for x in Pp])
-        pairs = [from_finite(p, q, role, "P,P'", self.spec)]
+        pairs = [from_finite(p, q, kind, "P,P'", self.spec)]
         if sorted(zip(p.tolist(), q.tolist(), strict=True)) != sorted(zip(q.tolist(), p.tolist(), strict=True)):
-            pairs.append(from_finite(q, p, role, "P',P", self.spec))
+            pairs.append(from_finite(q, p, kind, "P',P", self.spec))
         return tuple(pairs)
 
     def self_composed(self, k: int) -> tuple[Profile, str]:
         """Exact: the privacy loss of ``k`` runs of ``(P, P')`` is the sum of ``k`` i.i.d. losses, whose law is
         multinomial over the pair's distinct loss values, summed in log space in both directions
-        (:class:`symsel.bounds.composition.ComposedFinitePair`; the product of dominating pairs dominates the
-        composition, Zhu, Dong, Wang 2022). Above :data:`symsel.bounds.composition.MAX_EXACT_ATOMS` atoms:
+        (:class:`symsel.profiles.composition.ComposedFinitePair`; the product of dominating pairs dominates the
+        composition, Zhu, Dong, Wang 2022). Above :data:`symsel.profiles.composition.MAX_EXACT_ATOMS` atoms:
         pessimistic, the larger of the two directions' dp-accounting PLDs each self-composed ``k`` times
-        (:func:`symsel.bounds.composition.composed_finite_pair_plds`)."""
-        from symsel.bounds.composition import ComposedFinitePair, composed_finite_pair_plds
-
+        (:func:`symsel.profiles.composition.composed_finite_pair_plds`)."""
         try:
             return ComposedFinitePair(self, k), ROUTE_EXACT_FINITE_PAIR
         except NotApplicableError:

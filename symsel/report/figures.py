@@ -433,15 +433,17 @@ def _lower(spec: str) -> float:
 
 def profiles(methods: Sequence[str], law: str = "geometric(mean=30)") -> tuple[Rows, Draw]:
     """δ(ε) of the selection by every method, and of one run of the base."""
-    import symsel
+    from symsel.bounds import bound
+    from symsel.errors import NotApplicableError
+    from symsel.spec import parse_distribution, parse_profile
 
-    dist, base = symsel.parse_distribution(law), symsel.parse_profile(GAUSSIAN)
+    dist, base = parse_distribution(law), parse_profile(GAUSSIAN)
     eps = np.linspace(0.0, 4.0, 81)
     curves = {"base (one run)": np.asarray(base.delta(eps))}
     for method in methods:
         try:
-            curves[method] = np.asarray(symsel.bound(dist, base, method).delta(eps))
-        except symsel.NotApplicableError:
+            curves[method] = np.asarray(bound(dist, base, method).delta(eps))
+        except NotApplicableError:
             continue
     rows = [{"epsilon": float(e), **{name: float(v[i]) for name, v in curves.items()}} for i, e in enumerate(eps)]
 
@@ -462,19 +464,20 @@ def profiles(methods: Sequence[str], law: str = "geometric(mean=30)") -> tuple[R
 
 def laws_at_equal_mean(means: Sequence[float], methods: Sequence[str] = ("envelope", "rdp")) -> tuple[Rows, Draw]:
     """ε(δ = 1e-6) of TNB laws (η = −0.5, 0, 0.5, 1) and Poisson against their common mean."""
-    import symsel
+    from symsel.bounds import bound
+    from symsel.spec import parse_distribution, parse_profile
 
-    base = symsel.parse_profile(GAUSSIAN)
+    base = parse_profile(GAUSSIAN)
     families = {"tnb eta=-0.5": "tnb(eta=-0.5, mean={m})", "logarithmic (eta=0)": "logarithmic(mean={m})",
                 "tnb eta=0.5": "tnb(eta=0.5, mean={m})", "geometric (eta=1)": "geometric(mean={m})",
                 "poisson": "poisson(mean={m})"}
     rows: Rows = []
     for label, template in families.items():
         for m in means:
-            law = symsel.parse_distribution(template.format(m=m))
+            law = parse_distribution(template.format(m=m))
             row: dict[str, Any] = {"law": label, "mean": m}
             for method in methods:
-                row[method] = float(symsel.bound(law, base, method).epsilon(DELTA))
+                row[method] = float(bound(law, base, method).epsilon(DELTA))
             rows.append(row)
 
     def draw(ax: Any) -> None:

@@ -85,14 +85,15 @@ def geometric_epsilon_vs_mean(means: Sequence[float], sigma: float = 4.0, delta:
     """ε(δ) of the selection against m = E[K] for geometric K on a Gaussian base (Koskela et al. Figure 3: σ = 4,
     δ = 1e-6, m from 10 to 1e5): the RDP bound (Thm 5.1, ``rdp``), Thm 5.2 (``paper``), ``envelope``, Cor 5.5's
     closed form, and the certified lower bound at the means in ``lower_at``."""
-    import symsel
+    from symsel.bounds import bound
     from symsel.evidence.lower import lower_bound
+    from symsel.spec import parse_distribution, parse_profile
 
-    base = symsel.parse_profile(f"gaussian(sigma={sigma!r})")
+    base = parse_profile(f"gaussian(sigma={sigma!r})")
     rows: Rows = []
     for m in means:
-        dist = symsel.parse_distribution(f"geometric(mean={m!r})")
-        row: dict[str, Any] = {"mean": m, **{k: float(symsel.bound(dist, base, k).epsilon(delta)) for k in methods}}
+        dist = parse_distribution(f"geometric(mean={m!r})")
+        row: dict[str, Any] = {"mean": m, **{k: float(bound(dist, base, k).epsilon(delta)) for k in methods}}
         row["cor_5_5"] = gdp_corollary_epsilon(m, sigma, delta)
         lower = lower_bound(base, dist, delta, budget=20, monotone=False) if m in lower_at else None
         row["lower"] = None if lower is None else float(lower.epsilon)
@@ -142,18 +143,19 @@ def dpsgd_epsilon_vs_mean(means: Sequence[float], laws: Sequence[str] = ("geomet
     papers' route (:data:`DPSGD_CURVES`), the hockey-stick bounds (Thm 5.2, Cor 5.8, method ``paper``), and beside
     them, labelled, symsel's Thm 5.6 with δ̂ read off the tight profile and ``best``. A method that does not apply
     (or an invalid cell) is recorded as ``None`` with its one-line error."""
-    import symsel
+    from symsel.bounds import bound
+    from symsel.spec import parse_distribution, parse_profile
 
-    views = {"tight": symsel.parse_profile(f"dpsgd(q={q!r}, sigma={sigma!r}, steps={int(steps)})"),
-             "rdp": symsel.parse_profile(f"rdp_subsampled_gaussian(q={q!r}, sigma={sigma!r}, steps={int(steps)})")}
+    views = {"tight": parse_profile(f"dpsgd(q={q!r}, sigma={sigma!r}, steps={int(steps)})"),
+             "rdp": parse_profile(f"rdp_subsampled_gaussian(q={q!r}, sigma={sigma!r}, steps={int(steps)})")}
     rows: Rows = []
     for law in laws:
         for m in means:
-            dist = symsel.parse_distribution(f"{law}(mean={m!r})")
+            dist = parse_distribution(f"{law}(mean={m!r})")
             row: dict[str, Any] = {"law": law, "mean": m}
             for column, _, method, view in DPSGD_CURVES[law]:
                 try:
-                    row[column] = float(symsel.bound(dist, views[view], method).epsilon(delta))
+                    row[column] = float(bound(dist, views[view], method).epsilon(delta))
                 except ValueError as exc:  # NotApplicableError / ParameterError: record, do not stop the figure
                     row[column], row[f"{column}_error"] = None, str(exc).splitlines()[0]
             rows.append(row)
@@ -267,16 +269,17 @@ def _delta_vs_epsilon(laws: dict[str, tuple[str, tuple[ProfileCurve, ...]]], eps
     ``lower_at`` as rows ``law, delta, lower`` (the true profile passes through or above the point (ε_L, δ))."""
     import numpy as np
 
-    import symsel
+    from symsel.bounds import bound
     from symsel.evidence.lower import lower_bound
+    from symsel.spec import parse_distribution, parse_profile
 
-    views = {"tight": symsel.parse_profile(f"gaussian(sigma={sigma!r})"),
-             "rdp": symsel.parse_profile(f"rdp_gaussian(sigma={sigma!r})")}
+    views = {"tight": parse_profile(f"gaussian(sigma={sigma!r})"),
+             "rdp": parse_profile(f"rdp_gaussian(sigma={sigma!r})")}
     grid = np.asarray(epsilons, dtype=float)
     rows: Rows = []
     for label, (spec, curves) in laws.items():
-        dist = symsel.parse_distribution(spec)
-        values = {column: np.asarray(symsel.bound(dist, views[view], method).delta(grid), dtype=float)
+        dist = parse_distribution(spec)
+        values = {column: np.asarray(bound(dist, views[view], method).delta(grid), dtype=float)
                   for column, _, method, view, _ in curves}
         rows += [{"law": label, "epsilon": float(e), **{c: float(v[i]) for c, v in values.items()}}
                  for i, e in enumerate(grid)]
@@ -334,11 +337,11 @@ def _delta_vs_epsilon(laws: dict[str, tuple[str, tuple[ProfileCurve, ...]]], eps
 
 def binomial_cdfs(ns: Sequence[int], mean: float = 10.0, k_max: int = 30) -> tuple[Rows, Draw]:
     """P[K <= k] for Bin(n, mean/n) and Poisson(mean), k = 0..k_max (Koskela et al. Figure 4, bottom)."""
-    import symsel
+    from symsel.spec import parse_distribution
 
     binomials, (poisson_label, poisson_spec) = _fig4_laws(ns, mean)
     specs = {**binomials, poisson_label: poisson_spec}
-    laws = {label: symsel.parse_distribution(spec) for label, spec in specs.items()}
+    laws = {label: parse_distribution(spec) for label, spec in specs.items()}
     rows: Rows = [{"k": k, **{label: float(dist.cdf(k)) for label, dist in laws.items()}} for k in range(k_max + 1)]
 
     def draw(ax: Any) -> None:
@@ -367,25 +370,25 @@ def selection_epsilon(law: str, base: str, method: str, delta: float) -> float:
     ``utility_vs_epsilon``, ``success_vs_epsilon``) ask for the same laws, means and methods on the same base; the
     report runs them in one job (:data:`symsel.report.main.TOGETHER`), so each bound is computed once for the
     three. The bounds' own cache is keyed on the law and base objects, which each figure parses anew."""
-    import symsel
+    from symsel.bounds import bound
 
-    return float(symsel.bound(_law(law), _profile(base), method).epsilon(delta))
+    return float(bound(_law(law), _profile(base), method).epsilon(delta))
 
 
 @functools.lru_cache(maxsize=8)
 def _profile(spec: str) -> Any:
     """One profile object per spec (a profile caches what its bounds read off it)."""
-    import symsel
+    from symsel.spec import parse_profile
 
-    return symsel.parse_profile(spec)
+    return parse_profile(spec)
 
 
 @functools.lru_cache(maxsize=512)
 def _law(spec: str) -> Any:
     """One law object per spec (laws are immutable; parsing one solves for its parameters)."""
-    import symsel
+    from symsel.spec import parse_distribution
 
-    return symsel.parse_distribution(spec)
+    return parse_distribution(spec)
 
 
 def utility_vs_epsilon(means: Sequence[float], utility: str = "quantile", candidates: float = 100.0,

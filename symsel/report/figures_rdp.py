@@ -41,13 +41,13 @@ def _orders(orders: Sequence[float]) -> np.ndarray:
 
 def _curves(laws: dict[str, str], lam: np.ndarray, methods: Sequence[str]) -> Rows:
     """Rows ``law, order, <method>: ε(λ)`` of each law's selection on the 0.1-zCDP base."""
-    import symsel
     from symsel.bounds.renyi.entry import renyi_selection_curve
+    from symsel.spec import parse_distribution, parse_profile
 
-    base = symsel.parse_profile(BASE)
+    base = parse_profile(BASE)
     rows: Rows = []
     for label, spec in laws.items():
-        dist = symsel.parse_distribution(spec)
+        dist = parse_distribution(spec)
         values = {method: renyi_selection_curve(dist, base, method)(lam) for method in methods}
         rows += [{"law": label, "order": float(x), **{k: float(v[i]) for k, v in values.items()}}
                  for i, x in enumerate(lam)]
@@ -96,7 +96,7 @@ def mean_vs_epsilon(means: Sequence[float], delta: float = 1e-6, methods: Sequen
     """P&S Figure 4: the ε at ``delta`` that each mean of K costs (the mean on the vertical axis), the RDP route
     converted (``rdp``) beside ``envelope``; naive composition of ``m`` runs is m·ρ-zCDP converted optimally.
     ``max_epsilon`` clips the drawn ε axis (the CSV keeps every row)."""
-    import symsel
+    from symsel.spec import parse_profile
 
     rows: Rows = []
     for label, template in FIG3_LAWS.items():
@@ -104,7 +104,7 @@ def mean_vs_epsilon(means: Sequence[float], delta: float = 1e-6, methods: Sequen
             spec = template.format(m=repr(m))
             rows.append({"law": label, "mean": m, **{k: selection_epsilon(spec, BASE, k, delta) for k in methods}})
     for m in means:
-        naive = symsel.parse_profile(f"zcdp(rho={RHO * m!r})")
+        naive = parse_profile(f"zcdp(rho={RHO * m!r})")
         rows.append({"law": "naive composition", "mean": m, **{k: float(naive.epsilon(delta)) for k in methods}})
 
     def draw(ax: Any) -> None:

@@ -35,14 +35,15 @@ def sigma_tuning_vs_mean(means: Sequence[float], sigmas: Sequence[float] = FIG8[
                          candidate_methods: Sequence[str] = ("paper", "best")) -> tuple[Rows, Draw]:
     """Figure 8's numbers: one row per (mean, σ) with the admitted steps, the candidate's own bounds, and the
     tuning bounds (Cor 6.2 as ``cor_6_2``, symsel's ``best`` on the thresholds as ``tuning_best``)."""
-    import symsel
     from symsel.apps.tuning import corollary_6_2_thresholds, max_steps, tuning_bound
+    from symsel.bounds import bound
+    from symsel.spec import parse_distribution, parse_profile
 
     if not sigmas:
         raise ParameterError("sigmas", sigmas, "at least one noise level", WHERE)
     rows: Rows = []
     for m in means:
-        law = symsel.parse_distribution(f"geometric(mean={m!r})")
+        law = parse_distribution(f"geometric(mean={m!r})")
         thresholds = corollary_6_2_thresholds(law, epsilon_q, delta)
         shared = {"cor_6_2": float(tuning_bound(law, thresholds, "paper").epsilon(delta)),
                   "tuning_best": float(tuning_bound(law, thresholds, "best").epsilon(delta)),
@@ -51,9 +52,9 @@ def sigma_tuning_vs_mean(means: Sequence[float], sigmas: Sequence[float] = FIG8[
             steps = max_steps(q, sigma, thresholds)
             row: dict[str, Any] = {"mean": m, "sigma": sigma, "steps": steps, **shared}
             if steps:
-                base = symsel.parse_profile(f"dpsgd(q={q!r}, sigma={sigma!r}, steps={steps})")
+                base = parse_profile(f"dpsgd(q={q!r}, sigma={sigma!r}, steps={steps})")
                 for method in candidate_methods:
-                    row[f"candidate_{method}"] = float(symsel.bound(law, base, method).epsilon(delta))
+                    row[f"candidate_{method}"] = float(bound(law, base, method).epsilon(delta))
             rows.append(row)
 
     return rows, draw_sigma_tuning(rows, sigmas, candidate_methods, q, epsilon_q, delta)

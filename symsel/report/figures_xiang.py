@@ -41,12 +41,12 @@ def sigma_for_base_budget(eps_base: float, rate: float = 0.1, steps: int = STEPS
     """The DP-SGD noise σ at which ``steps`` iterations at ``rate`` are (ε_B, δ)-DP by their PLD: at most 1e-4 above
     the smallest such σ, and checked to meet the budget (ε(δ) of the discretized PLD is a step function of σ; Brent's
     method still brackets it, falling back to bisection steps: 12 PLDs per budget)."""
-    import symsel
+    from symsel.spec import parse_profile
 
     eps_base = validate.positive(eps_base, "eps_base", WHERE)
 
     def excess(sigma: float) -> float:
-        profile = symsel.parse_profile(f"dpsgd(q={rate!r}, sigma={sigma!r}, steps={int(steps)})")
+        profile = parse_profile(f"dpsgd(q={rate!r}, sigma={sigma!r}, steps={int(steps)})")
         return float(profile.epsilon(delta)) - eps_base
 
     lo, hi = 0.3, 1.0
@@ -79,15 +79,16 @@ def _cells(cells: Sequence[tuple[str, float]], rate: float, methods: Sequence[st
 
 def _cell(law: str, eps_base: float, sigma: float, rate: float, methods: Sequence[str],
           audit_trials: int) -> dict[str, Any]:
-    import symsel
+    from symsel.bounds import bound
     from symsel.evidence.continuous import selection_epsilon
     from symsel.pairs.location import GaussianPair
+    from symsel.spec import parse_distribution, parse_profile
 
-    base = symsel.parse_profile(f"dpsgd(q={rate!r}, sigma={sigma!r}, steps={STEPS})")
-    dist = symsel.parse_distribution(law)
+    base = parse_profile(f"dpsgd(q={rate!r}, sigma={sigma!r}, steps={STEPS})")
+    dist = parse_distribution(law)
     mu = gdp_mu(sigma, rate, STEPS)
     row: dict[str, Any] = {"law": law, "eps_base": eps_base, "rate": rate, "sigma": sigma, "gdp_mu": mu,
-                           **{m: float(symsel.bound(dist, base, m).epsilon(DELTA)) for m in methods},
+                           **{m: float(bound(dist, base, m).epsilon(DELTA)) for m in methods},
                            "gaussian_pair": float(selection_epsilon(GaussianPair(mu), dist, DELTA))}
     if audit_trials:
         from symsel.evidence.audit import audit

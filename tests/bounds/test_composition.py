@@ -24,8 +24,9 @@ from reference_profiles import (
 
 import symsel
 from symsel.bounds import bound
-from symsel.bounds.composition import MAX_ANCHORS, composed, pooled_masses
+from symsel.bounds.composition import MAX_ANCHORS, pooled_masses
 from symsel.profiles import GaussianProfile, LaplaceProfile, PairProfile, pure
+from symsel.profiles.composition import composed
 from symsel.spec import parse_distribution
 
 EPS_GRID = (-0.5, 0.0, 0.3, 1.0, 2.0, 3.5, 6.0)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import symsel
-from symsel.pairs.loss import from_finite, hockey_stick_below, loss_pair
+from symsel.pairs.loss import DominatedPair, from_finite, hockey_stick_below, loss_pair
 from symsel.profiles.dpaccounting import DpsgdCompositionFloor
 
 
@@ -39,7 +39,7 @@ def test_the_hockey_stick_from_below_is_the_exact_sum_from_below(seed: int) -> N
     a[rng.integers(n)] = 0.0
     b[rng.integers(n)] = 0.0
     a, b = a / a.sum(), b / b.sum()
-    pair = from_finite(a, b, "dominated", "P,Q", "random")
+    pair = from_finite(a, b, DominatedPair, "P,Q", "random")
     eps = np.concatenate([np.linspace(-3.0, 4.0, 57), [50.0, 800.0]])
     below = hockey_stick_below(pair, eps)
     for e, value in zip(eps, below, strict=True):
@@ -52,7 +52,7 @@ def test_the_allowances_lower_the_bound_by_what_they_allow() -> None:
     """A pair with masses known within 1 % relative and 1e-3 absolute: the bound is at most the exact divergence of
     the lowest masses the allowances admit for ``Q`` against the highest for ``Q'``."""
     a, b = np.array([0.1, 0.3, 0.6]), np.array([0.5, 0.3, 0.2])
-    pair = loss_pair(a, b, "dominated", "P,Q", "allowances", relative_error=0.01, mass_error=1e-3)
+    pair = loss_pair(a, b, DominatedPair, "P,Q", "allowances", relative_error=0.01, mass_error=1e-3)
     eps = np.array([-1.0, 0.0, 0.5, 1.0])
     below = hockey_stick_below(pair, eps)
     for e, value in zip(eps, below, strict=True):

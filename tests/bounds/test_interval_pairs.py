@@ -20,7 +20,7 @@ import pytest
 import symsel
 from symsel.bounds.interval_pairs import PairIntervalProfile, pair_interval_profile
 from symsel.errors import NotApplicableError
-from symsel.pairs.loss import from_finite, from_loss_grid, laplace_pairs, loss_pair
+from symsel.pairs.loss import DominatingPair, from_finite, from_loss_grid, laplace_pairs, loss_pair
 
 PGFS = {  # φ written out by hand, for the exact sums
     "point(k=2)": lambda z: z**2,
@@ -175,7 +175,7 @@ def test_a_pld_rounded_up_dominates_it() -> None:
 
 
 def test_loss_pairs_are_sorted_and_keep_infinite_loss_apart() -> None:
-    pair = loss_pair(np.array([0.2, 0.0, 0.5, 0.3]), np.array([0.4, 0.3, 0.3, 0.0]), "dominating", "x", "test")
+    pair = loss_pair(np.array([0.2, 0.0, 0.5, 0.3]), np.array([0.4, 0.3, 0.3, 0.0]), DominatingPair, "x", "test")
     assert pair.a_infinity == pytest.approx(0.3)
     assert np.all(np.diff(pair.ratio) >= 0) and pair.ratio[0] == 0.0
 
@@ -183,7 +183,7 @@ def test_loss_pairs_are_sorted_and_keep_infinite_loss_apart() -> None:
 def test_mass_at_infinite_loss_is_charged_its_top_increment() -> None:
     """A pair with Q-mass 1/2 where Q' = 0 ((1/2, 1/2) against (1, 0)): for two runs the selection puts that output
     on top, δ(ε) → φ(1) − φ(1/2) = 3/4 as ε grows."""
-    pair = from_finite(np.array([0.5, 0.5]), np.array([1.0, 0.0]), "dominating", "P,P'", "test")
+    pair = from_finite(np.array([0.5, 0.5]), np.array([1.0, 0.0]), DominatingPair, "P,P'", "test")
     profile = PairIntervalProfile(symsel.point(k=2), [pair])
     assert profile.delta(50.0) >= 0.75 and profile.delta(50.0) <= 0.75 * (1 + 1e-6)
 
@@ -225,7 +225,7 @@ def test_dpsgd_certified_lower_bound_sits_below_interval_and_near_it() -> None:
 
     base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)")
     upper = symsel.bound(symsel.point(k=40), base, "interval").epsilon(1e-6)
-    add = [pair for pair in base.loss_pairs("dominated") if pair.direction == "add"]
+    add = [pair for pair in base.dominated_loss_pairs() if pair.direction == "add"]
     lower = loss_pair_lower_bound(tuple(add), symsel.point(k=40), 1e-6, upper, pieces=1, rounds=1).epsilon
     assert 8.18 <= lower <= upper <= lower * 1.005
 
@@ -239,7 +239,7 @@ def test_dpsgd_with_small_losses_is_bracketed_closely() -> None:
 
     base = symsel.parse_profile("dpsgd(q=0.01, sigma=4, steps=100)")
     upper = symsel.bound(symsel.point(k=40), base, "interval").epsilon(1e-6)
-    add = tuple(pair for pair in base.loss_pairs("dominated") if pair.direction == "add")
+    add = tuple(pair for pair in base.dominated_loss_pairs() if pair.direction == "add")
     lower = loss_pair_lower_bound(add, symsel.point(k=40), 1e-6, upper, pieces=1, rounds=1).epsilon
     assert 0.40 <= lower <= upper <= lower * 1.005
 
@@ -252,7 +252,7 @@ def test_a_weak_laplace_run_is_cut_finely() -> None:
     from symsel.profiles.analytic import LAPLACE_MIN_BINS
 
     base = symsel.parse_profile("laplace(scale=40)")
-    assert len(base.loss_pairs("dominated")[0].a) >= LAPLACE_MIN_BINS
+    assert len(base.dominated_loss_pairs()[0].a) >= LAPLACE_MIN_BINS
     upper = symsel.bound(symsel.point(k=40), base, "interval").epsilon(1e-6)
     lower = lower_bound(base, symsel.point(k=40), 1e-6, budget=20).epsilon
     assert 0.2719 <= lower <= upper <= lower * 1.0035
@@ -262,7 +262,7 @@ def test_a_heavy_step_loss_tail_does_not_multiply_the_buckets() -> None:
     """``q = 1e-6, σ = 0.5``: a fifth of the step's spread is 1.5e-6, against losses up to 12, which would be 8 million
     buckets; the width is widened to the range over MAX_STEP_BUCKETS (and kept at most 2e-3), while the weak run of
     the test above keeps its fine buckets."""
-    from symsel.evidence.pld_lower import MAX_STEP_BUCKETS, STEP_WIDTH, _step_buckets, step_width
+    from symsel.pairs.dpsgd import MAX_STEP_BUCKETS, STEP_WIDTH, _step_buckets, step_width
 
     width = step_width(1e-6, 0.5)
     assert width == STEP_WIDTH
