@@ -105,7 +105,7 @@ def tradeoff_points(profile: Profile, alpha: ArrayLike, rtol: float = DEFAULT_RT
     if np.any(zero):  # TPR ≤ inf_ε δ(ε) = δ(∞)
         d_inf = float(profile.delta_at_infinity)
         tpr[zero] = min(1.0, d_inf * (1.0 + MARGIN))
-        beta[zero] = max(0.0, 1.0 - d_inf - MARGIN)
+        beta[zero] = max(0.0, math.nextafter(1.0 - d_inf, 0.0)) if d_inf > 0 else 1.0
     inner = (flat > 0.0) & (flat < 1.0)  # α = 1: β ≥ 0 and TPR ≤ 1 are the answer
     if np.any(inner):
         search = _Search(profile, flat[inner], rtol)
