@@ -283,8 +283,10 @@ class Profile(ABC):
         return tradeoff_points(self, alpha, rtol)
 
     def advantage(self) -> float:
-        """A certified upper bound on the attack advantage ``sup (TPR − FPR)``: ``δ(0)``, the total variation
-        distance (docs/tradeoff.md, Corollary 2). One evaluation of ``δ``."""
+        """A certified upper bound on the attack advantage ``sup (TPR − FPR)``, at most ``δ(0)`` (the total
+        variation distance, which it equals for an exact profile) and below it where a bound is loose at ``ε = 0``
+        (docs/tradeoff.md, Corollary 2; :func:`symsel.profiles.tradeoff.advantage_upper`): 14-60 evaluations of
+        ``δ``."""
         return advantage_upper(self)
 
     # ------------------------------------------------------------------ dominating pair

@@ -47,8 +47,8 @@ MARGIN = 16.0 * UNIT
 DEFAULT_RTOL = 1e-6
 #: the largest ``|ε|`` searched (``e^ε`` stays finite in float64).
 MAX_EPSILON = 700.0
-#: the first step of the bracketing search from ``ε = 0``; steps double from there.
-FIRST_STEP = 0.25
+#: the points ``s`` scanned for every ``α`` before the golden-section search: 0 and ``±2^j``, ``j = −5 … 9``.
+SCAN = np.concatenate([-(2.0 ** np.arange(9, -6, -1)), [0.0], 2.0 ** np.arange(-5, 10)])
 #: golden-section steps per ``α`` at most (the bracket shrinks by 0.618 per step: 1e-17 of its width after 80).
 MAX_GOLDEN_STEPS = 80
 _INV_PHI = (math.sqrt(5.0) - 1.0) / 2.0
@@ -78,10 +78,73 @@ class TradeoffPoints:
     evaluations: int
 
 
-def advantage_upper(profile: Profile) -> float:
-    """A certified upper bound on the attack advantage ``sup_φ (TPR − FPR) = sup_α (1 − α − β(α))``: ``δ(0)``, the
-    total variation distance (docs/tradeoff.md, Corollary 2)."""
-    return float(profile.delta(0.0))
+#: the ``ε`` at which :func:`advantage_upper` first evaluates ``δ`` (one vectorized call).
+ADVANTAGE_GRID = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0)
+#: rounds of refinement of :func:`advantage_upper` at most (each evaluates ``δ`` at up to four more ``ε``).
+ADVANTAGE_ROUNDS = 12
+
+
+def advantage_upper(profile: Profile, rtol: float = 1e-4) -> float:
+    """A certified upper bound on the attack advantage ``sup_φ (TPR − FPR) = sup_α (1 − α − β(α))``
+    (docs/tradeoff.md, Corollary 2): the exact supremum over ``α`` of ``1 − α − f_E(α)`` for the constraints of a
+    finite set ``E`` of ``ε``, at most ``δ(0)`` (``0 ∈ E``) and much below it where a bound is loose at ``ε = 0``.
+    ``E`` starts at :data:`ADVANTAGE_GRID` and is refined around the two constraints that meet at the supremum,
+    until two rounds in a row lower it by less than a relative ``rtol``."""
+    grid = np.array(ADVANTAGE_GRID)
+    deltas = np.asarray(profile.delta(grid), dtype=float)
+    value, used = _advantage_of_lines(grid, deltas)
+    idle = 0
+    for _ in range(ADVANTAGE_ROUNDS):
+        new = set()
+        for i in used:
+            if i > 0:
+                new.add(0.5 * (grid[i - 1] + grid[i]))
+            new.add(0.5 * (grid[i] + grid[i + 1]) if i + 1 < grid.size else 2.0 * grid[i] + 1.0)
+        points = np.array(sorted(new - set(grid.tolist())))
+        if points.size == 0:
+            break
+        grid = np.concatenate([grid, points])
+        deltas = np.concatenate([deltas, np.asarray(profile.delta(points), dtype=float)])
+        order = np.argsort(grid)
+        grid, deltas = grid[order], deltas[order]
+        previous = value
+        value, used = _advantage_of_lines(grid, deltas)
+        idle = idle + 1 if previous - value <= rtol * value else 0
+        if idle == 2:  # two rounds in a row without progress
+            break
+    return min(value, float(deltas[0]))  # δ(0), the profile's own number, needs no rounding allowance
+
+
+def _advantage_of_lines(eps: np.ndarray, deltas: np.ndarray) -> tuple[float, tuple[int, ...]]:
+    """``sup_{α ∈ [0,1]} min(A(α), B(α))`` with ``A(α) = min_ε (δ(ε) + (e^ε − 1) α)`` (first family: non-decreasing
+    in ``α``) and ``B(α) = min(1 − α, min_ε ((1 − α)(1 − e^{−ε}) + e^{−ε} δ(ε)))`` (second family: non-increasing),
+    the two ways Theorem 1 bounds ``1 − α − β``; and the indices of the constraints active at the supremum. The
+    supremum is where ``A`` meets ``B``: bisection on ``α``, and the value ``min(A(hi), B(lo))`` on the final
+    bracket bounds ``min(A, B)`` on it from above; every term is rounded up by :data:`MARGIN`."""
+    up = 1.0 + MARGIN
+    rise, fall, shrink = np.expm1(eps), -np.expm1(-eps), np.exp(-eps)
+
+    def a(alpha: float) -> tuple[float, int]:
+        values = (deltas + rise * alpha) * up
+        i = int(np.argmin(values))
+        return float(values[i]), i
+
+    def b(alpha: float) -> tuple[float, int]:
+        values = ((1.0 - alpha) * fall + shrink * deltas) * up * up
+        i = int(np.argmin(values))
+        return min(float(values[i]), (1.0 - alpha) * up), i
+
+    lo, hi = 0.0, 1.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if a(mid)[0] < b(mid)[0]:
+            lo = mid
+        else:
+            hi = mid
+    (value_a, i), (value_b, j) = a(hi), b(lo)
+    return min(1.0, value_a, value_b), tuple(sorted({i, j}))
 
 
 def tradeoff_points(profile: Profile, alpha: ArrayLike, rtol: float = DEFAULT_RTOL) -> TradeoffPoints:
@@ -203,46 +266,19 @@ class _Search:
         self._golden(a, b, fa, ga, fb, gb)
 
     def _bracket(self, idx: np.ndarray) -> tuple[np.ndarray, ...]:
-        """For each ``α``, an interval ``[a, b]`` of ``s`` holding the minimum of ``F`` (a unimodal ``F``): step from
-        0 towards the side where ``F`` decreases, doubling the step, until ``F`` stops decreasing."""
-        n = idx.size
-        zero = np.zeros(n)
-        f0, g0 = self.evaluate(zero, idx)
-        fp, gp = self.evaluate(zero + FIRST_STEP, idx)
-        fm, gm = self.evaluate(zero - FIRST_STEP, idx)
-        right = self._better(fp, gp, f0, g0)
-        left = ~right & self._better(fm, gm, f0, g0)
-        a = np.full(n, -FIRST_STEP)
-        b = np.full(n, FIRST_STEP)
-        fa, ga, fb, gb = fm.copy(), gm.copy(), fp.copy(), gp.copy()
-        # walking: prev (the best so far) and cur (one step further), direction ±1
-        direction = np.where(right, 1.0, -1.0)
-        walking = right | left
-        prev = np.where(walking, direction * FIRST_STEP, 0.0)
-        fprev, gprev = np.where(right, fp, fm), np.where(right, gp, gm)
-        back = np.zeros(n)  # the point before prev (0 at first)
-        fback, gback = f0.copy(), g0.copy()
-        step = FIRST_STEP
-        while np.any(walking):
-            step *= 2.0
-            at = np.flatnonzero(walking)
-            cur = np.clip(prev[at] + direction[at] * step, -MAX_EPSILON, MAX_EPSILON)
-            fc, gc = self.evaluate(cur, idx[at])
-            improving = self._better(fc, gc, fprev[at], gprev[at]) & (np.abs(cur) < MAX_EPSILON)
-            done = at[~improving]
-            lo_end = np.minimum(back[done], cur[~improving])
-            hi_end = np.maximum(back[done], cur[~improving])
-            a[done], b[done] = lo_end, hi_end
-            from_right = direction[done] > 0
-            fa[done] = np.where(from_right, fback[done], fc[~improving])
-            ga[done] = np.where(from_right, gback[done], gc[~improving])
-            fb[done] = np.where(from_right, fc[~improving], fback[done])
-            gb[done] = np.where(from_right, gc[~improving], gback[done])
-            walking[done] = False
-            moving = at[improving]
-            back[moving], fback[moving], gback[moving] = prev[moving], fprev[moving], gprev[moving]
-            prev[moving], fprev[moving], gprev[moving] = cur[improving], fc[improving], gc[improving]
-        return a, b, fa, ga, fb, gb
+        """For each ``α``, an interval ``[a, b]`` of ``s`` around the best point of the scan :data:`SCAN` (``0`` and
+        ``±2^j``, ``j = −5 … 9``: sixteen evaluations of ``δ`` shared by every ``α``), its two neighbours: it holds
+        the minimum of a unimodal ``F``, and the scan keeps a bound that is not convex (flat at ``δ = 1`` near
+        ``ε = 0``, or the minimum of several bounds) from trapping the search in a local minimum far from the best."""
+        n, m = idx.size, SCAN.size
+        f, g = self.evaluate(np.tile(SCAN, n), np.repeat(idx, m))
+        f, g = f.reshape(n, m), g.reshape(n, m)
+        rows = np.arange(n)
+        by_g = np.argmax(g, axis=1)
+        best = np.where(g[rows, by_g] < 0.25, by_g, np.argmin(f, axis=1))
+        lo = np.clip(best - 1, 0, m - 2)
+        hi = np.clip(best + 1, 1, m - 1)
+        return SCAN[lo], SCAN[hi], f[rows, lo], g[rows, lo], f[rows, hi], g[rows, hi]
 
     def _golden(self, a: np.ndarray, b: np.ndarray, fa: np.ndarray, ga: np.ndarray, fb: np.ndarray,
                 gb: np.ndarray) -> None:

@@ -78,20 +78,27 @@ def test_gdp_curve_and_advantage(mu):
 # ------------------------------------------------------------------------------------ finite pairs, brute force
 def brute_force_tradeoff(P, Q, alpha: float) -> mpmath.mpf:
     """``inf {1 − E_Q φ : E_P φ ≤ α}`` over every randomized test: enumerate every deterministic test (a subset of
-    outcomes), then take the lower convex hull of their (α, β) points at ``alpha`` (randomized tests are the
-    mixtures of deterministic ones), at 50 digits."""
+    outcomes), then evaluate at ``alpha`` the lower convex hull of their (α, β) points (randomized tests are the
+    mixtures of deterministic ones; the hull's lower chain by the monotone-chain algorithm), at 50 digits."""
     with mpmath.workdps(50):
-        points = []
         n = len(P)
+        points = set()
         for chosen in itertools.product((0, 1), repeat=n):
             a = mpmath.fsum(mpmath.mpf(P[i]) for i in range(n) if chosen[i])
             b = 1 - mpmath.fsum(mpmath.mpf(Q[i]) for i in range(n) if chosen[i])
-            points.append((a, b))
+            points.add((a, b))
+        hull: list = []
+        for point in sorted(points):
+            while len(hull) >= 2:
+                (x1, y1), (x2, y2) = hull[-2], hull[-1]
+                if (x2 - x1) * (point[1] - y1) - (y2 - y1) * (point[0] - x1) <= 0:  # hull[-1] not below the chord
+                    hull.pop()
+                else:
+                    break
+            hull.append(point)
         x = mpmath.mpf(alpha)
-        best = min(b for a, b in points if a <= x)
-        for (a1, b1), (a2, b2) in itertools.combinations(points, 2):
-            if a1 > a2:
-                a1, b1, a2, b2 = a2, b2, a1, b1
+        best = min(b for a, b in hull if a <= x)  # tests with a smaller type I error
+        for (a1, b1), (a2, b2) in itertools.pairwise(hull):
             if a1 <= x <= a2 and a2 > a1:
                 best = min(best, b1 + (b2 - b1) * (x - a1) / (a2 - a1))
         return best
@@ -193,6 +200,67 @@ def test_selection_never_above_an_admissible_pair(method):
     beta = selection.tradeoff(alphas)
     for alpha, value in zip(alphas, beta, strict=True):
         assert value <= max_of_k_gaussians_beta(float(alpha), 3, 0.5)
+
+
+def max_of_k_gaussians_tv(k: int, mu: float) -> mpmath.mpf:
+    """Total variation between the maxima of ``k`` runs of N(0,1) and of N(μ,1): ``sup_t Φ(t)^k − Φ(t − μ)^k``
+    (threshold sets suffice: the likelihood ratio of the maxima is monotone), at 50 digits; the largest value on a
+    grid of ``t`` is at most the supremum, so it is a valid lower reference."""
+    with mpmath.workdps(50):
+        def gap(t):
+            return mpmath.ncdf(t) ** k - mpmath.ncdf(t - mu) ** k
+
+        return max(gap(mpmath.mpf(t) / 200) for t in range(-600, 1201))
+
+
+@pytest.mark.parametrize("method", ["envelope", "composition"])
+def test_selection_advantage_between_tv_and_delta_zero(method):
+    """The advantage bound of a selection is at most ``δ(0)`` and at least the exact advantage of the selection on
+    the Gaussian pair (an admissible base), computed independently."""
+    selection = bound(parse_distribution("point(k=3)"), GaussianProfile(2.0), method)
+    value = selection.advantage()
+    assert value <= float(selection.delta(0.0))
+    assert value >= max_of_k_gaussians_tv(3, 0.5)
+
+
+def test_advantage_below_delta_zero_where_the_bound_is_loose_there():
+    """The envelope bound of geometric(30) on σ = 4 is 1 at ε = 0, but its other constraints bound the advantage by
+    0.4951 (a fine grid of 2001 ε in [0, 4] gives 0.49395: the adaptive one is within 0.3 % of it)."""
+    selection = bound(parse_distribution("geometric(mean=30)"), GaussianProfile(4.0), "envelope")
+    assert float(selection.delta(0.0)) == 1.0
+    assert 0.49395 < selection.advantage() < 0.4952
+
+
+class ScaledProfile(Profile):
+    """``min(1, c δ(ε))`` of another profile, ``c ≥ 1``: a valid upper profile, flat at 1 near ``ε = 0`` and not
+    convex in ``e^ε`` (as bounds often are: the envelope bound of a fixed K is 1 on ``[0, ε0]``)."""
+
+    family = "scaled"
+
+    def __init__(self, inner: Profile, factor: float):
+        self.inner, self.factor = inner, factor
+
+    @property
+    def spec(self) -> str:
+        return "scaled"
+
+    def _delta_finite(self, eps):
+        return np.minimum(1.0, self.factor * np.asarray(self.inner.delta(np.abs(eps)), dtype=float))
+
+
+@pytest.mark.parametrize("factor", [10.0, 100.0])
+def test_search_not_trapped_where_a_bound_is_flat(factor):
+    """On a profile flat at 1 near ``ε = 0`` the search finds TPR bounds at least as good as a dense scan of the same
+    profile's constraints (20001 ``ε`` in [0, 10]) up to its relative tolerance, and never below the exact curve of
+    the GDP it bounds."""
+    inner = gdp(0.5)
+    profile = ScaledProfile(inner, factor)
+    eps = np.linspace(0.0, 10.0, 20001)
+    deltas = np.asarray(profile.delta(eps))
+    for fpr in (1e-4, 0.01, 0.1):
+        dense = float(np.min(deltas + np.exp(eps) * fpr))
+        assert profile.tpr_at_fpr(fpr) <= dense * (1 + 1e-6)  # the search's relative tolerance
+        assert profile.tpr_at_fpr(fpr) >= gaussian_tpr_mp(fpr, 0.5)
 
 
 # ------------------------------------------------------------------------------------ corners and input
