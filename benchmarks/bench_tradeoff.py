@@ -5,7 +5,7 @@ beside riskcal (Kulynych et al., NeurIPS 2024, on dp-accounting's PLD) in the sa
    (mpmath), for α from 1e-30 to 1 − 1e-12: the largest absolute and relative gaps of β and of the TPR, and whether
    β was ever above the exact curve.
 2. Randomized response and its compositions: the exact curve by brute force over every deterministic test and their
-   mixtures (the lower convex hull of all 2^n tests), at 50 digits.
+   mixtures (the lower convex hull of all 2^n tests on the sufficient statistic), at 50 digits.
 3. A plain DP-SGD run: riskcal's curves of dp-accounting's pessimistic and optimistic PLDs, which bracket the exact
    curve; symsel's curve must lie below the optimistic one; the gap to the pessimistic one, and the times.
 4. Selections: the best of k runs of the Gaussian pair itself, whose curve is closed form (an admissible base: the
@@ -97,9 +97,10 @@ def randomized_response_section() -> list[dict[str, Any]]:
     alphas = [1e-9, 1e-4, 0.01, 0.1, 0.3, 0.5, 0.8, 0.999]
     for eps, k in [(1.0, 1), (0.5, 4), (2.0, 3), (0.2, 8)]:
         p = math.exp(eps) / (1 + math.exp(eps))
-        outcomes = list(itertools.product((0, 1), repeat=k))
-        P = [math.prod(p if o == 0 else 1 - p for o in out) for out in outcomes]
-        Q = [math.prod(1 - p if o == 0 else p for o in out) for out in outcomes]
+        # the number j of the k answers that are 1 is sufficient (equal likelihood ratios merged: the same curve),
+        # so every test of the k-fold product is a test on j: brute force over the 2^(k+1) subsets of {0, …, k}
+        P = [math.comb(k, j) * p ** (k - j) * (1 - p) ** j for j in range(k + 1)]
+        Q = [math.comb(k, j) * (1 - p) ** (k - j) * p ** j for j in range(k + 1)]
         base = RandomizedResponseProfile(eps)
         profile = base if k == 1 else base.self_composed(k)[0]
         points = profile.tradeoff_points(np.array(alphas))
