@@ -230,6 +230,18 @@ def cli_cases() -> list[Case]:
     for command in ("bound", "dist", "verify", "derive", "audit", "sweep", "plan", "report", "tune", "profile", "rnm",
                     "ptr"):
         add(f"{command}:unknown_option", [command, "--no-such-option", "\u2603" * 1000])
+    # --- risk (trade-off curve and attack risk, docs/tradeoff.md) ---
+    for name, value in [("fpr_nan", "nan"), ("fpr_above_1", "1.5"), ("fpr_negative", "-0.1"), ("fpr_inf", "inf"),
+                        ("fpr_text", "abc")]:
+        add(f"risk:{name}", ["risk", "--base", b, "--fpr", value])
+    add("risk:method_without_dist", ["risk", "--base", b, "--method", "envelope"])
+    add("risk:bad_method", ["risk", "--base", b, "--dist", g, "--method", "bogus"])
+    add("risk:bad_base", ["risk", "--base", "gaussian(sigma=-1)"])
+    add("risk:unknown_option", ["risk", "--no-such-option", "\u2603" * 1000])
+    add("risk:valid_fpr_0_and_1", ["risk", "--base", b, "--fpr", "0", "--fpr", "1"], invalid=False)
+    add("risk:valid_fpr_1e-300", ["risk", "--base", b, "--fpr", "1e-300"], invalid=False)
+    add("risk:valid_selection", ["risk", "--base", b, "--dist", g, "--method", "envelope"], invalid=False)
+    # --- end risk ---
     return c
 
 
@@ -431,6 +443,21 @@ def api_cases() -> list[Case]:
     add("pairs:loss_pair_role_string", "import numpy as np\nfrom symsel.pairs.loss import loss_pair\n"
         "RESULT = loss_pair(np.array([0.5, 0.5]), np.array([0.25, 0.75]), 'dominated', 'P,Q', 'x')")
     # ---- end of the pairs block
+    # --- trade-off curve and attack risk (docs/tradeoff.md) ---
+    for name, value in [("nan", "math.nan"), ("above_1", "1.5"), ("negative", "-1e-9"), ("string", "'0.1'"),
+                        ("bool", "True"), ("none", "None"), ("list_with_bad", "[0.1, 2.0]"), ("complex", "1j")]:
+        add(f"tradeoff:alpha_{name}", pre + f"RESULT = base.tradeoff({value})")
+        add(f"tpr_at_fpr:fpr_{name}", pre + f"RESULT = symsel.bound(law, base).tpr_at_fpr({value})")
+    for name, value in [("zero", "0.0"), ("nan", "math.nan"), ("big", "0.5"), ("string", "'1e-6'")]:
+        add(f"tradeoff:rtol_{name}", pre + f"RESULT = base.tradeoff(0.1, rtol={value})")
+    add("tradeoff:valid_tiny_alpha", pre + "RESULT = base.tpr_at_fpr(1e-300)", invalid=False)
+    add("tradeoff:valid_array", pre + "RESULT = float(base.tradeoff([0.0, 1e-30, 0.5, 1.0]).sum())", invalid=False)
+    add("advantage:valid_selection", pre + "RESULT = symsel.bound(law, base).advantage()", invalid=False)
+    add("plan:risk_bad_fpr", pre + "from symsel.apps.plan import max_trials_for_risk\n"
+        "RESULT = max_trials_for_risk('point(k={k})', base, fpr=2.0, max_tpr=0.05)")
+    add("plan:risk_bad_max_tpr", pre + "from symsel.apps.plan import max_trials_for_risk\n"
+        "RESULT = max_trials_for_risk('point(k={k})', base, fpr=0.01, max_tpr=math.nan)")
+    # --- end trade-off ---
     return c
 
 

@@ -9,8 +9,10 @@ The classes keep one-line methods that delegate here:
   steps as Markdown with ``$…$`` math;
 * :class:`~symsel.bounds.SelectionBound` -- ``_repr_html_`` (:func:`bound_html`): ``ε`` at the standard ``δ`` of
   :data:`STANDARD_DELTAS`, the method, the theorem, a one-line certificate summary and, where it is cheap
-  (:func:`lower_bound_cost`), the certified lower bound beside each ``ε``; ``plot`` (:func:`plot_bound`): ``ε``
-  against ``δ`` on a log ``δ`` axis, returning the matplotlib ``Axes``.
+  (:func:`lower_bound_cost`), the certified lower bound beside each ``ε``, and beside them the attack risk
+  (:func:`risk_table_html`: the TPR and ``β(α)`` at :data:`STANDARD_FPRS`, the advantage); ``plot``
+  (:func:`plot_bound`): ``ε`` against ``δ`` on a log ``δ`` axis, and ``plot_tradeoff`` (:func:`plot_tradeoff`):
+  ``β(α)``, each returning the matplotlib ``Axes``.
 
 Numbers are evaluated when a display is asked for, never when the object is built. A displayed upper bound is
 rounded up and a displayed lower bound down (:func:`format_upper`, :func:`format_lower`), so a rounded number
@@ -42,12 +44,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DIGITS",
+    "DISPLAY_RTOL",
     "LOWER_BOUND_BUDGET",
     "LOWER_BOUND_MAX_ATOMS",
     "LOWER_BOUND_MAX_OPS",
     "LOWER_BOUND_SLICES",
     "PLOT_DELTAS",
+    "PLOT_FPRS",
     "STANDARD_DELTAS",
+    "STANDARD_FPRS",
     "bound_html",
     "certificate_summary",
     "derivation_markdown",
@@ -57,10 +62,20 @@ __all__ = [
     "format_upper",
     "lower_bound_cost",
     "plot_bound",
+    "plot_tradeoff",
+    "risk_table_html",
 ]
 
 #: the δ of a bound's HTML table (the ones ``best``'s certificate names its winners at).
 STANDARD_DELTAS = (1e-3, 1e-6, 1e-10)
+#: the false-positive rates of a bound's attack-risk table (one :meth:`~symsel.profiles.Profile.tradeoff_points` call:
+#: the scan's sixteen evaluations of δ and 15-40 more per rate).
+STANDARD_FPRS = (1e-3, 1e-2, 1e-1)
+#: the relative tolerance of a displayed trade-off value (docs/tradeoff.md): a tenth of the digits shown, in fewer
+#: evaluations than the default.
+DISPLAY_RTOL = 1e-5
+#: the false-positive rates that :func:`plot_tradeoff` evaluates by default.
+PLOT_FPRS = (1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0)
 #: the δ that :func:`plot_bound` evaluates by default (one ``ε(δ)`` each: a DP-SGD interval bound costs 1-4 s).
 PLOT_DELTAS = (1e-12, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
 #: significant digits of a displayed ``ε``.
@@ -359,10 +374,66 @@ def bound_html(bound: SelectionBound) -> str:
     caption = f"Best of K ~ {bound.dist.spec} runs of {bound.base.spec}"
     return ("<div class=\"symsel-bound\">"
             f"<table><caption>{esc(caption)}</caption><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+            + risk_table_html(bound) +
             "<table><tbody>"
             + "".join(f"<tr><th style=\"text-align:left\">{esc(k)}</th><td style=\"text-align:left\">{esc(v)}</td>"
                       "</tr>" for k, v in facts)
             + "</tbody></table></div>")
+
+
+def risk_table_html(profile: Profile) -> str:
+    """The attack-risk table of a profile (docs/tradeoff.md): at each of :data:`STANDARD_FPRS` the certified upper
+    bound on the TPR (rounded up) and lower bound on ``β`` (rounded down), and the certified upper bound on the
+    advantage; one :meth:`~symsel.profiles.Profile.tradeoff_points` call at :data:`DISPLAY_RTOL` and one
+    :meth:`~symsel.profiles.Profile.advantage`."""
+    esc = html.escape
+    points = profile.tradeoff_points(list(STANDARD_FPRS), rtol=DISPLAY_RTOL)
+    rows = [f"<tr><td>{esc(f'{fpr:g}')}</td><td>{esc(format_upper(float(tpr)))}</td>"
+            f"<td>{esc(format_lower(float(beta)))}</td></tr>"
+            for fpr, tpr, beta in zip(STANDARD_FPRS, points.tpr, points.beta, strict=True)]
+    advantage = esc(format_upper(profile.advantage()))
+    return ("<table><caption>Attack risk: any membership test on this output (docs/tradeoff.md)</caption><thead><tr>"
+            "<th>FPR α</th><th>TPR (certified upper bound)</th><th>β(α) (certified lower bound)</th></tr></thead>"
+            f"<tbody>{''.join(rows)}<tr><td>advantage</td><td>TPR − FPR ≤ {advantage}</td><td></td></tr>"
+            "</tbody></table>")
+
+
+def _checked_fprs(fprs: Sequence[float] | None) -> list[float]:
+    allowed = "a non-empty sequence of numbers with 0 < fpr <= 1 (a log axis)"
+    if fprs is None:
+        return list(PLOT_FPRS)
+    try:
+        values = [float(f) for f in fprs]
+    except (TypeError, ValueError):
+        raise ParameterError("fprs", fprs, allowed, "plot_tradeoff") from None
+    if not values or not all(0 < f <= 1 for f in values):
+        raise ParameterError("fprs", fprs, allowed, "plot_tradeoff")
+    return sorted(values)
+
+
+def plot_tradeoff(bound: SelectionBound, ax: Axes | None = None, fprs: Sequence[float] | None = None) -> Axes:
+    """The certified trade-off curve: the lower bound on ``β(α)`` at ``fprs`` (default :data:`PLOT_FPRS`; one
+    :meth:`~symsel.profiles.Profile.tradeoff_points` call) for the selection and for one run of the base, with the
+    line ``β = 1 − α`` of a blind guess; log ``α`` axis. Draws on ``ax`` (a new figure when ``None``) and returns
+    it (matplotlib: the ``notebooks`` extra)."""
+    values = _checked_fprs(fprs)
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError("SelectionBound.plot_tradeoff needs matplotlib: pip install 'symsel[notebooks]' "
+                          "(the notebooks extra)") from exc
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    ax.semilogx(values, bound.tradeoff_points(values, rtol=DISPLAY_RTOL).beta, "o-",
+                label=f"{bound.method}: certified lower bound on β")
+    ax.semilogx(values, bound.base.tradeoff_points(values, rtol=DISPLAY_RTOL).beta, ":", color="grey",
+                label="one run of the base")
+    ax.semilogx(values, [1 - v for v in values], "--", color="lightgrey", label="blind guess (β = 1 − α)")
+    ax.set_xlabel("false-positive rate α")
+    ax.set_ylabel("β(α): least false-negative rate")
+    ax.set_title(f"best of K ~ {bound.dist.spec}\non {bound.base.spec}", fontsize=9)
+    ax.legend(fontsize=8)
+    return ax
 
 
 def _checked_deltas(deltas: Sequence[float] | None) -> list[float]:

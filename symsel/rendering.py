@@ -29,6 +29,8 @@ class Renderer(Protocol):
 
     def plot_bound(self, bound: Any, ax: Any = None, deltas: Sequence[float] | None = None) -> Any: ...
 
+    def plot_tradeoff(self, bound: Any, ax: Any = None, fprs: Sequence[float] | None = None) -> Any: ...
+
 
 _loader: list[Callable[[], Renderer]] = []
 

@@ -105,7 +105,8 @@ def test_derivation_markdown_writes_set_braces_as_lbrace():
 # ------------------------------------------------------------------------------------ bounds
 def _table(html_text: str) -> tuple[list[list[str]], dict[str, str]]:
     root = ET.fromstring(html_text)  # well-formed: every tag closed, every text escaped
-    numbers, facts = root.findall("table")
+    tables = root.findall("table")
+    numbers, facts = tables[0], tables[-1]  # between them: the attack-risk table (test_bound_html_risk_table)
     rows = [[td.text or "" for td in tr.findall("td")] for tr in numbers.find("tbody").findall("tr")]
     info = {tr.find("th").text: tr.find("td").text for tr in facts.find("tbody").findall("tr")}
     return rows, info
@@ -125,6 +126,56 @@ def test_bound_html_table(envelope):
     assert info["theorem"] == envelope.theorem
     assert info["certificate"].startswith("eps_shift=0.0005")
     assert not ADDRESS.search(html_text)
+
+
+def _risk_rows(html_text: str) -> list[list[str]]:
+    root = ET.fromstring(html_text)
+    table = next(t for t in root.iter("table") if (t.findtext("caption") or "").startswith("Attack risk"))
+    return [[td.text or "" for td in tr.findall("td")] for tr in table.find("tbody").findall("tr")]
+
+
+def test_risk_table_against_the_gaussian_closed_form():
+    """On 0.5-GDP the table's TPR at each FPR is the closed form ``Φ(μ − Φ⁻¹(1 − α))`` rounded up to six digits
+    (within the display's relative tolerance 1e-5), β its complement rounded down, and the advantage
+    ``2Φ(μ/2) − 1`` rounded up (scipy, not the code under test)."""
+    from scipy.stats import norm
+
+    from symsel.display import risk_table_html
+
+    rows = _risk_rows("<div>" + risk_table_html(symsel.parse_profile("gdp(mu=0.5)")) + "</div>")
+    assert [row[0] for row in rows] == ["0.001", "0.01", "0.1", "advantage"]
+    for (_, tpr, beta), alpha in zip(rows[:3], (1e-3, 1e-2, 1e-1), strict=True):
+        exact = norm.sf(norm.isf(alpha) - 0.5)
+        assert six_digits(exact, up=True) <= Fraction(tpr) <= six_digits(exact * (1 + 2e-5), up=True)
+        assert six_digits(1 - exact * (1 + 2e-5), up=False) <= Fraction(beta) <= six_digits(1 - exact, up=False)
+    assert rows[3][1] == "TPR − FPR ≤ " + str(float(six_digits(2 * norm.cdf(0.25) - 1, up=True)))
+
+
+def test_bound_html_risk_table(envelope):
+    """A selection's table: TPR bounds increase with the FPR, each at least the FPR (a blind guess reaches it) and
+    at most one; the advantage at most ``δ(0)``."""
+    rows = _risk_rows(envelope._repr_html_())
+    tprs = [float(row[1]) for row in rows[:3]]
+    assert all(f <= t <= 1 for f, t in zip((1e-3, 1e-2, 1e-1), tprs, strict=True)) and tprs == sorted(tprs)
+    assert float(rows[3][1].removeprefix("TPR − FPR ≤ ")) <= float(envelope.delta(0.0))
+
+
+def test_plot_tradeoff_draws_the_curve(envelope, gaussian):
+    import matplotlib.pyplot as plt
+    from scipy.stats import norm
+
+    fprs = [1e-3, 0.01, 0.1, 0.5]
+    ax = envelope.plot_tradeoff(fprs=fprs)
+    try:
+        lines = {line.get_label(): line for line in ax.get_lines()}
+        assert set(lines) == {"envelope: certified lower bound on β", "one run of the base",
+                              "blind guess (β = 1 − α)"}
+        base = lines["one run of the base"].get_ydata()  # σ = 4: 0.25-GDP, closed form
+        assert all(b <= norm.cdf(norm.isf(a) - 0.25) <= b + 1e-4 for a, b in zip(fprs, base, strict=True))
+        assert all(s <= b for s, b in zip(lines["envelope: certified lower bound on β"].get_ydata(), base,
+                                          strict=True))
+    finally:
+        plt.close(ax.figure)
 
 
 def test_bound_html_escapes_every_text(envelope):

@@ -348,3 +348,86 @@ def solve_base(base_template: str, law: str, epsilon: float, delta: float, metho
         record["final_run"] = final.spec
     return {**record, knob: value, "epsilon": _pipeline_epsilon(result, final, delta),
             "delta_at_budget": _budget_delta(result, final, epsilon, delta, settle_only=False)}
+
+
+# ------------------------------------------------------------------------------------ planning to an attack-risk budget
+def _checked_risk(fpr: float, max_tpr: float) -> tuple[float, float]:
+    fpr = real(fpr, "fpr", "plan", lo=0.0, hi=1.0, lo_open=True, hi_open=True,
+               allowed="a false-positive rate in (0, 1)")
+    max_tpr = real(max_tpr, "max_tpr", "plan", lo=fpr, hi=1.0, hi_open=True,
+                   allowed=f"a true-positive rate in [fpr, 1) = [{fpr:g}, 1)")
+    return fpr, max_tpr
+
+
+def max_trials_for_risk(template: str, base: Profile, fpr: float = 0.01, max_tpr: float = 0.05,
+                        method: str = "best") -> dict[str, Any]:
+    """The largest whole number of trials ``k`` (``{k}`` in ``template``, e.g. ``"point(k={k})"``) whose selection's
+    certified true-positive rate at false-positive rate ``fpr`` is at most ``max_tpr``: no membership attack on the
+    selection's output reaches that TPR at that FPR (docs/tradeoff.md, Corollary 3). Doubling to a bracket, then
+    bisection on the integers; the answer is checked to fit, ``k + 1`` checked not to (unless ``capped`` at
+    :data:`MAX_TRIALS`); ``tpr`` is the answer's certified TPR bound."""
+    fpr, max_tpr = _checked_risk(fpr, max_tpr)
+    if not isinstance(template, str) or "{k}" not in template:
+        raise ParameterError("dist", template, "a spec template containing {k}, e.g. point(k={k})", "plan")
+    record: dict[str, Any] = {"method": method, "fpr": fpr, "max_tpr": max_tpr}
+    seen: dict[int, float] = {}
+
+    def tpr_at(k: int) -> float:
+        if k not in seen:
+            seen[k] = float(bound(parse_distribution(template.replace("{k}", str(k))), base, method).tpr_at_fpr(fpr))
+        return seen[k]
+
+    try:
+        if tpr_at(1) > max_tpr:
+            return {**record, "trials": None, "tpr_one_trial": seen[1],
+                    "reason": f"even one trial allows TPR {seen[1]:.4g} > {max_tpr:g} at FPR {fpr:g}"}
+    except NotApplicableError as exc:
+        return {**record, "trials": None, "reason": str(exc)}
+    lo, hi, capped = 1, 2, False
+    while tpr_at(hi) <= max_tpr:
+        lo, hi = hi, hi * 2
+        if hi > MAX_TRIALS:
+            capped = True
+            break
+    if not capped:
+        lo = largest_feasible_integer(lambda k: tpr_at(k) <= max_tpr, lo, hi)
+    out = {**record, "trials": lo, "dist": parse_distribution(template.replace("{k}", str(lo))).spec,
+           "tpr": seen[lo], "evaluations": len(seen)}
+    if capped:
+        out["capped"] = True
+    else:
+        out["next_tpr"] = tpr_at(lo + 1)
+    return out
+
+
+def min_sigma_for_risk(base_template: str, law: str, fpr: float = 0.01, max_tpr: float = 0.05,
+                       method: str = "best") -> dict[str, Any]:
+    """The least noise ``{sigma}`` of a base template (e.g. ``"dpsgd(q=0.01, sigma={sigma}, steps=1000)"``) whose
+    selection of ``law`` has a certified TPR at ``fpr`` of at most ``max_tpr``: the σ's of :data:`BASE_KNOBS` range,
+    searched in ``log σ`` by :func:`symsel.numeric.last_feasible` (answer checked to fit, within 0.1 % of the
+    crossing)."""
+    from symsel.spec import parse_profile
+
+    fpr, max_tpr = _checked_risk(fpr, max_tpr)
+    if not isinstance(base_template, str) or "{sigma}" not in base_template:
+        raise ParameterError("base", base_template, "a base template containing {sigma}", "plan")
+    dist = parse_distribution(law)
+    low, high = BASE_KNOBS["sigma"]
+    seen: dict[float, float] = {}
+
+    def excess(x: float) -> float:  # x = log sigma; feasible (<= 0) on the right
+        if x not in seen:
+            base = parse_profile(base_template.replace("{sigma}", repr(math.exp(x))))
+            seen[x] = math.log(float(bound(dist, base, method).tpr_at_fpr(fpr))) - math.log(max_tpr)
+        return seen[x]
+
+    record: dict[str, Any] = {"law": dist.spec, "base": base_template, "method": method, "fpr": fpr,
+                              "max_tpr": max_tpr}
+    if excess(math.log(high)) > 0:
+        return {**record, "sigma": None, "reason": f"even sigma = {high:g} allows a TPR above {max_tpr:g}"}
+    if excess(math.log(low)) <= 0:
+        x = math.log(low)
+    else:
+        x = last_feasible(excess, math.log(low), math.log(high), xtol=1e-3, rtol=0.0)
+    sigma = math.exp(x)
+    return {**record, "sigma": sigma, "tpr": math.exp(excess(x)) * max_tpr, "evaluations": len(seen)}

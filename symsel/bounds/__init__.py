@@ -14,6 +14,6 @@
 from __future__ import annotations
 
 from symsel.bounds.api import BEST_COMPONENTS, METHODS, SelectionBound, bound
-from symsel.bounds.summary import bound_summary
+from symsel.bounds.summary import bound_summary, risk_summary
 
-__all__ = ["BEST_COMPONENTS", "METHODS", "SelectionBound", "bound", "bound_summary"]
+__all__ = ["BEST_COMPONENTS", "METHODS", "SelectionBound", "bound", "bound_summary", "risk_summary"]

@@ -191,7 +191,8 @@ class SelectionBound(_Delegating):
 
     def _repr_html_(self) -> str:
         """Jupyter's ``text/html`` display: ``ε`` at δ ∈ {1e-3, 1e-6, 1e-10} (each ``self.epsilon(δ)``, evaluated
-        when displayed), the certified lower bound where it is cheap, method, theorem and a one-line certificate
+        when displayed), the certified lower bound where it is cheap, the attack risk (TPR and ``β(α)`` at
+        FPR ∈ {1e-3, 1e-2, 0.1}, the advantage; docs/tradeoff.md), method, theorem and a one-line certificate
         summary (:func:`symsel.display.bound_html`, through :mod:`symsel.rendering`)."""
         return renderer().bound_html(self)
 
@@ -201,6 +202,13 @@ class SelectionBound(_Delegating):
         ``ax`` (a new figure when ``None``), which is returned. Needs matplotlib (the ``notebooks`` extra)
         (:func:`symsel.display.plot_bound`, through :mod:`symsel.rendering`)."""
         return renderer().plot_bound(self, ax, deltas)
+
+    def plot_tradeoff(self, ax: Axes | None = None, fprs: Sequence[float] | None = None) -> Axes:
+        """The certified trade-off curve ``β(α)`` (a lower bound on any attack's false-negative rate) against the
+        false-positive rate on a log axis, beside one run of the base (:func:`symsel.display.plot_tradeoff`, through
+        :mod:`symsel.rendering`;
+        docs/tradeoff.md). Needs matplotlib (the ``notebooks`` extra)."""
+        return renderer().plot_tradeoff(self, ax, fprs)
 
 
 class PointwiseMinimum(Profile):

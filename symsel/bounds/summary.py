@@ -54,3 +54,25 @@ def _decimal_from_log(log_value: float) -> str:
     if mantissa >= 10.0:
         mantissa, exponent = mantissa / 10.0, exponent + 1
     return f"{mantissa:.2f}e{exponent:+d}"
+
+
+#: the false-positive rates a risk record reports when none are asked for.
+DEFAULT_FPRS = (1e-3, 1e-2, 1e-1)
+
+
+def risk_summary(profile: Profile, fprs: tuple[float, ...] = DEFAULT_FPRS) -> dict[str, Any]:
+    """What the profile (a base's, or a selection bound's) says about membership attacks (docs/tradeoff.md):
+    ``{spec, advantage, points: [{fpr, tpr, beta, epsilon}], evaluations}``: the certified upper bound on the
+    advantage ``TPR − FPR``; at each false-positive rate the certified upper bound on the true-positive rate, the
+    certified lower bound on the type II error ``β`` and the ``ε`` of the constraint that gave them (negative: the
+    second family of Theorem 1); the ``δ`` evaluations the search made."""
+    import numpy as np
+
+    checked = [probability(f, "fpr", "risk") for f in fprs]
+    if not checked:
+        raise ParameterError("fpr", [], "at least one false-positive rate in [0, 1]", "risk")
+    points = profile.tradeoff_points(np.asarray(checked, dtype=float))
+    rows = [{"fpr": fpr, "tpr": float(tpr), "beta": float(beta), "epsilon": None if math.isnan(eps) else float(eps)}
+            for fpr, tpr, beta, eps in zip(checked, points.tpr, points.beta, points.epsilon, strict=True)]
+    return {"spec": profile.spec, "advantage": profile.advantage(), "points": rows,
+            "evaluations": points.evaluations}

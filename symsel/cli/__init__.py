@@ -6,7 +6,7 @@ with status 2; nothing else is printed. Each command lives in its own module; im
 module registers it on the group.
 """
 
-from symsel.cli import core, derive, plan, report, sweep, tune  # noqa: F401  (registers the commands)
+from symsel.cli import core, derive, plan, report, risk, sweep, tune  # noqa: F401  (registers the commands)
 from symsel.cli._app import main
 
 __all__ = ["main"]

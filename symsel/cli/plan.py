@@ -15,7 +15,7 @@ from symsel.cli._app import emit, main, user_errors
               help='The base run, e.g. "dpsgd(q=0.01, sigma=1.1, steps=1000)"; with {steps} or {sigma} in it, solve '
                    "for that knob instead.")
 @click.option("--epsilon", type=float, default=None, help="Privacy budget epsilon (omit with --mean: report it).")
-@click.option("--delta", type=float, required=True, help="Privacy budget delta.")
+@click.option("--delta", type=float, default=None, help="Privacy budget delta (required but with --max-tpr).")
 @click.option("--dist", "templates", multiple=True,
               help='Family of K with a {mean} placeholder (repeatable); default poisson and geometric. With a '
                    "{steps}/{sigma} base: a fixed law.")
@@ -27,11 +27,16 @@ from symsel.cli._app import emit, main, user_errors
 @click.option("--final-run", "final_run", is_flag=True,
               help="Plan the whole pipeline: the selection, then one more run of the chosen configuration (the base) "
                    "composed after it.")
+@click.option("--tpr-at-fpr", "tpr_fpr", type=float, default=None,
+              help="With --max-tpr: plan to an attack-risk budget instead of (epsilon, delta): the most trials ({k} in "
+                   "--dist), or the least noise ({sigma} in --base), whose certified true-positive rate at this "
+                   "false-positive rate is at most --max-tpr (docs/tradeoff.md).")
+@click.option("--max-tpr", "max_tpr", type=float, default=None, help="The attack-risk budget (with --tpr-at-fpr).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @user_errors
-def plan_command(base_spec: str, epsilon: float | None, delta: float, templates: tuple[str, ...],
+def plan_command(base_spec: str, epsilon: float | None, delta: float | None, templates: tuple[str, ...],
                  methods: tuple[str, ...], mean: float | None, candidates: float | None, final_run: bool,
-                 as_json: bool) -> None:
+                 tpr_fpr: float | None, max_tpr: float | None, as_json: bool) -> None:
     """How many candidates (mean of K) fit a budget (epsilon, delta), per law of K and method; how many trials k
     ({k} in --dist: "point(k={k})" for a fixed number); or the epsilon a mean needs (--mean); or the most steps /
     least noise a base may use ({steps} or {sigma} in --base). With --final-run every answer is for the whole
@@ -39,6 +44,11 @@ def plan_command(base_spec: str, epsilon: float | None, delta: float, templates:
     from symsel.bounds import METHODS
     from symsel.errors import ParameterError
 
+    if tpr_fpr is not None or max_tpr is not None:
+        emit(_risk_plan(base_spec, templates, methods or ("best",), tpr_fpr, max_tpr), as_json, _format_risk_plan)
+        return
+    if delta is None:
+        raise click.UsageError("give --delta (the budget's delta), or --tpr-at-fpr with --max-tpr")
     methods = methods or ("best", "rdp")
     for m in methods:
         if m not in METHODS:
@@ -122,6 +132,47 @@ def _solve_knob(base_spec: str, epsilon: float | None, delta: float, templates: 
     laws = templates or ("geometric(mean=10)",)
     rows = [solve_base(base_spec, law, epsilon, delta, m, final_run=final_run) for law in laws for m in methods]
     return {"base": base_spec, "epsilon": epsilon, "delta": delta, "solutions": rows}
+
+
+def _risk_plan(base_spec: str, templates: tuple[str, ...], methods: tuple[str, ...], fpr: float | None,
+               max_tpr: float | None) -> dict[str, Any]:
+    """The most trials, or the least noise, within an attack-risk budget (:func:`symsel.apps.plan.max_trials_for_risk`,
+    :func:`symsel.apps.plan.min_sigma_for_risk`)."""
+    from symsel.apps.plan import max_trials_for_risk, min_sigma_for_risk
+    from symsel.bounds import METHODS
+    from symsel.cli.core import _refuse_ignored
+    from symsel.errors import ParameterError
+    from symsel.spec import parse_profile
+
+    if fpr is None or max_tpr is None:
+        raise click.UsageError("give both --tpr-at-fpr and --max-tpr")
+    _refuse_ignored(("epsilon", "delta", "mean", "candidates", "final_run"), "--max-tpr", "plan")
+    for m in methods:
+        if m not in METHODS:
+            raise ParameterError("method", m, " | ".join(METHODS), "plan")
+    if "{sigma}" in base_spec:
+        laws = templates or ("geometric(mean=10)",)
+        rows = [min_sigma_for_risk(base_spec, law, fpr, max_tpr, m) for law in laws for m in methods]
+    else:
+        if not templates or not all("{k}" in t for t in templates):
+            raise ParameterError("dist", list(templates), 'templates with {k}, e.g. "point(k={k})", or {sigma} in '
+                                 "--base", "plan")
+        base = parse_profile(base_spec)
+        rows = [{"template": t, **max_trials_for_risk(t, base, fpr, max_tpr, m)} for t in templates for m in methods]
+    return {"base": base_spec, "fpr": fpr, "max_tpr": max_tpr, "risk_plans": rows}
+
+
+def _format_risk_plan(p: dict[str, Any]) -> str:
+    lines = [f"attack-risk budget: TPR <= {p['max_tpr']:g} at FPR {p['fpr']:g}"]
+    for r in p["risk_plans"]:
+        head = f"{r.get('template', r.get('law', '')):<32} {r['method']:<11} "
+        if "trials" in r:
+            lines.append(head + (f"{r['trials']} trials (TPR <= {r['tpr']:.4g})" if r["trials"] is not None
+                                 else "n/a: " + r["reason"]))
+        else:
+            lines.append(head + (f"sigma = {r['sigma']:.6g} (TPR <= {r['tpr']:.4g})" if r["sigma"] is not None
+                                 else "n/a: " + r["reason"]))
+    return "\n".join(lines)
 
 
 def _format(p: dict[str, Any]) -> str:

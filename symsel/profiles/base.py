@@ -33,6 +33,14 @@ from symsel import validate as v
 from symsel.errors import ParameterError
 from symsel.numeric import last_feasible
 from symsel.profiles.region import ArrayLike, LinesEnvelope, as_float_array, profile_envelope, scalar_or_array
+from symsel.profiles.tradeoff import (
+    DEFAULT_RTOL,
+    TradeoffPoints,
+    advantage_upper,
+    beta_lower,
+    tpr_upper,
+    tradeoff_points,
+)
 
 if TYPE_CHECKING:
     from symsel.pairs import Pair
@@ -254,6 +262,33 @@ class Profile(ABC):
     def region_lower_mp(self, q: Any, dps: int) -> mpmath.mpf:
         """``q'_min(q)`` at ``dps`` digits, where the boundary is analytic."""
         raise NotImplementedError(f"{self.family}: no mpmath evaluation of the region boundary")
+
+    # ------------------------------------------------------------------ trade-off curve and attack risk
+    def tradeoff(self, alpha: ArrayLike, rtol: float = DEFAULT_RTOL) -> float | np.ndarray:
+        """A certified lower bound on the adversary's type II error ``β`` at type I error ``alpha`` (the trade-off
+        curve ``f(α)`` of f-DP), for a number or an array of ``alpha`` in ``[0, 1]``; scalar in, float out.
+
+        ``f(α) = sup_ε max(0, 1 − δ(ε) − e^ε α, e^{−ε}(1 − δ(ε) − α))`` (docs/tradeoff.md, Theorem 1), searched
+        per ``α`` to a relative ``rtol`` (:func:`symsel.profiles.tradeoff.tradeoff_points`): each value evaluates
+        ``δ`` at 15-40 points."""
+        return beta_lower(self, alpha, rtol)
+
+    def tpr_at_fpr(self, fpr: ArrayLike, rtol: float = DEFAULT_RTOL) -> float | np.ndarray:
+        """A certified upper bound on the true-positive rate of any membership attack at false-positive rate ``fpr``
+        (``1 − f(fpr)``, computed in its own accurate form: it stays exact in relative terms for a tiny ``fpr``)."""
+        return tpr_upper(self, fpr, rtol)
+
+    def tradeoff_points(self, alpha: ArrayLike, rtol: float = DEFAULT_RTOL) -> TradeoffPoints:
+        """:meth:`tradeoff` and :meth:`tpr_at_fpr` together, with the ``ε`` of each answer and the search's gap
+        (:class:`symsel.profiles.tradeoff.TradeoffPoints`)."""
+        return tradeoff_points(self, alpha, rtol)
+
+    def advantage(self) -> float:
+        """A certified upper bound on the attack advantage ``sup (TPR − FPR)``, at most ``δ(0)`` (the total
+        variation distance, which it equals for an exact profile) and below it where a bound is loose at ``ε = 0``
+        (docs/tradeoff.md, Corollary 2; :func:`symsel.profiles.tradeoff.advantage_upper`): 14-60 evaluations of
+        ``δ``."""
+        return advantage_upper(self)
 
     # ------------------------------------------------------------------ dominating pair
     def dominating_pair(self) -> Pair | None:

@@ -9,7 +9,8 @@
    a soundness bug and is flagged).
 4. :func:`write_report`: all of the above plus certified lower bounds, the candidates each method affords on
    Koskela et al.'s DP-SGD setting, the practitioner's fixed numbers of trials of one DP-SGD run
-   (:func:`fixed_trials_row`) and the figures of :mod:`symsel.report.figures` (PNG, PDF, CSV) with ``summary.md``,
+   (:func:`fixed_trials_row`), the attack risk of selections (:func:`attack_risk_row`: the trade-off curve,
+   docs/tradeoff.md) and the figures of :mod:`symsel.report.figures` (PNG, PDF, CSV) with ``summary.md``,
    in one folder. ``quick=True`` is the one-minute version.
 """
 
@@ -115,6 +116,31 @@ def fixed_trials_row(n_trials: int, lower: bool = True) -> dict[str, Any]:
             "composition": float(bound(law, base, "composition").epsilon(FIXED_TRIALS_DELTA)),
             "dp_accounting_rdp": float(accountant.get_epsilon(FIXED_TRIALS_DELTA)),
             "lower": float(lower_bound(base, law, FIXED_TRIALS_DELTA).epsilon) if lower else None}
+
+
+#: the attack-risk table (docs/tradeoff.md): one run of :data:`DEFAULT_BASE` and the selections of these laws on it
+#: (``best``), at these false-positive rates.
+RISK_LAWS = {"full": (None, f"geometric(mean={DEFAULT_MEAN})", f"poisson(mean={DEFAULT_MEAN})",
+                      f"point(k={DEFAULT_MEAN})"),
+             "quick": (None, f"geometric(mean={DEFAULT_MEAN})")}
+RISK_FPRS = (1e-3, 1e-2, 1e-1)
+
+
+def attack_risk_row(spec: str | None) -> dict[str, Any]:
+    """One row of the attack-risk table: for the best of ``K ~ spec`` runs of :data:`DEFAULT_BASE` (``None``: one
+    run), the certified upper bound on the advantage ``TPR − FPR`` and, at each of :data:`RISK_FPRS`, the certified
+    upper bound on the true-positive rate of any membership attack (``tpr_at_<fpr>``; ``β = 1 − TPR`` is the
+    certified lower bound on the trade-off curve)."""
+    from symsel.bounds import bound
+    from symsel.spec import parse_profile
+
+    base = parse_profile(DEFAULT_BASE)
+    profile = base if spec is None else bound(parse_distribution(spec), base, "best")
+    points = profile.tradeoff_points(list(RISK_FPRS))
+    row: dict[str, Any] = {"law": "one run" if spec is None else parse_distribution(spec).spec,
+                           "advantage": profile.advantage()}
+    row.update({f"tpr_at_{fpr:g}": float(tpr) for fpr, tpr in zip(RISK_FPRS, points.tpr, strict=True)})
+    return row
 
 
 def bounds_table(specs: tuple[str, ...] = DEFAULT_DISTRIBUTIONS, base_spec: str = DEFAULT_BASE,
@@ -330,7 +356,7 @@ CANDIDATE_BUDGET = 2.5
 #: they set only the order in which the jobs start (longest first), never a
 #: result. A step of several jobs shares its time out.
 STEP_SECONDS = {
-    "distributions": 0.4, "bounds": 11, "lower bounds": 12, "examples": 8.7,
+    "distributions": 0.4, "bounds": 11, "lower bounds": 12, "examples": 8.7, "attack risk": 20,
     "fixed trials": sum(full for _, full in FIXED_TRIALS_SECONDS.values()), "candidates_vs_budget": 31,
     "epsilon_vs_mean": 19, "profiles": 0.4, "laws_at_equal_mean": 4.1, "rnm_epsilon_vs_m": 0.5,
     "geometric_delta_vs_epsilon": 3.6, "binomial_vs_poisson": 4.0, "cifar_epsilon_vs_mean": 2.6, "binomial_cdfs": 0.3,
@@ -347,7 +373,7 @@ TOGETHER = (("xiang_two_point_table", "xiang_tnb_vs_base_budget"),
 
 
 #: the steps before the figures: the tables.
-TABLE_STEPS = ("distributions", "bounds", "lower bounds", "examples", "fixed trials")
+TABLE_STEPS = ("distributions", "bounds", "lower bounds", "examples", "fixed trials", "attack risk")
 
 
 def report_steps(quick: bool = False) -> list[str]:
@@ -358,7 +384,8 @@ def report_steps(quick: bool = False) -> list[str]:
 
 
 #: the files the report writes beside its figures (the figures' cell table is a sweep's results file).
-REPORT_TABLES = ("summary.md", "bounds.csv", "distributions.csv", "fixed_trials.csv", "epsilon_vs_mean-cells.csv")
+REPORT_TABLES = ("summary.md", "bounds.csv", "distributions.csv", "fixed_trials.csv", "epsilon_vs_mean-cells.csv",
+                 "attack_risk.csv")
 
 
 def report_files(quick: bool = False) -> list[str]:
@@ -412,6 +439,9 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
              for name in examples]
     jobs += [Job(("fixed trials",), FIXED_TRIALS_SECONDS[k][0 if quick else 1], fixed_trials_row, (k, not quick))
              for k in FIXED_TRIALS]
+    risk_laws = RISK_LAWS["quick" if quick else "full"]
+    jobs += [Job(("attack risk",), STEP_SECONDS["attack risk"] / len(risk_laws), attack_risk_row, (spec,))
+             for spec in risk_laws]
     for group in _figure_groups(figure_steps):
         jobs.append(Job(group, sum(STEP_SECONDS[step] for step in group), _figures,
                         (group, quick, str(folder))))
@@ -453,15 +483,18 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
     report["bounds"] = {"base": DEFAULT_BASE, "delta": DEFAULT_DELTA, "rows": rows}
     report["examples"] = [row for part in by_step["examples"] for row in part]
     report["fixed_trials"] = {"base": FIXED_TRIALS_BASE, "delta": FIXED_TRIALS_DELTA, "rows": by_step["fixed trials"]}
+    report["attack_risk"] = {"base": DEFAULT_BASE, "fprs": list(RISK_FPRS), "rows": by_step["attack risk"]}
     report["affordable"] = [r for r in drawn["candidates_vs_budget"][0] if r["epsilon"] == CANDIDATE_BUDGET]
     written = [path for step in figure_steps for path in drawn[step][1]]
     figures.write_csv(report["bounds"]["rows"], folder / "bounds.csv")
     figures.write_csv(report["distributions"], folder / "distributions.csv")
     figures.write_csv(report["fixed_trials"]["rows"], folder / "fixed_trials.csv")
+    figures.write_csv(report["attack_risk"]["rows"], folder / "attack_risk.csv")
     summary = folder / "summary.md"
     summary.write_text(format_summary(report))
     report["files"] = [*written, *(str(folder / name) for name in ("bounds.csv", "distributions.csv",
-                                                                   "fixed_trials.csv")), str(summary)]
+                                                                   "fixed_trials.csv", "attack_risk.csv")),
+                       str(summary)]
     add_to_marker(folder, report["files"])  # report_files() names them all; should a figure add one, it is listed
     return report
 
@@ -562,6 +595,27 @@ def fixed_trials_summary(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def attack_risk_summary(report: dict[str, Any]) -> list[str]:
+    """The lines of ``summary.md``'s attack-risk table (:func:`attack_risk_row`), starting with a blank line; none
+    when the report has no such table."""
+    table = report.get("attack_risk")
+    if not table:
+        return []
+    fprs = table["fprs"]
+    lines = ["", f"## Attack risk: the trade-off curve on base `{table['base']}`", "",
+             "What any membership attack can achieve against the released output (docs/tradeoff.md): certified upper "
+             "bounds on its true-positive rate at each false-positive rate (the trade-off curve's certified lower "
+             "bound is β = 1 − TPR), and on its advantage TPR − FPR; selections by `best`.", "",
+             "| released | " + " | ".join(f"TPR at FPR {f:g}" for f in fprs) + " | advantage |",
+             "|---|" + "---|" * (len(fprs) + 1)]
+    from symsel.display import format_upper  # an upper bound shown rounded up
+
+    for row in table["rows"]:
+        lines.append(f"| {row['law']} | " + " | ".join(format_upper(row[f"tpr_at_{f:g}"]) for f in fprs)
+                     + f" | {format_upper(row['advantage'])} |")
+    return lines
+
+
 def format_summary(report: dict[str, Any]) -> str:
     """``summary.md``: the side-by-side table, the candidates, the worst cases and the figures."""
     b = report["bounds"]
@@ -587,6 +641,7 @@ def format_summary(report: dict[str, Any]) -> str:
         mean = "n/a" if not row["mean"] else f"{row['mean']:.4g}"
         lines.append(f"| {row['law']} | {row['method']} | {mean} |")
     lines += fixed_trials_summary(report)
+    lines += attack_risk_summary(report)
     lines += ["", "## The papers' worst cases (exact ε at 50 digits against every bound)", "",
               "| example | δ | exact | " + " | ".join(TABLE_METHODS) + " | sound |", "|---|---|---|" +
               "---|" * (len(TABLE_METHODS) + 1)]
