@@ -431,11 +431,30 @@ def timings_section(results: Results) -> list[str]:
             f"Measured on {result['date']}.", "", *table(["command", "wall time per clone"], rows)]
 
 
+def tradeoff_section(results: Results) -> list[str]:
+    result = results["tradeoff"]
+    rows = [["Gaussian, k-fold (closed form, 50 digits)", len(result["gaussian"]),
+             sum(r["beta_above_exact"] for r in result["gaussian"]),
+             num(max(r["beta_max_rel_gap"] for r in result["gaussian"]), 2)],
+            ["randomized response (brute force over all tests)", len(result["randomized_response"]),
+             sum(r["beta_above_exact"] for r in result["randomized_response"]),
+             num(max(r["beta_max_rel_gap"] for r in result["randomized_response"]), 2)]]
+    dpsgd = [[f"q={r['q']}, sigma={r['sigma']}, steps={r['steps']}", r["beta_above_riskcal_pessimistic"],
+              num(r["max_gap_to_riskcal_pessimistic"], 2), fixed(r["time_ratio_symsel_over_riskcal"], 2)]
+             for r in result["dpsgd"]]
+    return ["## Trade-off curves and attack risk", "",
+            "The certified lower bound on β(α) (docs/tradeoff.md) against exact curves: never above them, and the "
+            "largest relative gap below them.", "", measured(result, "benchmarks/bench_tradeoff.py"), "",
+            *table(["reference", "settings", "points above", "largest relative gap"], rows), "",
+            "DP-SGD against riskcal's curve of dp-accounting's pessimistic PLD (an upper reference):", "",
+            *table(["run", "points above", "largest gap", "time / riskcal"], dpsgd)]
+
+
 #: the sections in page order, after the summary
 SECTIONS: list[Callable[[Results], list[str]]] = [
     candidates_section, fixed_k_section, every_base_section, papers_laws_section, dpsgd_settings_section,
     speed_section, speed_per_method_section, speed_breakdown_section, accounting_section, scale_section,
-    precision_section, derive_section, fixed_trials_section, practitioner_section, hostile_section, mutation_section,
+    precision_section, derive_section, fixed_trials_section, practitioner_section, tradeoff_section, hostile_section, mutation_section,
     timings_section,
 ]
 
