@@ -230,6 +230,10 @@ def cli_cases() -> list[Case]:
     for command in ("bound", "dist", "verify", "derive", "audit", "sweep", "plan", "report", "tune", "profile", "rnm",
                     "ptr"):
         add(f"{command}:unknown_option", [command, "--no-such-option", "\u2603" * 1000])
+    # --- numeric edges: certified values on the wrong side, NaN in an answer, searches that start where a method
+    # does not apply, work without a cost bound
+    add("verify:valid_dpsgd_monotone_order", ["verify", "--dist", "point(k=2)", "--base",
+                                              "dpsgd(q=0.1, sigma=1.0, steps=10)", "--delta", "1e-6"], invalid=False)
     return c
 
 
@@ -417,6 +421,18 @@ def api_cases() -> list[Case]:
     ]:
         add(f"plan:{name}" if "max_" in name or "solve" in name else f"tuning:{name}", pl + code,
             invalid="valid" not in name)
+    # --- numeric edges: certified values on the wrong side, NaN in an answer, searches that start where a method
+    # does not apply, work without a cost bound
+    lower_vs_rdp = (
+        "import dp_accounting\n"
+        "acc = dp_accounting.rdp.RdpAccountant()\n"
+        "acc.compose(dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 2 * {steps})\n"
+        "lower = symsel.lower_bound(parse_profile('dpsgd(q=0.01, sigma=1.1, steps={steps})'), "
+        "symsel.point(k=2), 1e-6).epsilon\n"
+        "assert lower <= acc.get_epsilon(1e-6), (lower, acc.get_epsilon(1e-6))\n"
+        "RESULT = lower")
+    for steps in (500_000, 1_000_000):
+        add(f"lower_bound:valid_dpsgd_below_rdp_{steps}", pre + lower_vs_rdp.format(steps=steps), invalid=False)
     return c
 
 

@@ -50,3 +50,8 @@ class SpecError(SymselError, ValueError):
 
 class NotApplicableError(SymselError, ValueError):
     """A method does not apply to the given inputs (e.g. a paper closed form for a new law)."""
+
+
+class InconsistentBoundsError(SymselError, ArithmeticError):
+    """A certified lower bound came out above a valid upper bound for the same question: one of the two is wrong,
+    so neither is reported (symsel refuses rather than print a number on the wrong side)."""
