@@ -234,6 +234,9 @@ def cli_cases() -> list[Case]:
     # does not apply, work without a cost bound
     add("verify:valid_dpsgd_monotone_order", ["verify", "--dist", "point(k=2)", "--base",
                                               "dpsgd(q=0.1, sigma=1.0, steps=10)", "--delta", "1e-6"], invalid=False)
+    for name, extra in [("", []), ("_final_run", ["--final-run"])]:
+        add(f"plan:valid_interval_trials{name}", ["plan", "--method", "interval", "--dist", "point(k={k})", "--base",
+                                                  b, "--epsilon", "2", "--delta", "1e-6", *extra], invalid=False)
     return c
 
 
@@ -433,6 +436,11 @@ def api_cases() -> list[Case]:
         "RESULT = lower")
     for steps in (500_000, 1_000_000):
         add(f"lower_bound:valid_dpsgd_below_rdp_{steps}", pre + lower_vs_rdp.format(steps=steps), invalid=False)
+    for final_run in (False, True):
+        add(f"plan:valid_interval_trials_final_run_{final_run}",
+            pre + "from symsel.apps import plan\n"
+            f"RESULT = plan.max_trials('point(k={{k}})', base, 2.0, 1e-6, 'interval', final_run={final_run})\n"
+            "assert RESULT['trials'] is not None, RESULT", invalid=False)
     return c
 
 
