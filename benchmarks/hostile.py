@@ -441,6 +441,14 @@ def api_cases() -> list[Case]:
             pre + "from symsel.apps import plan\n"
             f"RESULT = plan.max_trials('point(k={{k}})', base, 2.0, 1e-6, 'interval', final_run={final_run})\n"
             "assert RESULT['trials'] is not None, RESULT", invalid=False)
+    show = pre + "import matplotlib\nmatplotlib.use('Agg')\n"
+    for name, law, base_spec in [("tiny_sigma", "geometric(mean=3)", "gaussian(sigma=1e-3)"),
+                                 ("million_trials", "binomial(n=1000000, p=0.5)", "gaussian(sigma=4)")]:
+        made = f"b = symsel.bound(parse_distribution({law!r}), parse_profile({base_spec!r}))\n"
+        add(f"display:valid_repr_html_{name}", show + made + "RESULT = len(b._repr_html_())", invalid=False)
+        add(f"display:valid_plot_{name}", show + made + "RESULT = len(b.plot().get_lines())", invalid=False)
+    add("lower_bound:valid_tiny_sigma", pre + "RESULT = symsel.lower_bound(parse_profile('gaussian(sigma=1e-3)'), "
+        "symsel.point(k=10), 1e-6).epsilon", invalid=False)
     return c
 
 

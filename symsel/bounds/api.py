@@ -167,20 +167,20 @@ class SelectionBound(_Delegating):
 
     def _repr_html_(self) -> str:
         """Jupyter's ``text/html`` display: ``ε`` at δ ∈ {1e-3, 1e-6, 1e-10} (each ``self.epsilon(δ)``, evaluated
-        when displayed), the certified lower bound where it is cheap, method, theorem and a one-line certificate
-        summary (:func:`symsel.display.bound_html`)."""
+        when displayed), method, theorem and a one-line certificate summary; no lower-bound search
+        (:func:`symsel.display.bound_html`)."""
         from symsel.display import bound_html
 
         return bound_html(self)
 
-    def plot(self, ax: Axes | None = None, deltas: Sequence[float] | None = None) -> Axes:
+    def plot(self, ax: Axes | None = None, deltas: Sequence[float] | None = None, lower: bool = False) -> Axes:
         """``ε`` against ``δ`` on a log ``δ`` axis: the bound at each of ``deltas`` (default 1e-12 … 1e-2, one
-        ``self.epsilon(δ)`` each), the certified lower bound where it is cheap and one run of the base; drawn on
-        ``ax`` (a new figure when ``None``), which is returned. Needs matplotlib (the ``notebooks`` extra)
-        (:func:`symsel.display.plot_bound`)."""
+        ``self.epsilon(δ)`` each), with ``lower=True`` the certified lower bound (a search per ``δ``, where it is
+        cheap), and one run of the base; drawn on ``ax`` (a new figure when ``None``), which is returned. Needs
+        matplotlib (the ``notebooks`` extra) (:func:`symsel.display.plot_bound`)."""
         from symsel.display import plot_bound
 
-        return plot_bound(self, ax, deltas)
+        return plot_bound(self, ax, deltas, lower)
 
 
 class PointwiseMinimum(Profile):
