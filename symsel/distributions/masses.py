@@ -138,7 +138,7 @@ def _ring_series(pgf: sympy.Expr, n_terms: int) -> sympy.Expr | None:
                 or sympy.degree(expansion, z) >= n_terms):
             return None
         # a 80-digit float point, not the rational 1/100: exp(z**9999999 - 1) at z = 1/100 exactly is a rational
-        # with twenty million digits (a check that never ended)
+        # with twenty million digits (a check that would not end)
         point = sympy.Float("0.01", 80)
         gap = sympy.N(pgf.subs(z, point) - expansion.subs(z, point), 60)
         return expansion if gap.is_number and abs(complex(gap)) < 1e-25 else None

@@ -15,7 +15,7 @@ def test_tail_bins_are_exact_at_a_bounded_precision(monkeypatch) -> None:
     """GaussianPair(mu = 60): bins at 60 standard deviations have masses near 1e-800. Their digits are not lost to
     cancellation (a bin is a difference of two tail masses of its own size), so the precision stays near the digits
     asked for; raising it by the mass's magnitude (about 800 digits here, 200 000 at mu = 1000, where a lower bound
-    never ended) buys nothing. Every mass is within 1e-25 (relative) of the 400-digit reference."""
+    would not end) buys nothing. Every mass is within 1e-25 (relative) of the 400-digit reference."""
     pair = GaussianPair(60.0)
     cuts = tuple(float(c) for c in np.linspace(-3.0, 63.0, 23))
     used = []
