@@ -242,6 +242,36 @@ def cli_cases() -> list[Case]:
     add("risk:valid_fpr_1e-300", ["risk", "--base", b, "--fpr", "1e-300"], invalid=False)
     add("risk:valid_selection", ["risk", "--base", b, "--dist", g, "--method", "envelope"], invalid=False)
     # --- end risk ---
+    # --- numeric edges: certified values on the wrong side, NaN in an answer, searches that start where a method
+    # does not apply, work without a cost bound
+    add("verify:valid_dpsgd_monotone_order", ["verify", "--dist", "point(k=2)", "--base",
+                                              "dpsgd(q=0.1, sigma=1.0, steps=10)", "--delta", "1e-6"], invalid=False)
+    for name, extra in [("", []), ("_final_run", ["--final-run"])]:
+        add(f"plan:valid_interval_trials{name}", ["plan", "--method", "interval", "--dist", "point(k={k})", "--base",
+                                                  b, "--epsilon", "2", "--delta", "1e-6", *extra], invalid=False)
+    deep_compound = "geometric(mean=2)"
+    for _ in range(9):
+        deep_compound = f"compound(outer={deep_compound}, inner=poisson(mean=2))"
+    deep_truncated = "geometric(mean=3)"
+    for _ in range(20):
+        deep_truncated = f"truncated(dist={deep_truncated}, k_max=50)"
+    for name, law in [("compound_10_deep", deep_compound), ("truncated_20_deep", deep_truncated),
+                      ("exponent_9999999", "pgf(expr='exp(z**9999999-1)')"),
+                      ("binomial_p_1e-300", "binomial(n=10000000, p=1e-300)")]:
+        add(f"dist:valid_{name}", ["dist", law], invalid=False)
+        add(f"bound:valid_{name}", ["bound", "--dist", law, "--base", b, "--delta", "1e-6"], invalid=False)
+    add("plan:valid_binomial_trials_tiny_p", ["plan", "--dist", "binomial(n={k}, p=1e-9)", "--base", b, "--epsilon",
+                                              "2", "--delta", "1e-6"], invalid=False)
+    add("verify:valid_binomial_1e7", ["verify", "--dist", "binomial(n=10000000, p=0.5)", "--base", b, "--delta",
+                                      "1e-6"], invalid=False)
+    for steps in (100_000, 1_000_000):
+        add(f"verify:valid_dpsgd_{steps}_steps", ["verify", "--dist", "point(k=2)", "--base",
+                                                  f"dpsgd(q=0.01, sigma=1.1, steps={steps})", "--delta", "1e-6"],
+            invalid=False)
+    values = ", ".join(f"'geometric(mean={i + 2})'" for i in range(1000))
+    deltas = ", ".join(f"{1e-6 + i * 1e-9!r}" for i in range(1000))
+    add("sweep:grid_billion_cells_anchors", ["sweep", "billion.yaml", "--out", "out.csv"],
+        files={"billion.yaml": f"laws: &specs [{values}]\nbases: *specs\ndeltas: [{deltas}]\n"})
     return c
 
 
@@ -458,6 +488,38 @@ def api_cases() -> list[Case]:
     add("plan:risk_bad_max_tpr", pre + "from symsel.apps.plan import max_trials_for_risk\n"
         "RESULT = max_trials_for_risk('point(k={k})', base, fpr=0.01, max_tpr=math.nan)")
     # --- end trade-off ---
+    # --- numeric edges: certified values on the wrong side, NaN in an answer, searches that start where a method
+    # does not apply, work without a cost bound
+    lower_vs_rdp = (
+        "import dp_accounting\n"
+        "acc = dp_accounting.rdp.RdpAccountant()\n"
+        "acc.compose(dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)), 2 * {steps})\n"
+        "lower = symsel.lower_bound(parse_profile('dpsgd(q=0.01, sigma=1.1, steps={steps})'), "
+        "symsel.point(k=2), 1e-6).epsilon\n"
+        "assert lower <= acc.get_epsilon(1e-6), (lower, acc.get_epsilon(1e-6))\n"
+        "RESULT = lower")
+    for steps in (500_000, 1_000_000):
+        add(f"lower_bound:valid_dpsgd_below_rdp_{steps}", pre + lower_vs_rdp.format(steps=steps), invalid=False)
+    for final_run in (False, True):
+        add(f"plan:valid_interval_trials_final_run_{final_run}",
+            pre + "from symsel.apps import plan\n"
+            f"RESULT = plan.max_trials('point(k={{k}})', base, 2.0, 1e-6, 'interval', final_run={final_run})\n"
+            "assert RESULT['trials'] is not None, RESULT", invalid=False)
+    show = pre + "import matplotlib\nmatplotlib.use('Agg')\n"
+    for name, law, base_spec in [("tiny_sigma", "geometric(mean=3)", "gaussian(sigma=1e-3)"),
+                                 ("million_trials", "binomial(n=1000000, p=0.5)", "gaussian(sigma=4)")]:
+        made = f"b = symsel.bound(parse_distribution({law!r}), parse_profile({base_spec!r}))\n"
+        add(f"display:valid_repr_html_{name}", show + made + "RESULT = len(b._repr_html_())", invalid=False)
+        add(f"display:valid_plot_{name}", show + made + "RESULT = len(b.plot().get_lines())", invalid=False)
+    add("accountant:valid_binomial_1e7", acc + "RESULT = A.compose(SelectionDpEvent(G(4.0), "
+        "'binomial(n=10000000, p=0.5)')).get_epsilon(1e-6)", invalid=False)
+    add("plan:valid_solve_base_epsilon_1e5_final_run", pl + "RESULT = plan.solve_base('gaussian(sigma={sigma})', "
+        "'point(k=2)', 1e5, 1e-6, final_run=True)", invalid=False)
+    for steps in (100_000, 1_000_000):
+        add(f"lower_bound:valid_dpsgd_{steps}_steps", pre + "RESULT = symsel.lower_bound(parse_profile("
+            f"'dpsgd(q=0.01, sigma=1.1, steps={steps})'), symsel.point(k=2), 1e-6).epsilon", invalid=False)
+    add("lower_bound:valid_tiny_sigma", pre + "RESULT = symsel.lower_bound(parse_profile('gaussian(sigma=1e-3)'), "
+        "symsel.point(k=10), 1e-6).epsilon", invalid=False)
     return c
 
 

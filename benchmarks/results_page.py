@@ -454,7 +454,8 @@ def tradeoff_section(results: Results) -> list[str]:
 SECTIONS: list[Callable[[Results], list[str]]] = [
     candidates_section, fixed_k_section, every_base_section, papers_laws_section, dpsgd_settings_section,
     speed_section, speed_per_method_section, speed_breakdown_section, accounting_section, scale_section,
-    precision_section, derive_section, fixed_trials_section, practitioner_section, tradeoff_section, hostile_section, mutation_section,
+    precision_section, derive_section, fixed_trials_section, practitioner_section, tradeoff_section, hostile_section,
+    mutation_section,
     timings_section,
 ]
 

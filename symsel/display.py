@@ -8,13 +8,14 @@ The classes keep one-line methods that delegate here:
 * :class:`~symsel.derive.Derivation` -- ``_repr_markdown_`` (:func:`derivation_markdown`): the derivation's
   steps as Markdown with ``$…$`` math;
 * :class:`~symsel.bounds.SelectionBound` -- ``_repr_html_`` (:func:`bound_html`): ``ε`` at the standard ``δ`` of
-  :data:`STANDARD_DELTAS`, the method, the theorem, a one-line certificate summary and, where it is cheap
-  (:func:`lower_bound_cost`), the certified lower bound beside each ``ε``, and beside them the attack risk
-  (:func:`risk_table_html`: the TPR and ``β(α)`` at :data:`STANDARD_FPRS`, the advantage); ``plot``
-  (:func:`plot_bound`): ``ε`` against ``δ`` on a log ``δ`` axis, and ``plot_tradeoff`` (:func:`plot_tradeoff`):
-  ``β(α)``, each returning the matplotlib ``Axes``.
+  :data:`STANDARD_DELTAS`, the method, the theorem, a one-line certificate summary, and the attack risk that those
+  three ``(ε, δ)`` points imply (:func:`risk_table_html`: the TPR and ``β(α)`` at :data:`STANDARD_FPRS`, the
+  advantage); ``plot`` (:func:`plot_bound`): ``ε`` against ``δ`` on a log ``δ`` axis, with the certified lower bound
+  when asked for (``lower=True``, where :func:`lower_bound_cost` finds it cheap), and ``plot_tradeoff``
+  (:func:`plot_tradeoff`): ``β(α)``, each returning the matplotlib ``Axes``.
 
-Numbers are evaluated when a display is asked for, never when the object is built. A displayed upper bound is
+Numbers are evaluated when a display is asked for, never when the object is built; a display never searches for a
+lower bound (minutes on a tiny noise or a law with a million trials) unless asked to. A displayed upper bound is
 rounded up and a displayed lower bound down (:func:`format_upper`, :func:`format_lower`), so a rounded number
 is still a bound. This module implements the display protocol of :mod:`symsel.rendering` (the displayed classes
 reach it only through that protocol) and sits above everything it displays (docs/architecture.md).
@@ -32,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from symsel.certified import Lower, Upper
-from symsel.errors import ParameterError, SymselError
+from symsel.errors import NotApplicableError, ParameterError
+from symsel.profiles.tradeoff import advantage_of_points, tradeoff_of_points
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -46,6 +48,7 @@ __all__ = [
     "DIGITS",
     "DISPLAY_RTOL",
     "LOWER_BOUND_BUDGET",
+    "LOWER_BOUND_HINT",
     "LOWER_BOUND_MAX_ATOMS",
     "LOWER_BOUND_MAX_OPS",
     "LOWER_BOUND_SLICES",
@@ -350,49 +353,49 @@ def _lower(bound: SelectionBound, delta: float) -> float:
                        slices=LOWER_BOUND_SLICES).epsilon
 
 
+#: what a bound's display says about the lower bound (a display computes none).
+LOWER_BOUND_HINT = ("not computed in a display (a search can take minutes): call symsel.lower_bound(base, dist, "
+                    "delta), or plot(lower=True)")
+
+
 def bound_html(bound: SelectionBound) -> str:
     """The ``text/html`` display of a selection bound: a table of ``ε(δ)`` at :data:`STANDARD_DELTAS` (each from
-    ``bound.epsilon(δ)``, rounded up), beside the certified lower bound where :func:`lower_bound_cost` allows it
-    (rounded down), then the method, the theorem and a one-line certificate summary. Every text is escaped."""
+    ``bound.epsilon(δ)``, rounded up), then the method, the theorem and a one-line certificate summary. No lower
+    bound is searched for (a display computes nothing costly; :data:`LOWER_BOUND_HINT` says how to get one). Every
+    text is escaped."""
     esc = html.escape
-    reason = lower_bound_cost(bound.dist, bound.base)
-    head = "<tr><th>δ</th><th>ε (certified upper bound)</th>"
-    head += "<th>certified lower bound</th></tr>" if reason is None else "</tr>"
+    head = "<tr><th>δ</th><th>ε (certified upper bound)</th></tr>"
     rows = []
-    for delta in STANDARD_DELTAS:
-        cells = [f"{delta:g}", format_upper(bound.epsilon(delta))]
-        if reason is None:
-            try:
-                cells.append(format_lower(_lower(bound, delta)))
-            except SymselError as exc:
-                cells.append(f"not available: {exc}")
+    epsilons = [bound.epsilon(delta) for delta in STANDARD_DELTAS]
+    for delta, eps in zip(STANDARD_DELTAS, epsilons, strict=True):
+        cells = [f"{delta:g}", format_upper(eps)]
         rows.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
     facts = [("method", bound.method), ("theorem", bound.theorem),
-             ("certificate", certificate_summary(bound.certificate))]
-    if reason is not None:
-        facts.append(("lower bound", reason))
+             ("certificate", certificate_summary(bound.certificate)), ("lower bound", LOWER_BOUND_HINT)]
     caption = f"Best of K ~ {bound.dist.spec} runs of {bound.base.spec}"
     return ("<div class=\"symsel-bound\">"
             f"<table><caption>{esc(caption)}</caption><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
-            + risk_table_html(bound) +
+            + risk_table_html(epsilons, list(STANDARD_DELTAS)) +
             "<table><tbody>"
             + "".join(f"<tr><th style=\"text-align:left\">{esc(k)}</th><td style=\"text-align:left\">{esc(v)}</td>"
                       "</tr>" for k, v in facts)
             + "</tbody></table></div>")
 
 
-def risk_table_html(profile: Profile) -> str:
-    """The attack-risk table of a profile (docs/tradeoff.md): at each of :data:`STANDARD_FPRS` the certified upper
-    bound on the TPR (rounded up) and lower bound on ``β`` (rounded down), and the certified upper bound on the
-    advantage; one :meth:`~symsel.profiles.Profile.tradeoff_points` call at :data:`DISPLAY_RTOL` and one
-    :meth:`~symsel.profiles.Profile.advantage`."""
+def risk_table_html(epsilons: Sequence[float], deltas: Sequence[float]) -> str:
+    """The attack-risk table implied by certified points ``(ε_i, δ_i)`` of a profile (docs/tradeoff.md): at each of
+    :data:`STANDARD_FPRS` the certified upper bound on the TPR (rounded up) and lower bound on ``β`` (rounded down),
+    and the certified upper bound on the advantage, from those points alone
+    (:func:`~symsel.profiles.tradeoff.tradeoff_of_points`): no further evaluation of the profile, so the display
+    stays as cheap as its ``ε(δ)`` table. ``profile.tradeoff(alpha)`` searches the whole profile (tighter)."""
     esc = html.escape
-    points = profile.tradeoff_points(list(STANDARD_FPRS), rtol=DISPLAY_RTOL)
+    points = tradeoff_of_points(list(STANDARD_FPRS), epsilons, deltas)
     rows = [f"<tr><td>{esc(f'{fpr:g}')}</td><td>{esc(format_upper(float(tpr)))}</td>"
             f"<td>{esc(format_lower(float(beta)))}</td></tr>"
             for fpr, tpr, beta in zip(STANDARD_FPRS, points.tpr, points.beta, strict=True)]
-    advantage = esc(format_upper(profile.advantage()))
-    return ("<table><caption>Attack risk: any membership test on this output (docs/tradeoff.md)</caption><thead><tr>"
+    advantage = esc(format_upper(advantage_of_points(epsilons, deltas)))
+    return ("<table><caption>Attack risk implied by the (ε, δ) above: any membership test on this output "
+            "(tradeoff(alpha) searches the whole curve; docs/tradeoff.md)</caption><thead><tr>"
             "<th>FPR α</th><th>TPR (certified upper bound)</th><th>β(α) (certified lower bound)</th></tr></thead>"
             f"<tbody>{''.join(rows)}<tr><td>advantage</td><td>TPR − FPR ≤ {advantage}</td><td></td></tr>"
             "</tbody></table>")
@@ -449,12 +452,20 @@ def _checked_deltas(deltas: Sequence[float] | None) -> list[float]:
     return sorted(values)
 
 
-def plot_bound(bound: SelectionBound, ax: Axes | None = None, deltas: Sequence[float] | None = None) -> Axes:
+def plot_bound(bound: SelectionBound, ax: Axes | None = None, deltas: Sequence[float] | None = None,
+               lower: bool = False) -> Axes:
     """``ε`` against ``δ`` (log ``δ`` axis) at ``deltas`` (default :data:`PLOT_DELTAS`): the bound (each point
-    ``bound.epsilon(δ)``), the certified lower bound where :func:`lower_bound_cost` allows it, and one run of the
-    base. Draws on ``ax`` (a new figure when ``None``) and returns it. matplotlib is imported here: a missing one
-    raises an ``ImportError`` naming the ``notebooks`` extra."""
+    ``bound.epsilon(δ)``), with ``lower=True`` the certified lower bound (a search per ``δ``; refused with
+    :func:`lower_bound_cost`'s reason where it is not cheap), and one run of the base. Draws on ``ax`` (a new figure
+    when ``None``) and returns it. matplotlib is imported here: a missing one raises an ``ImportError`` naming the
+    ``notebooks`` extra."""
+
     values = _checked_deltas(deltas)
+    if lower is not True and lower is not False:
+        raise ParameterError("lower", lower, "True or False", "SelectionBound.plot")
+    reason = lower_bound_cost(bound.dist, bound.base) if lower else None
+    if reason is not None:
+        raise NotApplicableError(f"SelectionBound.plot(lower=True): lower bound {reason}")
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:
@@ -468,7 +479,7 @@ def plot_bound(bound: SelectionBound, ax: Axes | None = None, deltas: Sequence[f
 
     ax.semilogx(values, [finite(bound.epsilon(d)) for d in values], "o-",
                 label=f"{bound.method}: certified upper bound")
-    if lower_bound_cost(bound.dist, bound.base) is None:
+    if lower:
         ax.semilogx(values, [finite(_lower(bound, d)) for d in values], "v--", label="certified lower bound")
     ax.semilogx(values, [finite(bound.base.epsilon(d)) for d in values], ":", color="grey",
                 label="one run of the base")

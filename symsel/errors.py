@@ -61,3 +61,8 @@ class PairDirectionError(SymselError, TypeError, ValueError):
         self.where, self.needed, self.given = where, needed, given
         side = "an upper" if needed == "DominatingPair" else "a lower"
         super().__init__(f"{where}: needs a {needed} ({side} bound is computed on it), got a {given} ({source})")
+
+
+class InconsistentBoundsError(SymselError, ArithmeticError):
+    """A certified lower bound came out above a valid upper bound for the same question: one of the two is wrong,
+    so neither is reported (symsel refuses rather than print a number on the wrong side)."""

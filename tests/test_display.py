@@ -17,7 +17,7 @@ import sympy
 import symsel
 from symsel.display import derivation_markdown, lower_bound_cost
 from symsel.distributions import z
-from symsel.errors import ParameterError
+from symsel.errors import NotApplicableError, ParameterError
 
 matplotlib.use("Agg")
 
@@ -116,12 +116,11 @@ def test_bound_html_table(envelope):
     html_text = envelope._repr_html_()
     rows, info = _table(html_text)
     assert [row[0] for row in rows] == ["0.001", "1e-06", "1e-10"]
-    for (_, upper, lower), delta in zip(rows, DELTAS, strict=True):
-        eps = envelope.epsilon(delta)
-        assert Fraction(upper) == six_digits(eps, up=True)
-        assert Fraction(lower) <= Fraction(eps) and float(lower) > 0.95 * eps  # a cheap search, still close
-    # the envelope at delta = 1e-6 is 1.5571 and the certified lower bound 1.5566 (the report's bounds table)
-    assert 1.55 < float(rows[1][2]) <= 1.5566 < 1.5571 <= float(rows[1][1]) < 1.558
+    for (_, upper), delta in zip(rows, DELTAS, strict=True):
+        assert Fraction(upper) == six_digits(envelope.epsilon(delta), up=True)
+    # the envelope at delta = 1e-6 is 1.5571 (README's results table); no lower bound is searched for in a display
+    assert 1.5571 <= float(rows[1][1]) < 1.558
+    assert "symsel.lower_bound" in info["lower bound"] and "plot(lower=True)" in info["lower bound"]
     assert info["method"] == "envelope"
     assert info["theorem"] == envelope.theorem
     assert info["certificate"].startswith("eps_shift=0.0005")
@@ -200,7 +199,8 @@ def test_no_lower_bound_where_it_is_not_cheap(gaussian):
     rows, info = _table(zcdp._repr_html_())
     assert all(len(row) == 2 for row in rows)
     assert [Fraction(row[1]) for row in rows] == [six_digits(zcdp.epsilon(d), up=True) for d in DELTAS]
-    assert "no dominating pair" in info["lower bound"]
+    assert "not computed in a display" in info["lower bound"]
+    assert "no dominating pair" in lower_bound_cost(zcdp.dist, zcdp.base)
     p, q = [1 / 20] * 20, [(1 + (i % 2) / 2) / 25 for i in range(20)]  # 20 atoms
     big_pair = symsel.parse_profile(f"pair(p={p}, q={q})")
     assert "20 atoms" in lower_bound_cost(symsel.geometric(mean=10), big_pair)
@@ -221,7 +221,7 @@ def test_plot_draws_bound_lower_bound_and_base(envelope, gaussian):
     import matplotlib.pyplot as plt
 
     deltas = [1e-8, 1e-6, 1e-4]
-    ax = envelope.plot(deltas=deltas)
+    ax = envelope.plot(deltas=deltas, lower=True)
     try:
         assert isinstance(ax, matplotlib.axes.Axes)
         assert ax.get_xscale() == "log"
@@ -245,6 +245,8 @@ def test_plot_on_given_axes_without_a_cheap_lower_bound():
     try:
         assert bound.plot(ax, deltas=(1e-6, 1e-3)) is ax
         assert [line.get_label() for line in ax.get_lines()] == ["rdp: certified upper bound", "one run of the base"]
+        with pytest.raises(NotApplicableError, match="no dominating pair"):
+            bound.plot(ax, deltas=(1e-6,), lower=True)
     finally:
         plt.close(fig)
 
@@ -290,3 +292,34 @@ def test_a_long_closed_form_of_a_derivation_is_shown_by_its_structure_and_kept_i
     assert record.envelope == envelope and record.envelope.expr == sympy.Max(*pieces)  # kept in full
     assert len(repr(record)) <= 240 and repr(record).startswith("Derivation(spec='point(k=3)'")
     assert "sup_location='vertex'" in repr(record) and "1 of 1 passed" in repr(record)
+
+
+@pytest.mark.parametrize(("law", "base"), [("geometric(mean=3)", "gaussian(sigma=1e-3)"),
+                                           ("binomial(n=1000, p=0.5)", "gaussian(sigma=4)"),
+                                           ("geometric(mean=10)", "gaussian(sigma=4)")])
+def test_a_display_searches_for_no_lower_bound(law, base, monkeypatch):
+    """A display computes nothing costly: ``_repr_html_`` evaluates the bound at its three δ only and ``plot()`` at
+    its δ only, and neither calls the lower-bound search (minutes on a tiny noise, 36 CPU-s on a million trials),
+    counted by replacing it and the bound's ``epsilon``."""
+    import matplotlib.pyplot as plt
+
+    from symsel.evidence import lower
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("a display searched for a lower bound")
+
+    monkeypatch.setattr(lower, "lower_bound", no_search)
+    result = symsel.bound(symsel.parse_distribution(law), symsel.parse_profile(base), "rdp")
+    calls = []
+    real = type(result).epsilon
+
+    def counted(self, delta):
+        calls.append(delta)
+        return real(self, delta)
+
+    monkeypatch.setattr(type(result), "epsilon", counted)
+    _table(result._repr_html_())
+    assert calls == list(DELTAS)
+    ax = result.plot(deltas=(1e-6, 1e-3))
+    plt.close(ax.figure)
+    assert calls[3:] == [1e-6, 1e-3]

@@ -195,6 +195,18 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
 MAX_TRIALS = 10**6
 
 
+def _selection_bound(law: Distribution, base: Profile, method: str) -> Profile:
+    """``bound(law, base, method)``; for a law with ``K ≤ 1`` where the method needs two runs (``interval``), the
+    base itself: the selection then releases at most one run's output (or nothing), so its ``δ(ε)`` is at most the
+    base's."""
+    try:
+        return bound(law, base, method)
+    except NotApplicableError:
+        if law.support_max is not None and int(law.support_max) <= 1:
+            return base
+        raise
+
+
 def max_trials(template: str, base: Profile, epsilon: float, delta: float, method: str = "best",
                final_run: FinalRun = False) -> dict[str, Any]:
     """The largest whole number of trials ``k`` whose selection bound fits the budget: ``δ(ε_budget) ≤ δ_budget``
@@ -215,7 +227,7 @@ def max_trials(template: str, base: Profile, epsilon: float, delta: float, metho
 
     def delta_at(k: int) -> float:
         if k not in seen:
-            result = bound(parse_distribution(template.replace("{k}", str(k))), base, method)
+            result = _selection_bound(parse_distribution(template.replace("{k}", str(k))), base, method)
             seen[k] = _budget_delta(result, final, epsilon, delta)
         return seen[k]
 
@@ -243,7 +255,7 @@ def max_trials(template: str, base: Profile, epsilon: float, delta: float, metho
         lo = largest_fitting_integer(probe, lo, hi, log_gap(seen[lo], delta),
                                      log_gap(seen[hi], delta) if hi in seen else math.inf)
     law = parse_distribution(template.replace("{k}", str(lo)))
-    result = bound(law, base, method)
+    result = _selection_bound(law, base, method)
     out = {**record, "trials": lo, "dist": law.spec,
            "delta_at_budget": _budget_delta(result, final, epsilon, delta, settle_only=False),
            "epsilon": _pipeline_epsilon(result, final, delta), "evaluations": len(seen)}

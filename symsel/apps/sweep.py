@@ -100,8 +100,7 @@ def load_grid(path: str | Path) -> list[Cell]:
                              "sweep") from None
     if not cells:
         raise ParameterError("grid", str(path), "a grid with at least one cell", "sweep")
-    if len(cells) > MAX_CELLS:
-        raise ParameterError("grid", f"{len(cells)} cells", f"at most {MAX_CELLS} cells", "sweep")
+    _check_cell_count(len(cells))
     return cells
 
 
@@ -120,6 +119,7 @@ def _cells_from_mapping(data: Any, path: Path) -> list[Cell]:
     if "cells" in data:
         if not isinstance(data["cells"], list):
             raise ParameterError("cells", data["cells"], "a list of cells", "sweep")
+        _check_cell_count(len(data["cells"]))
         return [_cell(row, path) for row in data["cells"]]
     laws, bases = _list(data, "laws", text=True), _list(data, "bases", text=True)
     methods = _list(data, "methods", default=["best"], text=True)
@@ -127,8 +127,16 @@ def _cells_from_mapping(data: Any, path: Path) -> list[Cell]:
     points += [("epsilon", v) for v in _list(data, "epsilons", default=[])]
     if not points:
         raise ParameterError("deltas", None, "a list of deltas and/or epsilons", "sweep")
+    _check_cell_count(len(laws) * len(bases) * len(points) * len(methods))  # before the product is built
     return [Cell(law, base, quantity, _number(value, quantity), method)
             for law in laws for base in bases for quantity, value in points for method in methods]
+
+
+def _check_cell_count(count: int) -> None:
+    """A grid of more than :data:`MAX_CELLS` cells is refused from its size alone: a three-line YAML file with
+    anchors names a billion cells, which would not fit in memory if built."""
+    if count > MAX_CELLS:
+        raise ParameterError("grid", f"{count} cells", f"at most {MAX_CELLS} cells", "sweep")
 
 
 def _list(data: dict, key: str, default: list | None = None, text: bool = False) -> list:

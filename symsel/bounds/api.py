@@ -191,23 +191,22 @@ class SelectionBound(_Delegating):
 
     def _repr_html_(self) -> str:
         """Jupyter's ``text/html`` display: ``ε`` at δ ∈ {1e-3, 1e-6, 1e-10} (each ``self.epsilon(δ)``, evaluated
-        when displayed), the certified lower bound where it is cheap, the attack risk (TPR and ``β(α)`` at
-        FPR ∈ {1e-3, 1e-2, 0.1}, the advantage; docs/tradeoff.md), method, theorem and a one-line certificate
-        summary (:func:`symsel.display.bound_html`, through :mod:`symsel.rendering`)."""
+        when displayed), method, theorem, a one-line certificate summary and the attack risk those three points imply
+        (TPR and ``β(α)`` at FPR ∈ {1e-3, 1e-2, 0.1}, the advantage; docs/tradeoff.md); no lower-bound search and no
+        search of the trade-off curve (:func:`symsel.display.bound_html`, through :mod:`symsel.rendering`)."""
         return renderer().bound_html(self)
 
-    def plot(self, ax: Axes | None = None, deltas: Sequence[float] | None = None) -> Axes:
+    def plot(self, ax: Axes | None = None, deltas: Sequence[float] | None = None, lower: bool = False) -> Axes:
         """``ε`` against ``δ`` on a log ``δ`` axis: the bound at each of ``deltas`` (default 1e-12 … 1e-2, one
-        ``self.epsilon(δ)`` each), the certified lower bound where it is cheap and one run of the base; drawn on
-        ``ax`` (a new figure when ``None``), which is returned. Needs matplotlib (the ``notebooks`` extra)
-        (:func:`symsel.display.plot_bound`, through :mod:`symsel.rendering`)."""
-        return renderer().plot_bound(self, ax, deltas)
+        ``self.epsilon(δ)`` each), with ``lower=True`` the certified lower bound (a search per ``δ``, where it is
+        cheap), and one run of the base; drawn on ``ax`` (a new figure when ``None``), which is returned. Needs
+        matplotlib (the ``notebooks`` extra) (:func:`symsel.display.plot_bound`, through :mod:`symsel.rendering`)."""
+        return renderer().plot_bound(self, ax, deltas, lower)
 
     def plot_tradeoff(self, ax: Axes | None = None, fprs: Sequence[float] | None = None) -> Axes:
         """The certified trade-off curve ``β(α)`` (a lower bound on any attack's false-negative rate) against the
         false-positive rate on a log axis, beside one run of the base (:func:`symsel.display.plot_tradeoff`, through
-        :mod:`symsel.rendering`;
-        docs/tradeoff.md). Needs matplotlib (the ``notebooks`` extra)."""
+        :mod:`symsel.rendering`; docs/tradeoff.md). Needs matplotlib (the ``notebooks`` extra)."""
         return renderer().plot_tradeoff(self, ax, fprs)
 
 

@@ -240,7 +240,9 @@ def _format_verify(p: dict[str, Any]) -> str:
         if p.get("paper_exact") is not None:
             lines.append(f"  paper's exact      {p['paper_exact']}")
     else:
-        lines.append(f"  lower bound        {p['lower_bound']:.6f}  (monotone order {p['monotone_order_epsilon']:.6f})")
+        monotone = p.get("monotone_order_epsilon")
+        lines.append(f"  lower bound        {p['lower_bound']:.6f}  (monotone order "
+                     f"{'n/a' if monotone is None else f'{monotone:.6f}'})")
     for method, value in p["bounds"].items():
         lines.append(f"  {method:<18} {'n/a' if value is None else f'{value:.6f}'}")
     if "ratio" in p:

@@ -21,6 +21,17 @@ from symsel.distributions.expressions import DEFAULT_DPS, _evaluate, k, z
 from symsel.distributions.params import _as_count
 from symsel.errors import SymselError
 
+#: the largest integer exponent of a non-trivial base that :meth:`MassesMixin.p0_mp` lets SymPy raise exactly.
+EXACT_POWER_MAX = 10_000
+
+
+def _exact_power_too_large(expr: sympy.Expr) -> bool:
+    """Whether ``expr`` at ``z = 0`` would make SymPy form a huge exact rational: a power with an integer exponent
+    above :data:`EXACT_POWER_MAX` of a base other than ``z`` (``binomial(n=10**7, p=1e-300)``'s
+    ``(1 - p + p z)^n`` at 0 is a rational of three billion digits). Such a value is taken from mpmath instead."""
+    return any(isinstance(node, sympy.Pow) and node.exp.is_Integer and abs(int(node.exp)) > EXACT_POWER_MAX
+               and node.base != z for node in sympy.preorder_traversal(expr))
+
 
 class MassesMixin:
     """``P[K = k]`` and ``P[K <= k]`` of a :class:`~symsel.distributions.core.Distribution`."""
@@ -34,7 +45,7 @@ class MassesMixin:
         """``P[K = 0] = phi(0)`` at ``dps`` digits: SymPy's certified value of the exact ``phi(0)`` where it has
         one (a mixture's summed PGF, ``-10/19 + 1/(2(1 - z/2)) + 1/(38(1 - 19z/20))``, cancels to 0 at ``z = 0``
         and the float form gave ``-4e-32``), else the mpmath value, never below 0 (it is a probability)."""
-        if self.stable_form is None:
+        if self.stable_form is None and not _exact_power_too_large(self.pgf):
             try:
                 return _evaluate(self._number(self.pgf.subs(z, 0)), dps, "P[K = 0]", self.spec)
             except SymselError:
@@ -116,7 +127,8 @@ class MassesMixin:
 def _ring_series(pgf: sympy.Expr, n_terms: int) -> sympy.Expr | None:
     """The Taylor polynomial of ``pgf`` at 0 to ``z^(n_terms-1)`` by SymPy's ring series (milliseconds where
     ``sympy.series`` takes minutes, e.g. ``exp(exp(z) - E)``), or None when it does not apply. Accepted only if
-    it matches the PGF at z = 1/100 to 25 digits (the tail of a PGF's series there is below 1e-30)."""
+    it matches the PGF at z = 1/100 (an 80-digit float) to 25 digits (the tail of a PGF's series there is below
+    1e-30)."""
     from sympy.polys.ring_series import rs_series
 
     try:
@@ -125,7 +137,9 @@ def _ring_series(pgf: sympy.Expr, n_terms: int) -> sympy.Expr | None:
         if (not isinstance(expansion, sympy.Expr) or expansion.free_symbols - {z} or not expansion.is_polynomial(z)
                 or sympy.degree(expansion, z) >= n_terms):
             return None
-        point = sympy.Rational(1, 100)
+        # a 80-digit float point, not the rational 1/100: exp(z**9999999 - 1) at z = 1/100 exactly is a rational
+        # with twenty million digits (a check that would not end)
+        point = sympy.Float("0.01", 80)
         gap = sympy.N(pgf.subs(z, point) - expansion.subs(z, point), 60)
         return expansion if gap.is_number and abs(complex(gap)) < 1e-25 else None
     except Exception:  # ring series rejects many expressions; sympy.series is the fallback

@@ -46,6 +46,7 @@ from scipy.optimize import minimize
 
 from symsel import validate
 from symsel.certified import Lower
+from symsel.errors import InconsistentBoundsError, NotApplicableError
 from symsel.evidence.continuous import discretize
 from symsel.evidence.exact import (
     _check_delta,
@@ -74,8 +75,8 @@ class LowerBoundResult:
         order: its score order (lowest first).
         evaluations: number of float64 exact-formula evaluations spent by the search.
         monotone_epsilon: exact value of the monotone order (natural bin order for continuous
-            pairs, likelihood-ratio order for finite ones) on the same bins (NaN when not asked for:
-            ``lower_bound(..., monotone=False)``, or a base known through dominated pairs). Evaluated on first
+            pairs, likelihood-ratio order for finite ones, loss order for a base known through dominated pairs) on
+            the same bins (NaN when not asked for: ``lower_bound(..., monotone=False)``). Evaluated on first
             access when its float64 value showed that it cannot exceed ``epsilon`` (:func:`lower_bound`).
         search_epsilon: the float64 value that the search saw for the winner.
         cuts: cut points of the bins (continuous bases), else ``None``.
@@ -709,7 +710,38 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
     monotone = validate.flag(monotone, "monotone", where)
     if isinstance(base, Profile) and base.dominating_pair() is None and base.dominated_loss_pairs():
         return _dominated_pairs_lower_bound(base, dist, float(delta))
-    pair = as_pair(base, where)
+    result = _searched_lower_bound(base, dist, delta, budget, seed, dps, max_bins, slices, monotone)
+    if isinstance(base, Profile):
+        below_upper_bound(result.epsilon, _cheap_upper_bound(dist, base, float(delta)), "lower_bound")
+    return result
+
+
+def below_upper_bound(lower: float, upper: float, where: str) -> float:
+    """``lower`` itself when it is at most ``upper`` (a valid upper bound on the same ``ε(δ)``); else
+    :class:`~symsel.errors.InconsistentBoundsError`: a lower bound above an upper bound means one of them is wrong,
+    and a certified value is never reported on the wrong side of another."""
+    if lower > upper:
+        raise InconsistentBoundsError(
+            f"{where}: the certified lower bound eps={lower!r} exceeds a valid upper bound eps={upper!r} for the same "
+            "question; refusing to report either (please report this)")
+    return lower
+
+
+def _cheap_upper_bound(dist: Any, base: Profile, delta: float) -> float:
+    """A valid upper bound on the selection's ``ε(δ)`` at the cost of a closed form: the ``rdp`` method (Papernot
+    & Steinke's Rényi-DP bounds on the base's RDP curve); ``inf`` when the base has none."""
+    from symsel.bounds.api import bound
+
+    try:
+        return bound(dist, base, "rdp").epsilon(delta)
+    except NotApplicableError:
+        return math.inf
+
+
+def _searched_lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int, seed: int, dps: int,
+                          max_bins: int, slices: int, monotone: bool) -> LowerBoundResult:
+    """:func:`lower_bound`'s three constructions on a base with a dominating pair (arguments validated)."""
+    pair = as_pair(base, "lower_bound")
     delta = float(delta)
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -782,20 +814,22 @@ def _dominated_pairs_lower_bound(base: Profile, dist: Any, delta: float) -> Lowe
     """The lower bound on a base known through dominated pairs ordered by loss (DP-SGD;
     :func:`symsel.evidence.pld_lower.loss_pair_lower_bound`), started at ``best``'s upper bound (the closest one,
     and the cheapest: ``interval`` alone, searched in full, took 6.5 s on ``dpsgd(q=1e-6, sigma=0.5, steps=10)``,
-    where composition wins). ``monotone_epsilon`` is not computed (NaN)."""
+    where composition wins). ``monotone_epsilon`` (the atoms by increasing loss) is evaluated when read."""
     from symsel.bounds.api import bound
     from symsel.evidence.pld_lower import loss_pair_lower_bound
 
     start = time.perf_counter()
     guess = bound(dist, base).epsilon(delta)
     found = loss_pair_lower_bound(base.dominated_loss_pairs(), dist, delta, guess if math.isfinite(guess) else 10.0)
+    below_upper_bound(found.epsilon, guess, "lower_bound")  # best: an upper bound, computed anyway
     assert found.a is not None and found.b is not None
     pair = FinitePair(list(found.a / found.a.sum()), list(found.b / found.b.sum()), found.order,
                       label=f"{found.construction} ({found.direction})")
     return LowerBoundResult(
         epsilon=found.epsilon, epsilon_mp=mpmath.mpf(found.epsilon), pair=pair, order=found.order, evaluations=0,
         delta=delta, search_epsilon=found.epsilon, seconds=time.perf_counter() - start,
-        base=None, construction=f"expanding-interval on a dominated pair ({found.direction})")
+        base=None, construction=f"expanding-interval on a dominated pair ({found.direction})",
+        monotone=functools.partial(found.monotone_epsilon, dist))
 
 
 def _without_null_outcomes(pair: FinitePair) -> FinitePair:

@@ -36,6 +36,15 @@ class PldLowerBound:
     a: np.ndarray | None = None
     b: np.ndarray | None = None
     order: tuple[int, ...] = ()
+    #: the relative error of the masses ``a`` and ``b`` (as :func:`selection_delta_below` takes it)
+    relative_error: float = 0.0
+
+    def monotone_epsilon(self, dist: Distribution) -> float:
+        """The same certified evaluation in the monotone order (the atoms by increasing loss, ``a`` and ``b`` as
+        found): the value a monotone score gets on this pair, itself a lower bound."""
+        assert self.a is not None and self.b is not None
+        return _largest_epsilon(self.a, self.b, np.arange(self.a.size), dist, self.delta, self.relative_error,
+                                self.epsilon)
 
 
 def selection_delta_below(a: np.ndarray, b: np.ndarray, order: np.ndarray, dist: Distribution, eps: float,
@@ -51,29 +60,46 @@ def selection_delta_below(a: np.ndarray, b: np.ndarray, order: np.ndarray, dist:
 
 class SelectionTerms:
     """The ``ε``-free parts of :func:`selection_delta_below`'s terms: per atom taken in ``order``, the gain
-    ``φ(y + a) − φ(y)`` and the cost ``φ(x + b) − φ(x)`` at ``dps`` digits, ``a`` lowered and ``b`` raised by
-    ``relative_error``. :meth:`delta_below` then sums ``[gain − e^ε cost]_+`` for any ``ε`` without a new ``φ``:
-    a bisection over ``ε`` (:func:`_largest_epsilon`) pays the ``φ`` evaluations once, not at every step."""
+    ``φ(y + a) − φ(y)`` taken from below and the cost ``φ(x + b) − φ(x)`` from above, at ``dps`` digits, ``a`` lowered
+    and ``b`` raised by ``relative_error``. :meth:`delta_below` then sums ``[gain − e^ε cost]_+`` for any ``ε``
+    without a new ``φ``: a bisection over ``ε`` (:func:`_largest_epsilon`) pays the ``φ`` evaluations once.
+
+    Directed, whatever the masses' sizes: the positions ``x`` and ``y`` are accumulated rounding up and down, and a
+    difference of two ``φ`` values is moved by :func:`_difference_allowance` (two roundings of values at most 1).
+    An allowance alone would leave a mass below ``10^−dps`` with a cost of about ``10^−dps`` (a lower bound far below
+    the truth), and a plain difference, with no allowance, a cost of exactly 0 (a ``δ`` that never falls with ``ε``:
+    a "lower bound" above every upper bound). So each difference is also bounded by convexity (``φ'`` is
+    non-decreasing on [0, 1]): ``φ(y + a) − φ(y) ≥ a φ'(y)`` and ``φ(x + b) − φ(x) ≤ b φ'(x + b)``, which keeps
+    the relative size of a tiny difference; the tighter of the two bounds is taken."""
 
     def __init__(self, a: np.ndarray, b: np.ndarray, order: np.ndarray, dist: Distribution, relative_error: float,
                  dps: int = 30):
         self.dps = dps
         gains, costs = [], []
         with mpmath.workdps(dps):
+            allowance = _difference_allowance()
             low, high = 1 - mpmath.mpf(relative_error), 1 + mpmath.mpf(relative_error)
+            slope_low, slope_high = 1 - allowance, 1 + allowance  # φ' evaluated within a few units
             x = y = mpmath.mpf(0)
             one = mpmath.mpf(1)
             phi_y = dist.phi_mp(y, dps)
             for i in order:
-                ai, bi = mpmath.mpf(float(a[i])) * low, mpmath.mpf(float(b[i])) * high
-                y_next = y + ai
+                ai = mpmath.fmul(mpmath.mpf(float(a[i])), low, rounding="d")
+                bi = mpmath.fmul(mpmath.mpf(float(b[i])), high, rounding="u")
+                y_next = mpmath.fadd(y, ai, rounding="d")
                 phi_next = dist.phi_mp(min(y_next, one), dps)
                 if ai > 0:
-                    start = min(x, one - bi) if bi <= 1 else mpmath.mpf(0)
-                    cost = dist.phi_mp(min(start + bi, one), dps) - dist.phi_mp(max(start, 0), dps)
-                    gains.append(phi_next - phi_y)
+                    # the window [end − b, end], end = min(x + b, 1), or all of [0, 1] when b ≥ 1
+                    end = min(mpmath.fadd(x, bi, rounding="u"), one) if bi < 1 else one
+                    begin = mpmath.fsub(end, bi, rounding="d") if bi < 1 else mpmath.mpf(0)
+                    cost = dist.phi_mp(end, dps) - dist.phi_mp(begin, dps) + allowance
+                    cost = min(cost, min(bi, one) * dist.dphi_mp(end, dps) * slope_high)
+                    gain = phi_next - phi_y - allowance
+                    width = mpmath.fsub(min(y_next, one), y, rounding="d")
+                    gain = max(gain, width * dist.dphi_mp(y, dps) * slope_low, mpmath.mpf(0))
+                    gains.append(gain)
                     costs.append(cost)
-                x, y, phi_y = x + bi, y_next, phi_next
+                x, y, phi_y = mpmath.fadd(x, bi, rounding="u"), y_next, phi_next
         self.gains, self.costs = gains, costs
         # float64 ratios gain / cost only choose which terms to form exactly (with a margin): a term whose float
         # ratio is below e^ε (1 - 1e-6) is negative, the float error of either difference being far below 1e-6
@@ -91,6 +117,13 @@ class SelectionTerms:
                 if term > 0:
                     total += term
             return total
+
+
+def _difference_allowance() -> mpmath.mpf:
+    """An upper bound on the error of a difference of two values of ``φ`` in [0, 1] at the current precision: each
+    value is within a unit of its last place (:meth:`~symsel.distributions.Distribution.phi_mp` rounds once) and
+    the subtraction rounds once more; eight units of 1 cover the three with room."""
+    return mpmath.ldexp(mpmath.mpf(1), 3 - mpmath.mp.prec)
 
 
 def loss_pair_lower_bound(pairs: tuple[DominatedPair, ...], dist: Distribution, delta: float, eps_guess: float,
@@ -121,7 +154,7 @@ def loss_pair_lower_bound(pairs: tuple[DominatedPair, ...], dist: Distribution, 
             found, target, found_order = value, value, order
         if best is None or found > best.epsilon:
             best = PldLowerBound(found, float(delta), pair.direction, int(a.size), pair.source, a, b,
-                                 tuple(int(i) for i in found_order))
+                                 tuple(int(i) for i in found_order), pair.relative_error + 4 * UNIT)
     assert best is not None
     return best
 

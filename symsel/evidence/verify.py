@@ -103,13 +103,15 @@ def verify_selection(dist: Distribution, base: Profile, delta: float, budget: in
     finite = [v for v in values.values() if v is not None and math.isfinite(v)]
     tightest = min(finite) if finite else math.inf
     violations = [m for m, v in values.items() if v is not None and v < lower.epsilon - SOUNDNESS_SLACK]
+    monotone = float(lower.monotone_epsilon)  # NaN only when the lower bound did not evaluate it: never output
     ratio = tightest / lower.epsilon if lower.epsilon > 0 and math.isfinite(lower.epsilon) else math.inf
     return {
         "dist": dist.spec,
         "base": base.spec,
         "delta": delta,
         "lower_bound": lower.epsilon,
-        "monotone_order_epsilon": lower.monotone_epsilon,
+        "monotone_order_epsilon": None if math.isnan(monotone) else monotone,
+        **({"monotone_order_note": "not evaluated for this lower bound"} if math.isnan(monotone) else {}),
         "lower_bound_order": list(lower.order),
         "lower_bound_construction": lower.construction,
         "lower_bound_evaluations": lower.evaluations,

@@ -116,6 +116,7 @@ class LocationPair:
 def _bin_masses_mp(pair: LocationPair, cuts: tuple[float, ...], dps: int) -> tuple[tuple[mpmath.mpf, ...], ...]:
     """:meth:`LocationPair.bin_masses_mp` (a pure function of an immutable pair, the cuts and the digits)."""
     out = []
+    cap = 20 * dps + 400
     for side in (0, 1):
         masses = []
         for a, b in zip([-math.inf, *cuts], [*cuts, math.inf], strict=True):
@@ -125,14 +126,27 @@ def _bin_masses_mp(pair: LocationPair, cuts: tuple[float, ...], dps: int) -> tup
                     za = mpmath.mpf(-mpmath.inf) if a == -math.inf else pair._z(a, side)
                     zb = mpmath.inf if b == math.inf else pair._z(b, side)
                     m = pair._bin_mass0_mp(za, zb)
-                    lost = 0 if m == 0 else max(0, int(mpmath.ceil(-mpmath.log10(abs(m)))) - 2)
-                if lost + dps + 10 <= work or work > 20 * dps + 400:
+                    scale = _tail_mass(pair, za, zb)
+                    lost = 0 if m == 0 else max(0, int(mpmath.ceil(mpmath.log10(scale / abs(m)))) - 2)
+                if lost + dps + 10 <= work or work >= cap:
                     break
-                work = dps + lost + 20
+                work = min(dps + lost + 20, cap)
             with mpmath.workdps(dps):
                 masses.append(+m)
         out.append(tuple(masses))
     return out[0], out[1]
+
+
+def _tail_mass(pair: LocationPair, za: mpmath.mpf, zb: mpmath.mpf) -> mpmath.mpf:
+    """The size of the terms whose difference is the bin ``(za, zb]``'s mass under the standard (symmetric) law: the
+    mass below ``zb`` for a bin left of 0, above ``za`` for a bin right of 0, else 1. Digits are lost to the
+    difference only as far as the mass is below it: a bin of mass 1e-200000 deep in a tail is a difference of two
+    numbers of about that size (a floating exponent costs no digits), not of two numbers near 1."""
+    if zb <= 0:
+        return pair._cdf0(zb)
+    if za >= 0:
+        return pair._cdf0(-za)
+    return mpmath.mpf(1)
 
 
 @dataclass(frozen=True)

@@ -147,6 +147,43 @@ def _advantage_of_lines(eps: np.ndarray, deltas: np.ndarray) -> tuple[float, tup
     return min(1.0, value_a, value_b), tuple(sorted({i, j}))
 
 
+def tradeoff_of_points(alpha: ArrayLike, epsilons: ArrayLike, deltas: ArrayLike) -> TradeoffPoints:
+    """The trade-off bound implied by a few certified ``(ε, δ)`` points alone (docs/tradeoff.md, Theorem 1 at each
+    point, both families): ``δ`` need not be evaluated again, so a display that has already computed ``ε(δ)`` at a
+    few ``δ`` shows the attack risk those points imply at no further cost. Each point must hold for both orders of
+    the neighbouring pair (``δ(ε) ≤ δ`` for every symsel profile and selection bound); the values are certified,
+    and looser than :func:`tradeoff_points`, which searches the whole profile."""
+    arr, _ = as_probabilities(alpha, "alpha", "tradeoff_of_points")
+    eps = np.asarray(epsilons, dtype=float).reshape(-1)
+    dlt = np.asarray(deltas, dtype=float).reshape(-1)
+    if eps.shape != dlt.shape or np.any(np.isnan(eps)) or np.any(eps < 0) or np.any(~((dlt >= 0) & (dlt <= 1))):
+        raise ParameterError("epsilons, deltas", (epsilons, deltas), "two arrays of equal length, epsilon >= 0 and "
+                             "0 <= delta <= 1", "tradeoff_of_points")
+    keep = np.isfinite(eps)
+    eps, dlt = eps[keep], dlt[keep]
+    flat = arr.reshape(-1)
+    beta, tpr = np.zeros(flat.size), np.ones(flat.size)
+    if eps.size:
+        s = np.concatenate([eps, -eps])[:, None]
+        f, g = _bounds_at(s, flat[None, :], np.concatenate([dlt, dlt])[:, None])
+        tpr = np.clip(np.min(f, axis=0), 0.0, 1.0)
+        beta = np.clip(np.max(g, axis=0), 0.0, 1.0)
+    shape = arr.shape
+    return TradeoffPoints(arr, beta.reshape(shape), tpr.reshape(shape), np.full(shape, np.nan), np.zeros(shape),
+                          0)
+
+
+def advantage_of_points(epsilons: ArrayLike, deltas: ArrayLike) -> float:
+    """The certified upper bound on the attack advantage implied by a few ``(ε, δ)`` points alone (docs/tradeoff.md,
+    Corollary 2; see :func:`tradeoff_of_points`)."""
+    eps = np.asarray(epsilons, dtype=float).reshape(-1)
+    dlt = np.asarray(deltas, dtype=float).reshape(-1)
+    keep = np.isfinite(eps)
+    if not np.any(keep):
+        return 1.0
+    return _advantage_of_lines(eps[keep], dlt[keep])[0]
+
+
 def tradeoff_points(profile: Profile, alpha: ArrayLike, rtol: float = DEFAULT_RTOL) -> TradeoffPoints:
     """The certified trade-off bound of ``profile`` at every false-positive rate in ``alpha`` (docs/tradeoff.md).
 

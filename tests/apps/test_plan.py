@@ -430,3 +430,34 @@ def test_solve_base_steps_are_the_largest_whole_number_that_fits(budget):
 
     assert fits(steps) and not fits(steps + 1), (budget, steps)
     assert max(tried) <= 16 * (steps + 1), (budget, steps, sorted(set(tried)))
+
+
+@pytest.mark.parametrize("final_run", [False, True])
+def test_max_trials_with_interval_starts_at_one_trial_and_fits_at_least_the_exact_composition(final_run) -> None:
+    """``interval`` needs two runs; one trial is the base itself. On gaussian(σ = 4) the answer is a number (never
+    null), checked to fit, and at least the largest k whose k runs (exactly (√k/4)-GDP, closed form at 50 digits
+    here; with the final run: k + 1 runs) fit: releasing every run is an upper bound on the selection."""
+    from reference_profiles import gdp_delta_mp
+
+    from symsel.apps.plan import max_trials
+
+    extra = 1 if final_run else 0
+    reference = max(k for k in range(1, 400) if gdp_delta_mp(math.sqrt(k + extra) / 4, 2.0) <= 1e-6)
+    found = max_trials("point(k={k})", GaussianProfile(4.0), 2.0, 1e-6, "interval", final_run=final_run)
+    assert found["trials"] is not None and found["trials"] >= reference
+    assert found["delta_at_budget"] <= 1e-6 < found["next_delta_at_budget"]
+
+
+def test_one_trial_with_interval_is_the_base_itself() -> None:
+    """A budget that one Gaussian run meets (its exact ε at 50 digits, plus a hair) but two runs' selection does not:
+    one trial, at the base's own ε."""
+    from reference_profiles import gdp_delta_mp
+
+    from symsel.apps.plan import max_trials
+
+    lo, hi = 0.0, 5.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gdp_delta_mp(0.25, mid) > 1e-6 else (lo, mid)
+    found = max_trials("point(k={k})", GaussianProfile(4.0), hi * (1 + 1e-9), 1e-6, "interval")
+    assert found["trials"] == 1 and abs(found["epsilon"] - hi) <= 1e-6 * hi

@@ -403,3 +403,20 @@ def test_a_file_shared_by_grids_keeps_the_other_cells_when_asked(tmp_path: Path,
     assert run_sweep(half, out, jobs=1, keep_other_cells=True) == {"out": str(out), "cells": 2, "skipped": 2, "ran": 0,
                                                                    "errors": 0}
     assert out.read_bytes() == reference
+
+
+def test_a_billion_cell_grid_is_refused_before_a_cell_is_built(tmp_path, monkeypatch) -> None:
+    """Three YAML lines with an anchor name 1000 × 1000 × 1000 cells: refused from the product of the list sizes,
+    with no cell constructed (counted), rather than built and then counted."""
+    from symsel.apps import sweep
+
+    built = []
+    real = sweep.Cell
+    monkeypatch.setattr(sweep, "Cell", lambda *args: built.append(args) or real(*args))
+    values = ", ".join(f"'geometric(mean={i + 2})'" for i in range(1000))
+    deltas = ", ".join(f"{1e-6 + i * 1e-9!r}" for i in range(1000))
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(f"laws: &specs [{values}]\nbases: *specs\ndeltas: [{deltas}]\n")
+    with pytest.raises(ParameterError, match=r"grid='1000000000 cells'.*at most 100000 cells"):
+        sweep.load_grid(grid)
+    assert built == []

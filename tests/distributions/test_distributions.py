@@ -516,3 +516,36 @@ def test_an_accepted_law_is_accepted_again_without_its_checks_and_a_refusal_is_n
     for _ in range(2):  # a PGF of more than 256 terms is not remembered (it could hold megabytes)
         symsel.parse_distribution("pmf(expr='1/300', k_min=1, k_max=300)")
     assert len(checked) == 9 and len(user._ACCEPTED) == 2
+
+
+def test_laws_with_huge_exact_powers_answer_their_facts() -> None:
+    """P[K = 0] of binomial(n=10**7, p=1e-300) is (1 - 1e-300)^(10^7), an exact rational of three billion digits,
+    and checking exp(z**9999999 - 1)'s series at z = 1/100 exactly forms one of twenty million: both are taken at a
+    working precision instead. References at 60 digits here: (1 - p)^n = exp(n log1p(-p)) and e^-1; 2^-(10^7) for a
+    fair binomial. Run in a child process under a CPU limit, only as a guard against a hang."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import resource
+        resource.setrlimit(resource.RLIMIT_CPU, (120, 125))
+        import symsel
+        tiny = symsel.parse_distribution("binomial(n=10000000, p=1e-300)")
+        fair = symsel.parse_distribution("binomial(n=10000000, p=0.5)")
+        huge = symsel.parse_distribution("pgf(expr='exp(z**9999999-1)')")
+        print(repr(tiny.p0), repr(float(tiny.p0_mp(30) - 1)), repr(tiny.mean))
+        import mpmath
+        print("fair", mpmath.nstr(fair.p0_mp(30), 30))
+        print(repr(huge.p0), repr(huge.mean))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    with mpmath.workdps(60):
+        tiny_p0 = mpmath.exp(10**7 * mpmath.log1p(-mpmath.mpf(10) ** -300))
+        fair_p0 = mpmath.power(2, -(10**7))
+        e_inv = mpmath.exp(-1)
+    p0, p0_minus_one, mean = (float(v) for v in out[0].split())
+    assert p0 == float(tiny_p0) == 1.0 and p0_minus_one <= 0 and mean == pytest.approx(1e-293, rel=1e-12)
+    assert abs(mpmath.mpf(out[1].split()[1]) / fair_p0 - 1) < mpmath.mpf("1e-25")
+    p0, mean = (float(v) for v in out[2].split())
+    assert p0 == pytest.approx(float(e_inv), rel=1e-15) and mean == 9999999.0

@@ -79,3 +79,33 @@ def test_an_example_without_details_has_the_same_bounds_and_verdict():
     assert any("certificate" in record for record in full["details"].values())
     with pytest.raises(ParameterError, match="details"):
         verify_example("ps-three-point", details="no")
+
+
+def test_verify_on_dpsgd_answers_the_monotone_order() -> None:
+    """DP-SGD is known through dominated pairs: the monotone (loss) order on the winning pair is evaluated too, a
+    number (never NaN) no larger than dp-accounting's RDP accountant for releasing both runs (an upper bound on the
+    best of two), and the whole answer is strict JSON."""
+    import json
+
+    import dp_accounting
+
+    from symsel import parse_profile
+
+    q, sigma, steps = 0.1, 1.0, 10
+    payload = verify_selection(dists.point(k=2), parse_profile(f"dpsgd(q={q}, sigma={sigma}, steps={steps})"), 1e-6)
+    accountant = dp_accounting.rdp.RdpAccountant()
+    accountant.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), 2 * steps)
+    monotone = payload["monotone_order_epsilon"]
+    assert isinstance(monotone, float) and 0 < monotone <= accountant.get_epsilon(1e-6)
+    payload.pop("details")
+    json.dumps({k: v for k, v in payload.items() if k not in ("bounds", "ratio")}, allow_nan=False)
+
+
+def test_a_monotone_order_not_evaluated_is_reported_as_such(monkeypatch) -> None:
+    """A lower bound that did not evaluate its monotone order (NaN) reaches the output as null with a note."""
+    from symsel.evidence import lower
+
+    real = lower.lower_bound
+    monkeypatch.setattr(lower, "lower_bound", lambda *args, **kwargs: real(*args, **kwargs, monotone=False))
+    payload = verify_selection(dists.point(k=2), RandomizedResponseProfile(1.0, 2), 1e-6, budget=5)
+    assert payload["monotone_order_epsilon"] is None and "not evaluated" in payload["monotone_order_note"]
