@@ -134,20 +134,29 @@ def _risk_rows(html_text: str) -> list[list[str]]:
 
 
 def test_risk_table_against_the_gaussian_closed_form():
-    """On 0.5-GDP the table's TPR at each FPR is the closed form ``Φ(μ − Φ⁻¹(1 − α))`` rounded up to six digits
-    (within the display's relative tolerance 1e-5), β its complement rounded down, and the advantage
-    ``2Φ(μ/2) − 1`` rounded up (scipy, not the code under test)."""
+    """On 0.5-GDP, from its exact (ε, δ) points at δ = 1e-3, 1e-6, 1e-10: each TPR of the table is the two families'
+    bound min_i min(δ_i + e^{ε_i} α, 1 − e^{−ε_i}(1 − α − δ_i)) written out here at 50 digits, rounded up, never
+    below the exact curve ``Φ(μ − Φ⁻¹(1 − α))``; β is at most the exact curve; the advantage at least the exact
+    ``2Φ(μ/2) − 1`` (scipy and mpmath, not the code under test)."""
+    import mpmath
     from scipy.stats import norm
 
     from symsel.display import risk_table_html
 
-    rows = _risk_rows("<div>" + risk_table_html(symsel.parse_profile("gdp(mu=0.5)")) + "</div>")
+    base = symsel.parse_profile("gdp(mu=0.5)")
+    epsilons = [base.epsilon(d) for d in DELTAS]
+    rows = _risk_rows("<div>" + risk_table_html(epsilons, list(DELTAS)) + "</div>")
     assert [row[0] for row in rows] == ["0.001", "0.01", "0.1", "advantage"]
-    for (_, tpr, beta), alpha in zip(rows[:3], (1e-3, 1e-2, 1e-1), strict=True):
-        exact = norm.sf(norm.isf(alpha) - 0.5)
-        assert six_digits(exact, up=True) <= Fraction(tpr) <= six_digits(exact * (1 + 2e-5), up=True)
-        assert six_digits(1 - exact * (1 + 2e-5), up=False) <= Fraction(beta) <= six_digits(1 - exact, up=False)
-    assert rows[3][1] == "TPR − FPR ≤ " + str(float(six_digits(2 * norm.cdf(0.25) - 1, up=True)))
+    with mpmath.workdps(50):
+        for (_, tpr, beta), alpha in zip(rows[:3], (1e-3, 1e-2, 1e-1), strict=True):
+            exact = norm.sf(norm.isf(alpha) - 0.5)
+            a = mpmath.mpf(alpha)
+            implied = min(min(mpmath.mpf(d) + mpmath.exp(e) * a, 1 - mpmath.exp(-e) * (1 - a - d))
+                          for e, d in zip(epsilons, DELTAS, strict=True))
+            assert exact <= float(tpr) and Fraction(tpr) >= six_digits(float(implied), up=True)
+            assert float(tpr) <= float(implied) * (1 + 1e-9) + 1e-6
+            assert Fraction(beta) <= six_digits(1 - exact, up=False)
+    assert float(rows[3][1].removeprefix("TPR − FPR ≤ ")) >= 2 * norm.cdf(0.25) - 1
 
 
 def test_bound_html_risk_table(envelope):

@@ -17,7 +17,8 @@ import symsel
 from symsel.errors import InconsistentBoundsError
 from symsel.evidence import lower as lower_module
 from symsel.evidence.lower import below_upper_bound
-from symsel.evidence.pld_lower import dpsgd_dominated_pairs, loss_pair_lower_bound, selection_delta_below
+from symsel.evidence.pld_lower import loss_pair_lower_bound, selection_delta_below
+from symsel.pairs.dpsgd import dpsgd_dominated_pairs
 
 
 def selection_delta_100_digits(a, b, order, phi, eps) -> mpmath.mpf:
