@@ -33,7 +33,14 @@ up to ``tolerance`` below the export's where the bound is convex in ``e^ε`` (sm
 knee, ``δ`` of 0.1 and more) the export, which follows the greatest convex minorant, can be a few percent lower
 (``δ = 0.3``: 0.926 against 0.958). ``get_delta`` exports the PLD once and answers the smaller of the two ``δ``
 (both upper bounds), so it is never above the bound's. The PLD is composed as soon as any other event (a no-op
-excepted) or a second selection joins it.
+excepted) or a second selection joins it, with one exception:
+
+A selection and the final run. One event composed right after a selection that is alone (the final training run of
+the chosen configuration: ``compose(SelectionDpEvent(run, "point(k=30)")).compose(run)``) is held beside it, and
+``get_epsilon`` and ``get_delta`` answer :func:`symsel.bounds.pipeline.with_final_run` of the two, the pipeline's
+number that every front-end quotes (docs/composition.md, "One number for the whole pipeline"), not a composition of
+exported PLDs (which is within about 0.5 % above it). A third event composes the selection's PLD, then the held
+run, then itself, as for any other events.
 
 The grid. :func:`symsel.profiles.export.to_pld` evaluates the bound on 4001 uniform points, which costs seconds where
 the
@@ -554,6 +561,10 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         # a selection composed once into an empty accountant is held here, its PLD not yet exported: while it is
         # the only event, get_epsilon and get_delta answer from its bound (_materialize composes it otherwise)
         self._deferred: _Part | None = None
+        # the one event composed after a deferred selection (the final run of the chosen configuration), held with
+        # its profile: while nothing else joins them, the two are answered by symsel.with_final_run
+        self._final: tuple[dp_event.DpEvent, int, Profile] | None = None
+        self._pipeline: Profile | None = None
         self._prepared: dict[Hashable, _Part] = {}
         self._bounds: list[tuple[dp_event.DpEvent, SelectionBound, int]] = []
 
@@ -571,6 +582,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
             return self._maybe_compose_selection(event, count, do_compose)
         if do_compose and not isinstance(event, dp_event.NoOpDpEvent) and self._pld_accountant._maybe_compose(
                 event, count, False) is None:
+            if self._hold_final_run(event, count):
+                return None
             self._materialize()
         gaussian = _gaussian_pld(event, count, self.neighboring_relation, self._interval) if do_compose else None
         if gaussian is not None:  # the PLD PLDAccountant would compose, sooner
@@ -582,13 +595,39 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
             self._empty = False
         return result
 
+    def _hold_final_run(self, event: dp_event.DpEvent, count: int) -> bool:
+        """Hold ``count`` runs of ``event``, composed right after a selection that is alone so far, as the final run
+        of the pipeline (:func:`symsel.bounds.pipeline.with_final_run`) rather than composing PLDs: ``True`` if
+        held. An event without a profile of its own (a nested selection, a no-op) is not held."""
+        if self._deferred is None or not self._empty or self._final is not None or _contains_selection(event):
+            return False
+        whole = event if count == 1 else dp_event.SelfComposedDpEvent(event, count)
+        profile = selection_base(whole, self.neighboring_relation, self._interval, **self._options())
+        if not isinstance(profile, Profile):
+            return False
+        self._final, self._pipeline = (event, count, profile), None
+        return True
+
+    def _pipeline_bound(self) -> Profile:
+        """The deferred selection then the held final run: :func:`symsel.bounds.pipeline.with_final_run`."""
+        if self._pipeline is None:
+            from symsel.bounds.pipeline import with_final_run
+
+            assert self._deferred is not None and self._final is not None
+            self._pipeline = with_final_run(cast(SelectionBound, self._deferred.bound), self._final[2])
+        return self._pipeline
+
     def _materialize(self) -> None:
-        """Compose the deferred selection's exported PLD into the held accountant (before anything else joins it)."""
+        """Compose the deferred selection's exported PLD into the held accountant (before anything else joins it),
+        then the final run held after it, as the held accountant composes any event."""
         part, self._deferred = self._deferred, None
         if part is not None:
             accountant = self._pld_accountant
             accountant._pld = part.pld if self._empty else accountant._pld.compose(part.pld)
             self._empty = False
+        final, self._final, self._pipeline = self._final, None, None
+        if final is not None:
+            self._maybe_compose(final[0], final[1], True)
 
     def compose(self, event: dp_event.DpEvent, count: int = 1) -> SelectionAccountant:
         """Account ``count`` runs of ``event`` (``UnsupportedEventError`` if it is not supported).
@@ -627,13 +666,15 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         if self._maybe_compose(event, count, False) is None:
             for selection in self._selections(event):
                 self._part(selection)
-        state = (self._pld_accountant._pld, self._empty, self._deferred, len(self._bounds), copy.deepcopy(self._ledger))
+        state = (self._pld_accountant._pld, self._empty, self._deferred, self._final, self._pipeline,
+                 len(self._bounds), copy.deepcopy(self._ledger))
         try:
             super().compose(event, count)
         except (ArithmeticError, MemoryError, ValueError) as exc:
             # a PLD could not be built (a noise so small that symsel refuses its size, or so small or large that
             # dp-accounting's loss grid overflows): the accountant is left as it was, and the error names the event
-            self._pld_accountant._pld, self._empty, self._deferred, kept, self._ledger = state
+            self._pld_accountant._pld, self._empty, self._deferred, self._final, self._pipeline, kept, self._ledger = \
+                state
             del self._bounds[kept:]
             if isinstance(exc, SymselError):
                 raise
@@ -646,6 +687,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         """The smallest ``ε`` of the composed pessimistic PLD at ``target_delta`` (``inf`` if non-private)."""
         target_delta = validate.probability(target_delta, "target_delta", "SelectionAccountant.get_epsilon")
         if self._deferred is not None and self._empty:
+            if self._final is not None:
+                return float(self._pipeline_bound().epsilon(target_delta))
             return float(cast(SelectionBound, self._deferred.bound).epsilon(target_delta))
         return float(self._pld_accountant.get_epsilon(target_delta))
 
@@ -653,6 +696,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         """``δ(target_epsilon)`` of the composed pessimistic PLD (1 if non-private)."""
         target_epsilon = validate.real(target_epsilon, "target_epsilon", "SelectionAccountant.get_delta",
                                        allowed="a real epsilon (inf allowed), not NaN")
+        if self._deferred is not None and self._empty and self._final is not None:
+            return float(self._pipeline_bound().delta(target_epsilon))
         if self._deferred is not None and self._empty:  # both are upper bounds on the selection's δ: the smaller
             bound = cast(SelectionBound, self._deferred.bound)
             return float(min(bound.delta(target_epsilon), self._deferred.pld.get_delta_for_epsilon(target_epsilon)))
