@@ -36,7 +36,7 @@ from symsel.bounds.api import METHODS, bound
 from symsel.errors import ParameterError, SymselError
 from symsel.profiles import GaussianProfile, Profile
 
-__all__ = ["WholeSearchAccountant", "make_accountant_class", "register", "history_base", "whole_search_epsilon"]
+__all__ = ["WholeSearchAccountant", "history_base", "make_accountant_class", "register", "whole_search_epsilon"]
 
 #: the prefix of the names :func:`register` gives when none is given.
 NAME_PREFIX = "symsel"
