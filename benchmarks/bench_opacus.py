@@ -18,8 +18,9 @@ What is measured (CPU seconds of this process, ``time.process_time``):
 3. **Trials**: the planner's most trials with the final run on ``dpsgd(q=0.01, sigma=1.1, steps=1000)`` at ε = 8,
    δ = 1e-5, and the accountant's ε at that number and one more.
 
-Run from the repository root: ``python benchmarks/bench_opacus.py [--skip-trials]`` →
-``benchmarks/results/opacus.json``.
+Run from the repository root: ``python benchmarks/bench_opacus.py [--parts calibration routes trials]`` →
+``benchmarks/results/opacus_<part>.json`` per part (the three parts can run in parallel processes), and
+``benchmarks/results/opacus.json`` when all of them ran in one.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from _common import dpsgd_event, print_table, write_results
+from _common import dpsgd_event, write_results
 from click.testing import CliRunner
 from dp_accounting.pld import pld_privacy_accountant
 
@@ -160,24 +161,22 @@ def trials() -> dict[str, Any]:
             "agree": accountant[k] <= TARGET < accountant[k + 1]}
 
 
+PARTS = {"calibration": calibration, "routes": routes, "trials": trials}
+
+
 def main_bench() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--skip-trials", action="store_true", help="leave out part 3 (the slowest)")
+    parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS),
+                        help="the parts to run (each is written to benchmarks/results/opacus_<part>.json as it "
+                             "ends; all of them also to opacus.json)")
     args = parser.parse_args()
-    payload: dict[str, Any] = {"calibration": calibration(), "routes": routes()}
-    if not args.skip_trials:
-        payload["trials"] = trials()
-    c, r = payload["calibration"], payload["routes"]
-    print_table("calibration", ["sigma", "epsilon", "CPU-s", "planner sigma", "rel", "peer sigma (1 run)", "peer CPU-s"],
-                [[c["sigma"], c["epsilon_at_sigma"], c["cpu_seconds"], c["planner_sigma"],
-                  c["sigma_relative_to_planner"], c["peer_one_candidate_sigma"], c["peer_cpu_seconds"]]])
-    print_table("routes", ["route", "epsilon", "CPU-s"],
-                [[name, v["epsilon"], v["cpu_seconds"]] for name, v in r["routes"].items()])
-    print(f"route spread {r['relative_spread']:.2e}; dp-accounting composition of exports "
-          f"{r['dp_accounting_composition_of_exports']['epsilon']:.6f}")
-    if "trials" in payload:
-        print(payload["trials"])
-    print(write_results("opacus", payload))
+    payload: dict[str, Any] = {}
+    for part in args.parts:
+        payload[part] = PARTS[part]()
+        print(json.dumps(payload[part], indent=1), flush=True)
+        write_results(f"opacus_{part}", {part: payload[part]})
+    if set(args.parts) == set(PARTS):
+        print(write_results("opacus", payload))
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ from symsel.profiles import GaussianProfile, Profile
 
 __all__ = ["WholeSearchAccountant", "history_base", "make_accountant_class", "register", "whole_search_epsilon"]
 
+#: the most trials ``n_trials`` accepts (the planner's limit, :data:`symsel.apps.plan.MAX_TRIALS`).
+MAX_TRIALS = 10**6
 #: the prefix of the names :func:`register` gives when none is given.
 NAME_PREFIX = "symsel"
 #: answers kept (keyed on the configuration, the history and δ): a calibration, then the epsilon a training reports
@@ -119,9 +121,10 @@ def _epsilon(entries: tuple[tuple[float, float, int], ...], delta: float, law: s
     try:
         base = history_base(list(entries))
     except ParameterError as exc:
-        if "PLD" not in str(exc):
+        too_little_noise = exc.name == "sigma" and isinstance(exc.value, numbers.Real) and exc.value < 1
+        if not (too_little_noise or "PLD" in str(exc.allowed)):
             raise
-        return math.inf  # a training whose PLD is too large to build (a tiny σ): no finite ε is claimed
+        return math.inf  # too little noise to account (σ < 0.01, or a PLD too large): no finite ε is claimed
     assert base is not None
     from symsel.spec import parse_distribution
 
@@ -217,7 +220,9 @@ def _configuration(law: str | None, n_trials: int | None, final_run: bool, metho
     if (law is None) == (n_trials is None):
         raise ParameterError("law", law, "exactly one of law (a symsel spec of K) or n_trials", where)
     if n_trials is not None:
-        n = validate.integer(n_trials, "n_trials", where, lo=1)
+        if isinstance(n_trials, numbers.Integral) and not isinstance(n_trials, bool) and n_trials > MAX_TRIALS:
+            raise ParameterError("n_trials", n_trials, f"an integer 1 <= n_trials <= {MAX_TRIALS}", where)
+        n = validate.integer(n_trials, "n_trials", where, lo=1, hi=MAX_TRIALS)
         law = f"point(k={n})"
     if not isinstance(law, str):
         raise ParameterError("law", law, "a symsel spec string of the law of K, e.g. 'geometric(mean=30)'", where)

@@ -107,6 +107,8 @@ def test_empty_and_non_private_histories() -> None:
     assert accountant.get_epsilon(DELTA) == 0.0
     accountant.history = [(0.0, 0.01, 10)]
     assert accountant.get_epsilon(DELTA) == math.inf
+    accountant.history = [(1e-3, 0.5, 10)]  # below the DP-SGD base's noise range: no finite ε claimed
+    assert accountant.get_epsilon(DELTA) == math.inf
 
 
 # ------------------------------------------------------------------------------------ the inverse never overshoots
@@ -181,6 +183,7 @@ def test_state_dict_round_trip_and_refusals() -> None:
     ({}, "exactly one of law"),
     ({"law": "point(k=3)", "n_trials": 3}, "exactly one of law"),
     ({"n_trials": 0}, "n_trials"),
+    ({"n_trials": 10**400}, "n_trials"),
     ({"law": 3}, "spec string"),
     ({"n_trials": 2, "method": "nope"}, "method"),
     ({"n_trials": 2, "final_run": "yes"}, "final_run"),
