@@ -111,12 +111,12 @@ def test_the_opacus_accountant_answers_the_function_number(reference: float) -> 
 
 
 def test_dp_accountings_composition_of_exported_plds_is_a_looser_bound(reference: float) -> None:
-    """Composing the exported PLDs (``to_pld(selection).compose(to_pld(base))``) is valid too, but it rounds each
-    curve onto a grid first: the pipeline's number must not be above it (beyond the stated tolerance), and it is the
-    one to quote."""
-    law, base = symsel.point(K), symsel.parse_profile(BASE)
-    composed = symsel.to_pld(symsel.bound(law, base)).compose(symsel.to_pld(base))
-    assert reference <= composed.get_epsilon_for_delta(DELTA) * (1 + ROUTE_RTOL)
+    """Composing exported PLDs (the run first, then the selection's adaptive export, in dp-accounting) is valid too,
+    but it rounds each curve onto a grid first: the pipeline's number must not be above it (beyond the stated
+    tolerance), and it is the one to quote."""
+    run = dp_event.GaussianDpEvent(SIGMA)
+    composed = SelectionAccountant().compose(run).compose(SelectionDpEvent(run, f"point(k={K})"))
+    assert reference <= composed.get_epsilon(DELTA) * (1 + ROUTE_RTOL)
 
 
 def test_planner_and_accountant_agree_on_how_many_trials_fit() -> None:
