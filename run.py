@@ -6,10 +6,14 @@
     python3 run.py symsel ARGS...   # any symsel command inside the environment
     python3 run.py test-latest      # the test suite against the newest releases (in ./.venv-latest)
     python3 run.py docs     # set up with the docs extra (first time only) and build the documentation site
+    python3 run.py test-opacus      # the Opacus accountant against the real Opacus and torch (in ./.venv-opacus)
 
 The environment lives in ./.venv and holds the versions pinned in constraints.txt (the ones the suite
 was last run with), so a fresh machine gets what passed. `test-latest` installs the newest releases
-that pyproject.toml allows into ./.venv-latest instead, to see version drift before a user does. An
+that pyproject.toml allows into ./.venv-latest instead, to see version drift before a user does. `test-opacus`
+installs the `opacus` extra as well (Opacus and torch: PyPI's torch for Linux brings NVIDIA's CUDA libraries, about
+3 GB of wheels) into ./.venv-opacus and runs tests_opacus/ (a tiny model trained on the CPU), which the default
+suite leaves out. An
 environment is (re)installed only when pyproject.toml or constraints.txt changed since its last
 install (the test extras' install serves `report` too), so re-running is fast. The package is installed in
 editable mode: source edits need no re-install. Nothing is compiled at install: each module's bytecode is written
@@ -33,7 +37,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-EXTRAS = {"report": "", "symsel": "", "test": "[dev]", "test-latest": "[dev]", "docs": "[docs]"}
+EXTRAS = {"report": "", "symsel": "", "test": "[dev]", "test-latest": "[dev]", "docs": "[docs]",
+          "test-opacus": "[dev,opacus]"}
+#: the environment of each command (default ./.venv)
+VENVS = {"test-latest": ".venv-latest", "test-opacus": ".venv-opacus"}
 #: an install with the key's extras holds everything an install with each of its values would (the dev extras add to
 #: the core install): `run.py report` after `run.py test` finds its environment ready instead of asking pip again
 COVERS = {"[dev]": ("",)}
@@ -43,12 +50,13 @@ def _bin(venv: Path) -> Path:
     return venv / ("Scripts" if os.name == "nt" else "bin")
 
 
-def ensure_environment(extras: str, latest: bool = False) -> Path:
-    """Create the environment and install symsel with ``extras`` unless the same install, or one that covers it
-    (:data:`COVERS`), is already there; returns its ``bin`` folder. Pinned to constraints.txt unless ``latest``."""
+def ensure_environment(extras: str, latest: bool = False, venv_name: str | None = None) -> Path:
+    """Create the environment (``venv_name``, default ./.venv or ./.venv-latest) and install symsel with ``extras``
+    unless the same install, or one that covers it (:data:`COVERS`), is already there; returns its ``bin`` folder.
+    Pinned to constraints.txt unless ``latest``."""
     if sys.version_info < (3, 11):  # noqa: UP036 - run.py is executed by whatever python3 the user has
         sys.exit(f"symsel needs Python >= 3.11; this is {sys.version.split()[0]}")
-    venv = ROOT / (".venv-latest" if latest else ".venv")
+    venv = ROOT / (venv_name or (".venv-latest" if latest else ".venv"))
     python = _bin(venv) / ("python.exe" if os.name == "nt" else "python")
     pins = b"" if latest else (ROOT / "constraints.txt").read_bytes()
 
@@ -150,12 +158,14 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
-    bin_dir = ensure_environment(EXTRAS[command], latest=command == "test-latest")
+    bin_dir = ensure_environment(EXTRAS[command], latest=command == "test-latest", venv_name=VENVS.get(command))
     python = bin_dir / ("python.exe" if os.name == "nt" else "python")
     if command in ("test", "test-latest"):
         args = [str(python), "-m", "pytest", *rest]
     elif command == "docs":
         args = docs_command(python, rest)
+    elif command == "test-opacus":  # its own folder, outside the default suite's testpaths
+        args = [str(python), "-m", "pytest", "tests_opacus", "-n", "0", *rest]
     elif command == "report":
         args = [str(bin_dir / "symsel"), "report", *rest]
     else:

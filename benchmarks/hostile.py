@@ -272,6 +272,16 @@ def cli_cases() -> list[Case]:
     deltas = ", ".join(f"{1e-6 + i * 1e-9!r}" for i in range(1000))
     add("sweep:grid_billion_cells_anchors", ["sweep", "billion.yaml", "--out", "out.csv"],
         files={"billion.yaml": f"laws: &specs [{values}]\nbases: *specs\ndeltas: [{deltas}]\n"})
+    # ---- whole pipeline (with_final_run routes): plan --mean with a {k} template
+    add("plan:mean_k_fractional", ["plan", "--base", "gaussian(sigma=4)", "--mean", "30.5", "--dist", "point(k={k})",
+                                   "--delta", "1e-6", "--final-run"])
+    add("plan:mean_k_nan", ["plan", "--base", "gaussian(sigma=4)", "--mean", "nan", "--dist", "point(k={k})",
+                            "--delta", "1e-6"])
+    add("bound:compose_with_bogus", ["bound", "--dist", "point(k=3)", "--base", "gaussian(sigma=4)", "--delta", "1e-6",
+                                     "--compose-with", "bogus(x=1)"])
+    add("plan:mean_k_valid", ["plan", "--base", "gaussian(sigma=4)", "--mean", "3", "--dist", "point(k={k})",
+                              "--delta", "1e-6", "--final-run", "--method", "best"], invalid=False)
+    # ---- end of the whole-pipeline block
     return c
 
 
@@ -520,6 +530,34 @@ def api_cases() -> list[Case]:
             f"'dpsgd(q=0.01, sigma=1.1, steps={steps})'), symsel.point(k=2), 1e-6).epsilon", invalid=False)
     add("lower_bound:valid_tiny_sigma", pre + "RESULT = symsel.lower_bound(parse_profile('gaussian(sigma=1e-3)'), "
         "symsel.point(k=10), 1e-6).epsilon", invalid=False)
+    # ---- whole pipeline and the Opacus accountant (symsel.with_final_run, symsel.apps.opacus)
+    op = "import math, symsel\nfrom symsel.apps.opacus import make_accountant_class, whole_search_epsilon\n"
+    for name, code in [
+        ("with_final_run_final_int", "RESULT = symsel.with_final_run(symsel.bound(symsel.point(3), "
+                                     "symsel.parse_profile('gaussian(sigma=4)')), 3)"),
+        ("with_final_run_selection_none", "RESULT = symsel.with_final_run(None, 'gaussian(sigma=4)')"),
+        ("with_final_run_final_empty", "RESULT = symsel.with_final_run(symsel.bound(symsel.point(3), "
+                                       "symsel.parse_profile('gaussian(sigma=4)')), [])"),
+        ("opacus_law_and_trials", "RESULT = make_accountant_class('point(k=3)', n_trials=3)"),
+        ("opacus_no_law", "RESULT = make_accountant_class()"),
+        ("opacus_trials_0", "RESULT = make_accountant_class(n_trials=0)"),
+        ("opacus_trials_huge", "RESULT = make_accountant_class(n_trials=10**400)"),
+        ("opacus_law_bogus", "RESULT = make_accountant_class('bogus(x=1)')"),
+        ("opacus_method_bogus", "RESULT = make_accountant_class(n_trials=2, method='bogus')"),
+        ("opacus_history_rate_0", "RESULT = whole_search_epsilon([(1.0, 0.0, 10)], 1e-5)"),
+        ("opacus_history_sigma_nan", "RESULT = whole_search_epsilon([(math.nan, 0.1, 10)], 1e-5)"),
+        ("opacus_history_sigma_inf", "RESULT = whole_search_epsilon([(math.inf, 0.1, 10)], 1e-5)"),
+        ("opacus_history_steps_float", "RESULT = whole_search_epsilon([(1.0, 0.1, 2.5)], 1e-5)"),
+        ("opacus_history_steps_huge", "RESULT = whole_search_epsilon([(1.0, 0.1, 10**15)], 1e-5)"),
+        ("opacus_history_text", "RESULT = whole_search_epsilon('abc', 1e-5)"),
+        ("opacus_delta_2", "RESULT = whole_search_epsilon([(1.0, 0.1, 10)], 2.0)"),
+        ("opacus_load_state_other", "a = make_accountant_class(n_trials=2)(); "
+                                    "RESULT = a.load_state_dict({'history': [], 'mechanism': 'rdp'})"),
+        ("opacus_tiny_sigma_valid", "RESULT = whole_search_epsilon([(1e-3, 0.5, 10**5)], 1e-5)"),
+    ]:
+        add(f"pipeline:{name}", (op if "opacus" in name else "import symsel\n") + code,
+            invalid="valid" not in name)
+    # ---- end of the whole-pipeline block
     return c
 
 

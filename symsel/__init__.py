@@ -69,12 +69,14 @@ __all__ = [
     "to_pld",
     "truncated",
     "two_point",
+    "with_final_run",
 ]
 
 if TYPE_CHECKING:  # what the names below are, for type checkers: at run time each is imported on first use
     from symsel import derive as derive
     from symsel.apps import accounting as accounting
     from symsel.apps import hpo as hpo
+    from symsel.apps import opacus as opacus
     from symsel.apps import opendp as opendp
     from symsel.apps import plan as plan
     from symsel.apps import ptr as ptr
@@ -82,6 +84,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers: at run time ea
     from symsel.apps import tuning as tuning
     from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
     from symsel.bounds import BEST_COMPONENTS, METHODS, SelectionBound, bound
+    from symsel.bounds.pipeline import with_final_run
     from symsel.distributions import (
         Distribution,
         beta_binomial,
@@ -120,6 +123,7 @@ _LAZY = {
     "Profile": "symsel.profiles",
     **dict.fromkeys(["parse_distribution", "parse_expression", "parse_profile"], "symsel.spec"),
     "lower_bound": "symsel.evidence.lower",
+    "with_final_run": "symsel.bounds.pipeline",
     **dict.fromkeys(["SelectionAccountant", "SelectionDpEvent"], "symsel.apps.accounting"),
     **dict.fromkeys(["to_pld", "compose"], "symsel.profiles.export"),
     **dict.fromkeys(["get_example", "list_examples"], "symsel.evidence.examples"),
@@ -130,7 +134,8 @@ _LAZY = {
 _SUBMODULES = {
     **{name: f"symsel.{name}"
        for name in ("apps", "bounds", "distributions", "evidence", "pairs", "profiles", "report")},
-    **{name: f"symsel.apps.{name}" for name in ("accounting", "hpo", "opendp", "plan", "ptr", "sweep", "tuning")},
+    **{name: f"symsel.apps.{name}"
+       for name in ("accounting", "hpo", "opacus", "opendp", "plan", "ptr", "sweep", "tuning")},
     "export": "symsel.profiles.export",
 }
 

@@ -26,6 +26,7 @@ RICH = {
     "04_planning_dp_sgd.ipynb": set(),
     "05_tuning_dp_sgd_end_to_end.ipynb": set(),
     "06_fixed_trials.ipynb": set(),
+    "07_opacus_whole_search.ipynb": set(),
 }
 
 

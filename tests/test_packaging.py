@@ -101,7 +101,7 @@ def test_run_py_passes_the_environment_on_without_pythondontwritebytecode(monkey
     passed on; every other variable is, and the command runs from the repository root."""
     run_py = _run_py()
     calls = []
-    monkeypatch.setattr(run_py, "ensure_environment", lambda extras, latest=False: tmp_path)
+    monkeypatch.setattr(run_py, "ensure_environment", lambda extras, latest=False, venv_name=None: tmp_path)
     monkeypatch.setattr(run_py.subprocess, "call", lambda args, **kwargs: calls.append((args, kwargs)) or 0)
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     monkeypatch.setenv("SYMSEL_RUN_PY_PROBE", "kept")
@@ -218,3 +218,14 @@ def test_the_install_is_left_to_pip_when_any_uv_step_fails(monkeypatch, tmp_path
         assert uv_kwargs["env"]["SSL_CERT_FILE"] == MACHINE_PIP["cert"]
     assert (tmp_path / ".venv" / ".installeddev").read_text()  # the install is stamped either way
 
+
+def test_run_py_test_opacus_has_its_own_environment_and_tests(monkeypatch, tmp_path):
+    """`run.py test-opacus` installs the opacus extra into ./.venv-opacus and runs tests_opacus/ only."""
+    run_py = _run_py()
+    seen, calls = [], []
+    monkeypatch.setattr(run_py, "ensure_environment",
+                        lambda extras, latest=False, venv_name=None: seen.append((extras, venv_name)) or tmp_path)
+    monkeypatch.setattr(run_py.subprocess, "call", lambda args, **kwargs: calls.append(args) or 0)
+    assert run_py.main(["test-opacus", "-q"]) == 0
+    assert seen == [("[dev,opacus]", ".venv-opacus")]
+    assert calls[0][1:] == ["-m", "pytest", "tests_opacus", "-n", "0", "-q"]

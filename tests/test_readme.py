@@ -91,7 +91,7 @@ def test_every_python_name_of_the_pages_exists():
 
 #: optional extras, by the module a block imports: a block is skipped when its extra is not installed
 _EXTRA_MODULES = {"dask": "dask", "optuna": "optuna", "opendp": "opendp", "pyarrow": "pyarrow",
-                  "symsel.apps.hpo": "optuna", "symsel.apps.opendp": "opendp"}
+                  "symsel.apps.hpo": "optuna", "symsel.apps.opendp": "opendp", "opacus": "opacus", "torch": "torch"}
 #: a sweep grid for the Dask block's `load_grid("grid.yaml")`: one cell, so the cluster's start-up is the cost
 _GRID = 'laws: ["geometric(mean=10)"]\nbases: ["gaussian(sigma=4)"]\ndeltas: [1e-6]\nmethods: [paper]\n'
 

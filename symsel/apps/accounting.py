@@ -33,7 +33,14 @@ up to ``tolerance`` below the export's where the bound is convex in ``e^ε`` (sm
 knee, ``δ`` of 0.1 and more) the export, which follows the greatest convex minorant, can be a few percent lower
 (``δ = 0.3``: 0.926 against 0.958). ``get_delta`` exports the PLD once and answers the smaller of the two ``δ``
 (both upper bounds), so it is never above the bound's. The PLD is composed as soon as any other event (a no-op
-excepted) or a second selection joins it.
+excepted) or a second selection joins it, with one exception:
+
+A selection and the final run. One event composed right after a selection that is alone (the final training run of
+the chosen configuration: ``compose(SelectionDpEvent(run, "point(k=30)")).compose(run)``) is held beside it, and
+``get_epsilon`` and ``get_delta`` answer :func:`symsel.bounds.pipeline.with_final_run` of the two, the pipeline's
+number that every front-end quotes (docs/composition.md, "One number for the whole pipeline"), not a composition of
+exported PLDs (which is within about 0.5 % above it). A third event composes the selection's PLD, then the held
+run, then itself, as for any other events.
 
 The grid. :func:`symsel.profiles.export.to_pld` evaluates the bound on 4001 uniform points, which costs seconds where
 the
@@ -663,6 +670,10 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         # a selection composed once into an empty accountant is held here, its PLD not yet exported: while it is
         # the only event, get_epsilon and get_delta answer from its bound (_materialize composes it otherwise)
         self._deferred: _Part | None = None
+        # the one event composed after a deferred selection (the final run of the chosen configuration), held with
+        # its profile: while nothing else joins them, the two are answered by symsel.with_final_run
+        self._final: tuple[dp_event.DpEvent, int, Profile] | None = None
+        self._pipeline: Profile | None = None
         self._prepared: dict[Hashable, _Part] = {}
         self._bounds: list[tuple[dp_event.DpEvent, SelectionBound, int]] = []
 
@@ -688,6 +699,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
                 invalid_event=event, error_message=f"Unsupported event: dp-accounting's PLDAccountant does not "
                                                    f"support it under {relation}.")
         if do_compose:
+            if self._hold_final_run(event, count):  # the final run after a lone selection: held
+                return None
             self._materialize()
             pld = _event_pld(event, count, self.neighboring_relation, self._interval, self._tolerance)
             if pld is NONPRIVATE:
@@ -697,12 +710,38 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
             self._empty = False
         return None
 
+    def _hold_final_run(self, event: dp_event.DpEvent, count: int) -> bool:
+        """Hold ``count`` runs of ``event``, composed right after a selection that is alone so far, as the final run
+        of the pipeline (:func:`symsel.bounds.pipeline.with_final_run`) rather than composing PLDs: ``True`` if
+        held. An event without a profile of its own (a nested selection, a no-op) is not held."""
+        if self._deferred is None or not self._empty or self._final is not None or _contains_selection(event):
+            return False
+        whole = event if count == 1 else dp_event.SelfComposedDpEvent(event, count)
+        profile = selection_base(whole, self.neighboring_relation, self._interval, **self._options())
+        if not isinstance(profile, Profile):
+            return False
+        self._final, self._pipeline = (event, count, profile), None
+        return True
+
+    def _pipeline_bound(self) -> Profile:
+        """The deferred selection then the held final run: :func:`symsel.bounds.pipeline.with_final_run`."""
+        if self._pipeline is None:
+            from symsel.bounds.pipeline import with_final_run
+
+            assert self._deferred is not None and self._final is not None
+            self._pipeline = with_final_run(cast(SelectionBound, self._deferred.bound), self._final[2])
+        return self._pipeline
+
     def _materialize(self) -> None:
-        """Compose the deferred selection's exported PLD into the accountant's (before anything else joins it)."""
+        """Compose the deferred selection's exported PLD into the accountant's (before anything else joins it), then
+        the final run held after it, as any event is composed."""
         part, self._deferred = self._deferred, None
         if part is not None:
             self._composed = part.pld if self._empty else self._composed.compose(part.pld)
             self._empty = False
+        final, self._final, self._pipeline = self._final, None, None
+        if final is not None:
+            self._maybe_compose(final[0], final[1], True)
 
     def compose(self, event: dp_event.DpEvent, count: int = 1) -> SelectionAccountant:
         """Account ``count`` runs of ``event`` (``UnsupportedEventError`` if it is not supported).
@@ -744,13 +783,14 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
                 f"Unsupported event: {event}. Error: [{error.error_message}] caused by subevent {error.invalid_event}.")
         for selection in self._selections(event):
             self._part(selection)
-        state = (self._composed, self._empty, self._nonprivate, self._deferred, len(self._bounds))
+        state = (self._composed, self._empty, self._nonprivate, self._deferred, self._final, self._pipeline,
+                 len(self._bounds))
         try:
             self._maybe_compose(event, count, True)
         except (ArithmeticError, MemoryError, ValueError) as exc:
             # a PLD could not be built (a noise so small that symsel refuses its size, or so small or large that
             # dp-accounting's loss grid overflows): the accountant is left as it was, and the error names the event
-            self._composed, self._empty, self._nonprivate, self._deferred, kept = state
+            self._composed, self._empty, self._nonprivate, self._deferred, self._final, self._pipeline, kept = state
             del self._bounds[kept:]
             if isinstance(exc, SymselError):
                 raise
@@ -771,6 +811,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         if self._nonprivate:
             return math.inf
         if self._deferred is not None and self._empty:
+            if self._final is not None:
+                return float(self._pipeline_bound().epsilon(target_delta))
             return float(cast(SelectionBound, self._deferred.bound).epsilon(target_delta))
         return float(self._composed.get_epsilon_for_delta(target_delta))
 
@@ -780,6 +822,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
                                        allowed="a real epsilon (inf allowed), not NaN")
         if self._nonprivate:
             return 1.0
+        if self._deferred is not None and self._empty and self._final is not None:
+            return float(self._pipeline_bound().delta(target_epsilon))
         if self._deferred is not None and self._empty:  # both are upper bounds on the selection's δ: the smaller
             bound = cast(SelectionBound, self._deferred.bound)
             return float(min(bound.delta(target_epsilon), self._deferred.pld.get_delta_for_epsilon(target_epsilon)))

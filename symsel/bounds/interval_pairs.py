@@ -62,7 +62,10 @@ class _Pieces:
     """A :class:`LossPair` cut into pieces, with prefix sums (``A[i]``, ``B[i]``: masses of pieces ``< i``)."""
 
     def __init__(self, pair: LossPair, piece_mass: float):
-        counts = np.maximum(1, np.ceil(np.maximum(pair.a, pair.b) / piece_mass)).astype(np.int64)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a piece mass of 0 (a pair of almost no loss): one cut
+            wanted = np.ceil(np.maximum(pair.a, pair.b) / piece_mass)
+        # any number of equal pieces per atom is a valid cut: clipped before the cast, which turned inf into < 0
+        counts = np.clip(np.nan_to_num(wanted, nan=1.0, posinf=MAX_PIECES), 1, MAX_PIECES).astype(np.int64)
         total = int(counts.sum())
         if total > MAX_PIECES:
             counts = np.maximum(1, np.floor(counts * (MAX_PIECES / total))).astype(np.int64)

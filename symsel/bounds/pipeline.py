@@ -24,6 +24,7 @@ are carried outward, so the result never comes out below the exact sum over the 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -66,18 +67,29 @@ def _geometric(x: np.ndarray, g0: np.ndarray, g1: np.ndarray, b0: np.ndarray, b1
     return np.where(b1 > 0, np.minimum(out, b0), 0.0)
 
 
-def final_run_pairs(final: Profile) -> tuple[LossPair, ...]:
+def final_run_pairs(final: Profile | tuple[Profile, ...]) -> tuple[LossPair, ...]:
     """The final run's dominating pairs ordered by privacy loss: the base's own (:meth:`Profile.loss_pairs`), the
     Gaussian's from dp-accounting's pessimistic PLD of ``GaussianDpEvent(σ/Δ)``, and for any other profile the
     pessimistic connect-the-dots PLD of its profile (:func:`symsel.profiles.export.to_pld`), which dominates every
-    mechanism with that profile."""
+    mechanism with that profile. Several runs (a tuple): dp-accounting's composition of their pessimistic PLDs
+    (:func:`symsel.profiles.export.compose`), which dominates their adaptive composition."""
+    from symsel.profiles.dpaccounting import pld_loss_pairs
+
+    if isinstance(final, tuple):
+        if len(final) == 1:
+            return final_run_pairs(final[0])
+        from symsel.profiles.export import compose
+
+        pairs = pld_loss_pairs(compose(list(final)), "composition of " + ", ".join(f.spec for f in final))
+        if not pairs:
+            raise NotApplicableError("with_final_run: no dominating pair known for the composition of the final runs")
+        return pairs
     pairs = final.dominating_loss_pairs()
     if pairs:
         return pairs
     from dp_accounting import dp_event
 
     from symsel.profiles import GaussianProfile, PldProfile
-    from symsel.profiles.dpaccounting import pld_loss_pairs
 
     if isinstance(final, GaussianProfile):
         pairs = PldProfile(dp_event.GaussianDpEvent(1.0 / final.mu)).dominating_loss_pairs()
@@ -110,13 +122,14 @@ class PipelineProfile(Profile):
     Args:
         selection: a bound on the selection's profile (e.g. ``symsel.bound(law, base)``), valid at every real ``ε``.
         final: the profile of the final run (the base, or any other mechanism) with a dominating pair
-            (:func:`final_run_pairs`).
+            (:func:`final_run_pairs`), or a tuple of profiles run one after the other.
     """
 
     family = "pipeline"
 
-    def __init__(self, selection: Profile, final: Profile):
-        for name, value in (("selection", selection), ("final", final)):
+    def __init__(self, selection: Profile, final: Profile | tuple[Profile, ...]):
+        finals = final if isinstance(final, tuple) else (final,)
+        for name, value in (("selection", selection), *(("final", f) for f in finals)):
             if not isinstance(value, Profile):
                 raise ParameterError(name, repr(value), "a symsel Profile", "with_final_run")
         self.selection = selection
@@ -124,10 +137,12 @@ class PipelineProfile(Profile):
         self._directions = [_Atoms(p) for p in final_run_pairs(final)]
         self._values: dict[float, float] = {}
         self.evaluations = 0
+        self._target: float | None = None  # while ε(δ) is searched: the δ that steers refinement
 
     @property
     def spec(self) -> str:
-        return f"pipeline(selection={self.selection.spec}, final={self.final.spec})"
+        finals = self.final if isinstance(self.final, tuple) else (self.final,)
+        return f"pipeline(selection={self.selection.spec}, final={', '.join(f.spec for f in finals)})"
 
     @property
     def delta_at_infinity(self) -> float:
@@ -150,7 +165,19 @@ class PipelineProfile(Profile):
 
     # ------------------------------------------------------------------ δ(ε)
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
-        return np.array([self.delta_within(float(e)) for e in eps.ravel()]).reshape(eps.shape)
+        return np.array([self.delta_within(float(e), self._target) for e in eps.ravel()]).reshape(eps.shape)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest ``ε`` with ``δ(ε) ≤ delta`` (:meth:`Profile.epsilon`), every ``δ(ε)`` on the way evaluated as
+        :meth:`delta_within` ``(ε, target=delta)`` evaluates it: the question "does ``δ(ε)`` fit ``delta``?" is
+        answered alike by the search of ``ε`` and by a planner's check at a budget's ``ε``, so the two never
+        disagree on which side of the budget a pipeline is (up to the root finder's relative ``1e-12``)."""
+        d = self._check_delta(delta)
+        previous, self._target = self._target, (d if 0 < d < 1 else None)
+        try:
+            return super().epsilon(d)
+        finally:
+            self._target = previous
 
     def delta_within(self, eps: float, target: float | None = None) -> float:
         """``δ(ε)`` of the pipeline (module docstring). With ``target``, refinement stops as soon as the bound is
@@ -230,18 +257,34 @@ class PipelineProfile(Profile):
         return top + float(np.dot(mass[inside], chords)), top + float(np.dot(mass[inside], floors)), gains
 
 
-def with_final_run(selection: Profile, final: Profile | str | None = None) -> PipelineProfile:
-    """The whole pipeline's bound: ``selection`` (a :class:`~symsel.bounds.SelectionBound` or any profile bound),
-    then one run of ``final`` (default: the selection's own base; a spec string is parsed)."""
+FinalRuns = Profile | str | Sequence[Profile | str] | None
+
+
+def with_final_run(selection: Profile, final: FinalRuns = None) -> PipelineProfile:
+    """The whole pipeline's bound, the one number for "a selection, then the final run of the chosen configuration"
+    (docs/composition.md, Proposition 5): ``selection`` (a :class:`~symsel.bounds.SelectionBound` or any profile
+    bound), then one run of ``final`` (default: the selection's own base; a spec string is parsed; a list: those
+    runs one after the other). Every front-end answers the pipeline with it: ``plan --final-run``
+    (:mod:`symsel.apps.plan`), :class:`~symsel.apps.accounting.SelectionAccountant` with a run composed after a
+    selection, ``bound --compose-with`` and the Opacus accountant (:mod:`symsel.apps.opacus`).
+
+    Its ``ε(δ)`` is certified (an upper bound) and within about 0.1 % of the same sum with the selection's bound
+    evaluated at every atom (:data:`REFINE_TOLERANCE`)."""
     if final is None:
         final = getattr(selection, "base", None)
         if final is None:
             raise ParameterError("final", None, "the final run's profile (the selection has no base)", "with_final_run")
-    if isinstance(final, str):
-        from symsel.spec import parse_profile
+    finals = list(final) if isinstance(final, list | tuple) else [final]
+    if not finals:
+        raise ParameterError("final", repr(final), "at least one final run", "with_final_run")
+    parsed = []
+    for one in finals:
+        if isinstance(one, str):
+            from symsel.spec import parse_profile
 
-        final = parse_profile(final)
-    if not isinstance(final, Profile):
-        raise ParameterError("final", repr(final), "a symsel Profile or a base spec string", "with_final_run")
-    return PipelineProfile(selection, final)
+            one = parse_profile(one)
+        if not isinstance(one, Profile):
+            raise ParameterError("final", repr(one), "a symsel Profile or a base spec string", "with_final_run")
+        parsed.append(one)
+    return PipelineProfile(selection, parsed[0] if len(parsed) == 1 else tuple(parsed))
 

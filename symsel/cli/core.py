@@ -90,8 +90,8 @@ class _MethodOption(click.Option):
 @click.option("--method", default="best", show_default=True, cls=_MethodOption,
               help="The bound (one of symsel.METHODS), or all of them.")
 @click.option("--compose-with", "compose_with", multiple=True,
-              help='Also report the selection composed (dp-accounting PLD) with this mechanism, e.g. "dpsgd(...)"; '
-                   "repeatable.")
+              help='Also report the whole pipeline: the selection, then this mechanism (the final run, e.g. '
+                   '"dpsgd(...)"), by symsel.with_final_run; repeatable (the runs one after the other).')
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @user_errors
 def bound_command(dist_spec: str, base_spec: str, delta: float | None, epsilon: float | None, method: str,
@@ -146,18 +146,19 @@ def _row_or_reason(dist: Any, base: Any, method: str, delta: float | None, epsil
 
 def _composed(dist: Any, base: Any, method: str, others: tuple[str, ...], delta: float | None,
               epsilon: float | None) -> dict[str, Any]:
-    """The selection (``best`` when ``--method all``) composed with other mechanisms through dp-accounting."""
+    """The selection (``best`` when ``--method all``) followed by other mechanisms (the final run):
+    :func:`symsel.bounds.pipeline.with_final_run`, the pipeline's one number."""
     from symsel.bounds import bound
-    from symsel.profiles.export import compose
+    from symsel.bounds.pipeline import with_final_run
     from symsel.spec import parse_profile
 
     selection = bound(dist, base, "best" if method == "all" else method)
-    pld = compose([selection, *(parse_profile(spec) for spec in others)])
+    pipeline = with_final_run(selection, [parse_profile(spec) for spec in others])
     record: dict[str, Any] = {"with": list(others), "method": selection.method}
     if delta is not None:
-        record.update(delta=delta, epsilon=float(pld.get_epsilon_for_delta(delta)))
+        record.update(delta=delta, epsilon=float(pipeline.epsilon(delta)))
     else:
-        record.update(epsilon=epsilon, delta=float(pld.get_delta_for_epsilon(epsilon)))
+        record.update(epsilon=epsilon, delta=float(pipeline.delta(epsilon)))
     return record
 
 
@@ -165,7 +166,7 @@ def _format_bounds(payload: dict[str, Any]) -> str:
     text = _format_bound_rows(payload)
     if "composed" in payload:
         c = payload["composed"]
-        text += (f"\ncomposed with {', '.join(c['with'])} ({c['method']}, dp-accounting PLD): "
+        text += (f"\nthen {', '.join(c['with'])} (the whole pipeline, {c['method']}): "
                  f"epsilon = {c['epsilon']:.6g}, delta = {c['delta']:.4g}")
     return text
 

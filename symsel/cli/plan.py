@@ -55,10 +55,10 @@ def plan_command(base_spec: str, epsilon: float | None, delta: float | None, tem
             raise ParameterError("method", m, " | ".join(METHODS), "plan")
     if "{steps}" in base_spec or "{sigma}" in base_spec:
         payload = _solve_knob(base_spec, epsilon, delta, templates, methods, final_run)
-    elif templates and all("{k}" in t for t in templates):
-        payload = _max_trials(base_spec, epsilon, delta, templates, methods, final_run)
     elif mean is not None:
         payload = _epsilon_at_mean(base_spec, delta, templates, methods, mean, final_run)
+    elif templates and all("{k}" in t for t in templates):
+        payload = _max_trials(base_spec, epsilon, delta, templates, methods, final_run)
     else:
         payload = _max_means(base_spec, epsilon, delta, templates, methods, candidates, final_run)
     if final_run:
@@ -106,6 +106,7 @@ def _epsilon_at_mean(base_spec: str, delta: float, templates: tuple[str, ...], m
                      mean: float, final_run: bool) -> dict[str, Any]:
     from symsel.apps.plan import pipeline_epsilon
     from symsel.bounds import bound_summary
+    from symsel.errors import ParameterError
     from symsel.spec import parse_distribution, parse_profile
     from symsel.validate import real
 
@@ -114,7 +115,13 @@ def _epsilon_at_mean(base_spec: str, delta: float, templates: tuple[str, ...], m
     templates = templates or ("poisson(mean={mean})", "geometric(mean={mean})")
     rows = []
     for t in templates:
-        law = parse_distribution(t.replace("{mean}", repr(mean)))
+        if "{k}" in t:  # a number of trials: --mean is that number
+            if mean != int(mean):
+                raise ParameterError("mean", mean, "a whole number of trials for a {k} template such as "
+                                     "point(k={k})", "plan")
+            law = parse_distribution(t.replace("{k}", str(int(mean))))
+        else:
+            law = parse_distribution(t.replace("{mean}", repr(mean)))
         for m in methods:
             record = bound_summary(law, base, m, delta=delta)
             if final_run and record.get("epsilon") is not None:

@@ -325,3 +325,18 @@ def test_every_loss_pair_is_two_distributions(base: str) -> None:
             assert 1 - 1e-9 <= q_total <= 1 + excess, (role, pair.direction, q_total)
             assert 1 - 1e-9 <= q_prime_total <= 1 + 1e-12, (role, pair.direction, q_prime_total)
             assert np.all(pair.a >= 0) and np.all(pair.b > 0) and np.all(np.diff(pair.ratio) >= 0)
+
+
+def test_a_pair_of_almost_no_loss_is_cut_without_overflow() -> None:
+    """dpsgd(q=0.004, sigma=1e4, steps=5000), the easy end of the planner's σ range: the piece mass underflows to 0
+    and every atom asked for infinitely many pieces (the cast to int64 made that negative). Each atom is now cut into
+    at most MAX_PIECES pieces, and the bound stays below dp-accounting's PLD of the 20 runs composed (the best of 20
+    is a post-processing of them)."""
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    base = symsel.parse_profile("dpsgd(q=0.004, sigma=10000.0, steps=5000)")
+    ours = symsel.bound(symsel.point(20), base, "interval").epsilon(1e-5)
+    event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.004, dp_event.GaussianDpEvent(1e4)), 5000)
+    composed = pld_privacy_accountant.PLDAccountant().compose(event, 20).get_epsilon(1e-5)
+    assert 0 < ours <= composed

@@ -12,7 +12,8 @@ best run. Every bound here is an RDP curve ``λ ↦ ε'(λ)`` of ``A``, turned i
   **Corollary 3** (pure ``ε`` ⇒ ``(2+η)ε``-DP) as the ``λ = ∞`` cap and **Corollary 4** (ρ-zCDP) in
   closed form;
 * **Theorem 6** (Poisson ``μ``), with ``ε̂ = log(1 + 1/(λ−1))``, the largest ``ε̂`` its hypothesis allows;
-* the point mass of Appendix D.1 (``k`` fixed runs: ``k ε(λ) + log k/(λ−1)``);
+* a fixed number ``k`` of runs: the RDP composition ``k ε(λ)`` of the runs (the best of them is a post-processing;
+  below the point mass of Appendix D.1, ``k ε(λ) + log k/(λ−1)``);
 * **Lemma 20** (an ``(ε0, δ0)``-DP base: ``δ = 1 − φ(1 − δ0)`` plus the bound for ``K'`` with PGF
   ``φ(x(1−δ0))/φ(1−δ0)`` and a pure ``ε0`` base) and **Corollary 21** (Poisson);
 * **Lemma 22** (``K`` conditioned on ``K ≤ k``: extra terms added to any of the above).

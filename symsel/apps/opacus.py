@@ -1,0 +1,274 @@
+"""An accountant with Opacus's interface whose ε is that of the whole tuned search (docs/opacus.md).
+
+Opacus (PyTorch's DP-SGD library) keeps, per training, a ``history`` of ``(noise_multiplier, sample_rate, steps)``
+entries and asks an accountant for ``get_epsilon(delta)``; its ``get_noise_multiplier`` (and so
+``PrivacyEngine.make_private_with_epsilon``) finds σ by bisection on that answer after setting
+``history = [(σ, sample_rate, steps)]``, creating the accountant by name from its registry
+(``opacus.accountants.registry``), which calls the class with no arguments.
+
+The accountant here reads the history as the training of **one candidate**, and answers for the whole search: ``K``
+candidate runs, each that training, ``K ~ law`` (any symsel law; a tuner's ``n_trials`` is ``point(k=n)``), the best
+run released, and, with ``final_run``, the chosen configuration trained once more and released too. The answer is
+the certified bound of :func:`symsel.bound` on the selection, or with the final run
+:func:`symsel.bounds.pipeline.with_final_run`, the pipeline's one number. So σ calibrated through it is σ for the
+whole search, with no change to Opacus.
+
+The history as a base mechanism: one entry ``(σ, q, steps)`` is ``dpsgd(q, sigma=σ, steps)`` (``q = 1``: the
+Gaussian mechanism with noise ``σ/√steps``, exactly); several entries (σ or the rate changed during training) are the
+composition of their DP-SGD runs, taken as dp-accounting's pessimistic PLD of that composition; and each candidate is
+assumed to run the whole history. An empty history is no run at all (ε = 0).
+
+Nothing here imports Opacus or torch: the class duck-types Opacus's ``IAccountant`` (:func:`make_accountant_class`),
+and only :func:`register` imports Opacus, to subclass its ``IAccountant`` and to put the class in its registry.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any
+
+from symsel import validate
+from symsel.bounds.api import METHODS, bound
+from symsel.errors import ParameterError, SymselError
+from symsel.profiles import GaussianProfile, Profile
+
+__all__ = ["WholeSearchAccountant", "history_base", "make_accountant_class", "register", "whole_search_epsilon"]
+
+#: the most trials ``n_trials`` accepts (the planner's limit, :data:`symsel.apps.plan.MAX_TRIALS`).
+MAX_TRIALS = 10**6
+#: the prefix of the names :func:`register` gives when none is given.
+NAME_PREFIX = "symsel"
+#: answers kept (keyed on the configuration, the history and δ): a calibration, then the epsilon a training reports
+#: at its end, ask again for the same history.
+CACHE_SIZE = 128
+
+_ANSWERS: OrderedDict[Hashable, float] = OrderedDict()
+
+History = list[tuple[float, float, int]]
+
+
+def _entry(entry: Any, index: int) -> tuple[float, float, int]:
+    """One history entry ``(noise_multiplier, sample_rate, steps)`` checked."""
+    where = "history"
+    if not isinstance(entry, tuple | list) or len(entry) != 3:
+        raise ParameterError(f"history[{index}]", entry, "a (noise_multiplier, sample_rate, steps) triple", where)
+    sigma = validate.real(entry[0], f"history[{index}] noise_multiplier", where, lo=0.0, hi=math.inf, hi_open=True,
+                          allowed="a finite noise multiplier >= 0")
+    rate = validate.real(entry[1], f"history[{index}] sample_rate", where, lo=0.0, hi=1.0, lo_open=True,
+                         allowed="a sample rate 0 < q <= 1")
+    steps = entry[2]
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
+        raise ParameterError(f"history[{index}] steps", steps, "a whole number of steps >= 1", where)
+    return float(sigma), float(rate), int(steps)
+
+
+def history_base(history: History) -> Profile | None:
+    """The privacy profile of one candidate's training as recorded in ``history`` (module docstring); ``None`` for
+    an empty history. A noise multiplier of 0 is no privacy: :class:`~symsel.errors.ParameterError` is not raised,
+    the caller answers ``inf``."""
+    entries = [_entry(e, i) for i, e in enumerate(history)]
+    if not entries:
+        return None
+    if len(entries) == 1:
+        sigma, rate, steps = entries[0]
+        if rate == 1.0:  # steps Gaussian runs with noise sigma: one Gaussian run with noise sigma / sqrt(steps)
+            return GaussianProfile(sigma / math.sqrt(steps))
+        from symsel.profiles import DpsgdProfile
+
+        return DpsgdProfile(rate, sigma, steps)
+    from dp_accounting import dp_event
+
+    from symsel.apps.accounting import selection_base
+
+    events = [dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(s), n) if q == 1.0 else
+              dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(s)), n)
+              for s, q, n in entries]
+    profile = selection_base(dp_event.ComposedDpEvent(events))
+    if not isinstance(profile, Profile):
+        raise ParameterError("history", history, "a training with a privacy profile", "history")
+    return profile
+
+
+def whole_search_epsilon(history: History, delta: float, law: str = "point(k=1)", final_run: bool = False,
+                         method: str = "best") -> float:
+    """ε at ``delta`` of the whole search: the best of ``K ~ law`` candidate runs, each the training of ``history``,
+    then (``final_run``) one more such run. Certified (an upper bound); ``inf`` where no finite ε holds. The
+    answer is cached on its arguments."""
+    delta = validate.probability(delta, "delta", "get_epsilon")
+    entries = tuple(_entry(e, i) for i, e in enumerate(history))
+    key = (law, bool(final_run), method, entries, delta)
+    if key in _ANSWERS:
+        _ANSWERS.move_to_end(key)
+        return _ANSWERS[key]
+    if not entries:
+        value = 0.0
+    elif any(sigma == 0.0 for sigma, _, _ in entries):
+        value = math.inf
+    else:
+        value = _epsilon(entries, delta, law, final_run, method)
+    _ANSWERS[key] = value
+    if len(_ANSWERS) > CACHE_SIZE:
+        _ANSWERS.popitem(last=False)
+    return value
+
+
+def _epsilon(entries: tuple[tuple[float, float, int], ...], delta: float, law: str, final_run: bool,
+             method: str) -> float:
+    try:
+        base = history_base(list(entries))
+    except ParameterError as exc:
+        too_little_noise = exc.name == "sigma" and isinstance(exc.value, numbers.Real) and exc.value < 1
+        if not (too_little_noise or "PLD" in str(exc.allowed)):
+            raise
+        return math.inf  # too little noise to account (σ < 0.01, or a PLD too large): no finite ε is claimed
+    assert base is not None
+    from symsel.spec import parse_distribution
+
+    selection = bound(parse_distribution(law), base, method)
+    if final_run:
+        from symsel.bounds.pipeline import with_final_run
+
+        return float(with_final_run(selection, base).epsilon(delta))
+    return float(selection.epsilon(delta))
+
+
+class WholeSearchAccountant:
+    """Opacus's accountant interface (duck-typed) answering for the whole search (module docstring).
+
+    Class attributes, fixed per registered configuration (:func:`make_accountant_class`): ``law`` (a symsel spec
+    of the law of ``K``), ``final_run`` (bool), ``method`` (a symsel bound method) and ``name`` (what
+    :meth:`mechanism` returns: the registry's name, by which Opacus creates a fresh accountant for calibration).
+    """
+
+    law: str = "point(k=1)"
+    final_run: bool = False
+    method: str = "best"
+    name: str = NAME_PREFIX
+
+    def __init__(self) -> None:
+        self.history: History = []
+
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        """One more optimizer step of the candidate's training: the last entry's step count grows when σ and the
+        rate are unchanged, else a new entry ``(σ, q, 1)`` is started."""
+        if self.history and self.history[-1][:2] == (noise_multiplier, sample_rate):
+            sigma, rate, steps = self.history[-1]
+            self.history[-1] = (sigma, rate, steps + 1)
+        else:
+            self.history.append((noise_multiplier, sample_rate, 1))
+
+    def get_epsilon(self, delta: float, **ignored: Any) -> float:
+        """ε at ``delta`` of the whole search (:func:`whole_search_epsilon`). Keyword arguments other accountants
+        take (``eps_error``, ``optimal``, …), which Opacus passes on from ``make_private_with_epsilon``, are ignored:
+        the answer is the certified bound."""
+        return whole_search_epsilon(self.history, delta, self.law, self.final_run, self.method)
+
+    def __len__(self) -> int:
+        """Optimizer steps of the candidate's training so far."""
+        return int(sum(entry[2] for entry in self.history))
+
+    @classmethod
+    def mechanism(cls) -> str:
+        return cls.name
+
+    def get_optimizer_hook_fn(self, sample_rate: float) -> Callable[[Any], None]:
+        """A hook for Opacus's ``DPOptimizer``: after each step, one :meth:`step` with the optimizer's noise
+        multiplier and ``sample_rate`` times its accumulated iterations (as Opacus's own accountants record it)."""
+        def hook(optimizer: Any) -> None:
+            self.step(noise_multiplier=optimizer.noise_multiplier,
+                      sample_rate=sample_rate * optimizer.accumulated_iterations)
+
+        return hook
+
+    def state_dict(self, destination: Any = None) -> Any:
+        """``{"history": ..., "mechanism": ...}`` (into ``destination`` when given)."""
+        if destination is None:
+            destination = OrderedDict()
+        destination["history"] = copy.deepcopy(self.history)
+        destination["mechanism"] = self.mechanism()
+        return destination
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s output; a ``ValueError`` (:class:`~symsel.errors.ParameterError`) names what
+        is missing or a mechanism other than this accountant's."""
+        where = f"{type(self).__name__}.load_state_dict"
+        if not state_dict:
+            raise ParameterError("state_dict", state_dict, "a non-empty mapping with 'history' and 'mechanism'", where)
+        for key in ("history", "mechanism"):
+            if key not in state_dict:
+                raise ParameterError("state_dict", sorted(state_dict), f"a mapping with the key {key!r}", where)
+        if state_dict["mechanism"] != self.mechanism():
+            raise ParameterError("state_dict['mechanism']", state_dict["mechanism"],
+                                 f"{self.mechanism()!r} (this accountant's)", where)
+        history = list(state_dict["history"])
+        for i, entry in enumerate(history):
+            _entry(entry, i)
+        self.history = [tuple(e) for e in history]
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} {self.name!r}: law={self.law!r}, final_run={self.final_run}, "
+                f"{len(self.history)} history entries>")
+
+
+def _configuration(law: str | None, n_trials: int | None, final_run: bool, method: str) -> tuple[str, bool, str]:
+    """The law (``n_trials`` as ``point(k=n)``), checked by parsing it, ``final_run`` and ``method``."""
+    where = "opacus accountant"
+    if (law is None) == (n_trials is None):
+        raise ParameterError("law", law, "exactly one of law (a symsel spec of K) or n_trials", where)
+    if n_trials is not None:
+        if isinstance(n_trials, numbers.Integral) and not isinstance(n_trials, bool) and n_trials > MAX_TRIALS:
+            raise ParameterError("n_trials", n_trials, f"an integer 1 <= n_trials <= {MAX_TRIALS}", where)
+        n = validate.integer(n_trials, "n_trials", where, lo=1, hi=MAX_TRIALS)
+        law = f"point(k={n})"
+    if not isinstance(law, str):
+        raise ParameterError("law", law, "a symsel spec string of the law of K, e.g. 'geometric(mean=30)'", where)
+    from symsel.spec import parse_distribution
+
+    spec = parse_distribution(law).spec
+    if not isinstance(final_run, bool):
+        raise ParameterError("final_run", final_run, "True or False", where)
+    method = validate.choice(method, "method", where, METHODS)
+    return spec, final_run, method
+
+
+def default_name(law: str, final_run: bool, method: str) -> str:
+    """The registry name of a configuration when none is given, e.g. ``symsel:point(k=20)+final``."""
+    return f"{NAME_PREFIX}:{law}" + ("+final" if final_run else "") + ("" if method == "best" else f"@{method}")
+
+
+def make_accountant_class(law: str | None = None, *, n_trials: int | None = None, final_run: bool = False,
+                          method: str = "best", name: str | None = None,
+                          bases: tuple[type, ...] = ()) -> type[WholeSearchAccountant]:
+    """A class, constructed with no arguments (as Opacus's registry constructs accountants), for one configuration:
+    ``K ~ law`` (or ``n_trials`` fixed), with or without the final run, bounded by ``method``; ``mechanism()`` returns
+    ``name`` (default :func:`default_name`). ``bases`` are further base classes (Opacus's ``IAccountant`` when
+    registered)."""
+    spec, final, chosen = _configuration(law, n_trials, final_run, method)
+    label = name if name is not None else default_name(spec, final, chosen)
+    if not isinstance(label, str) or not label:
+        raise ParameterError("name", name, "a non-empty string (the registry's name of the accountant)",
+                             "opacus accountant")
+    attributes = {"law": spec, "final_run": final, "method": chosen, "name": label,
+                  "__doc__": f"Whole-search accountant {label!r}: K ~ {spec}" + (", then the final run" if final
+                                                                                  else "") + "."}
+    return type("WholeSearchAccountant", (WholeSearchAccountant, *bases), attributes)
+
+
+def register(law: str | None = None, *, n_trials: int | None = None, final_run: bool = False, method: str = "best",
+             name: str | None = None, force: bool = True) -> str:
+    """Register the whole-search accountant of one configuration in Opacus's registry and return its name, for
+    ``PrivacyEngine(accountant=name)`` and ``get_noise_multiplier(..., accountant=name)``. Imports Opacus (and so
+    torch); the class subclasses Opacus's ``IAccountant``. ``force`` replaces a class registered under that name."""
+    try:
+        from opacus.accountants.accountant import IAccountant
+        from opacus.accountants.registry import register_accountant
+    except ImportError as exc:
+        raise SymselError(f"symsel.apps.opacus.register needs Opacus (pip install 'symsel[opacus]'): {exc}") from None
+    cls = make_accountant_class(law, n_trials=n_trials, final_run=final_run, method=method, name=name,
+                                bases=(IAccountant,))
+    register_accountant(cls.name, cls, force=force)
+    return cls.name

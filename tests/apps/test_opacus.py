@@ -1,0 +1,231 @@
+"""The Opacus-interface accountant of the whole search (symsel.apps.opacus), without Opacus or torch.
+
+References: dp-accounting's PLD accountant on the same history (one candidate, no final run: the search is that
+training), ``symsel.bound`` and ``symsel.with_final_run`` on the same DP-SGD base (computed here from the base's spec,
+not through the accountant), and, as Opacus's own test of its inverse, a property: the σ that Opacus's bisection
+(``get_noise_multiplier``, written out below from its documented algorithm) finds through this accountant never gives
+an ε above the target. The real Opacus and torch are tested by ``python3 run.py test-opacus`` (tests_opacus/).
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.pld import pld_privacy_accountant
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import symsel
+from symsel.apps import opacus
+from symsel.apps.opacus import WholeSearchAccountant, make_accountant_class, whole_search_epsilon
+from symsel.errors import ParameterError, SymselError
+
+DELTA = 1e-5
+#: the methods of Opacus 1.6.0's IAccountant (opacus/accountants/accountant.py) and the attribute it sets.
+IACCOUNTANT_INTERFACE = ("step", "get_epsilon", "__len__", "mechanism", "get_optimizer_hook_fn", "state_dict",
+                         "load_state_dict")
+
+
+def dpsgd_event(sigma: float, q: float, steps: int) -> dp_event.DpEvent:
+    return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps)
+
+
+def opacus_bisection(accountant: WholeSearchAccountant, target_epsilon: float, target_delta: float, sample_rate: float,
+                     steps: int, epsilon_tolerance: float = 0.01) -> float:
+    """Opacus's ``get_noise_multiplier``: double σ from 10 until ε is at most the target, then halve the interval
+    ``[0, σ_high]`` until the target exceeds ε(σ_high) by at most the tolerance; return σ_high."""
+    eps_high, sigma_low, sigma_high = math.inf, 0.0, 10.0
+    while eps_high > target_epsilon:
+        sigma_high *= 2
+        accountant.history = [(sigma_high, sample_rate, steps)]
+        eps_high = accountant.get_epsilon(delta=target_delta)
+        assert sigma_high < 1e6
+    while target_epsilon - eps_high > epsilon_tolerance:
+        sigma = (sigma_low + sigma_high) / 2
+        accountant.history = [(sigma, sample_rate, steps)]
+        eps = accountant.get_epsilon(delta=target_delta)
+        if eps < target_epsilon:
+            sigma_high, eps_high = sigma, eps
+        else:
+            sigma_low = sigma
+    return sigma_high
+
+
+# ------------------------------------------------------------------------------------ against references
+@pytest.mark.parametrize(("sigma", "q", "steps"), [(1.1, 0.01, 1000), (2.0, 0.1, 50)])
+def test_one_candidate_without_final_run_is_dp_accountings_pld_of_the_history(sigma: float, q: float,
+                                                                               steps: int) -> None:
+    accountant = make_accountant_class(n_trials=1)()
+    accountant.history = [(sigma, q, steps)]
+    peer = pld_privacy_accountant.PLDAccountant().compose(dpsgd_event(sigma, q, steps))
+    assert accountant.get_epsilon(DELTA) == pytest.approx(peer.get_epsilon(DELTA), rel=1e-6)
+
+
+def test_a_history_of_several_runs_is_their_composition() -> None:
+    """σ and the rate changed during training: the candidate's run is the composition of the entries (one candidate,
+    no final run: dp-accounting's PLD of the composed events)."""
+    history = [(1.1, 0.05, 40), (0.9, 0.1, 20), (1.1, 0.05, 10)]
+    accountant = make_accountant_class(n_trials=1)()
+    accountant.history = list(history)
+    peer = pld_privacy_accountant.PLDAccountant()
+    for sigma, q, steps in history:
+        peer.compose(dpsgd_event(sigma, q, steps))
+    assert accountant.get_epsilon(DELTA) == pytest.approx(peer.get_epsilon(DELTA), rel=1e-6)
+
+
+@pytest.mark.parametrize(("spec", "entry", "final_run"), [
+    ("dpsgd(q=0.05, sigma=1.5, steps=20)", (1.5, 0.05, 20), False),
+    ("gaussian(sigma=2)", (2.0, 1.0, 1), True),  # a DP-SGD pipeline costs seconds: tests/apps/test_pipeline_routes.py
+])
+def test_the_whole_search_is_symsels_bound_on_the_same_base(spec: str, entry: tuple, final_run: bool) -> None:
+    base = symsel.parse_profile(spec)
+    selection = symsel.bound(symsel.parse_distribution("geometric(mean=8)"), base)
+    expected = symsel.with_final_run(selection, base).epsilon(DELTA) if final_run else selection.epsilon(DELTA)
+    accountant = make_accountant_class("geometric(mean=8)", final_run=final_run)()
+    accountant.history = [entry]
+    assert accountant.get_epsilon(DELTA) == pytest.approx(expected, rel=1e-9)
+    alone = make_accountant_class(n_trials=1)()
+    alone.history = [entry]
+    assert accountant.get_epsilon(DELTA) > alone.get_epsilon(DELTA)  # the search costs more than one run
+
+
+def test_a_gaussian_history_is_the_gaussian_mechanism_exactly() -> None:
+    """Rate 1: ``steps`` Gaussian runs of noise σ are one of noise ``σ/√steps`` (μ-GDP adds in squares)."""
+    accountant = make_accountant_class(n_trials=4)()
+    accountant.history = [(8.0, 1.0, 4)]
+    expected = symsel.bound(symsel.point(4), symsel.parse_profile("gaussian(sigma=4)")).epsilon(DELTA)
+    assert accountant.get_epsilon(DELTA) == pytest.approx(expected, rel=1e-12)
+
+
+def test_empty_and_non_private_histories() -> None:
+    accountant = make_accountant_class(n_trials=3, final_run=True)()
+    assert accountant.get_epsilon(DELTA) == 0.0
+    accountant.history = [(0.0, 0.01, 10)]
+    assert accountant.get_epsilon(DELTA) == math.inf
+    accountant.history = [(1e-3, 0.5, 10)]  # below the DP-SGD base's noise range: no finite ε claimed
+    assert accountant.get_epsilon(DELTA) == math.inf
+
+
+# ------------------------------------------------------------------------------------ the inverse never overshoots
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(target=st.floats(0.3, 12.0), k=st.integers(1, 60), steps=st.integers(1, 200),
+       log_delta=st.integers(-10, -4))
+def test_the_sigma_opacus_finds_never_overshoots_the_budget(target: float, k: int, steps: int,
+                                                            log_delta: int) -> None:
+    """Opacus's bisection through the accountant (here with the cheap ``rdp`` method, a Gaussian training) returns a
+    σ whose whole-search ε, asked afresh, is at most the target."""
+    delta = 10.0 ** log_delta
+    cls = make_accountant_class(n_trials=k, method="rdp")
+    sigma = opacus_bisection(cls(), target, delta, 1.0, steps)
+    fresh = cls()
+    fresh.history = [(sigma, 1.0, steps)]
+    assert fresh.get_epsilon(delta) <= target
+
+
+def test_the_bisection_with_the_default_method_and_the_final_run_stays_within_the_budget() -> None:
+    """The default ``best`` bound and the final run: within the budget, and within Opacus's tolerance below it
+    (the bisection's last σ has ε in ``[target − 0.01, target]``)."""
+    cls = make_accountant_class("geometric(mean=8)", final_run=True)
+    sigma = opacus_bisection(cls(), 2.0, 1e-6, 1.0, 1)
+    fresh = cls()
+    fresh.history = [(sigma, 1.0, 1)]
+    assert 2.0 - 0.01 <= fresh.get_epsilon(1e-6) <= 2.0
+
+
+# ------------------------------------------------------------------------------------ the interface
+def test_the_class_has_opacus_accountant_interface() -> None:
+    cls = make_accountant_class("geometric(mean=10)", final_run=True)
+    accountant = cls()
+    for attribute in IACCOUNTANT_INTERFACE:
+        assert callable(getattr(accountant, attribute))
+    assert accountant.history == []
+    assert cls.mechanism() == "symsel:geometric(mean=10)+final" == accountant.mechanism()
+    assert make_accountant_class(n_trials=20).mechanism() == "symsel:point(k=20)"
+    assert make_accountant_class(n_trials=20, name="tuned").mechanism() == "tuned"
+
+
+def test_step_len_and_the_optimizer_hook() -> None:
+    accountant = make_accountant_class(n_trials=2)()
+    for _ in range(3):
+        accountant.step(noise_multiplier=1.0, sample_rate=0.01)
+    accountant.step(noise_multiplier=2.0, sample_rate=0.01)
+    assert accountant.history == [(1.0, 0.01, 3), (2.0, 0.01, 1)] and len(accountant) == 4
+    hook = accountant.get_optimizer_hook_fn(sample_rate=0.01)
+    hook(SimpleNamespace(noise_multiplier=2.0, accumulated_iterations=1))
+    hook(SimpleNamespace(noise_multiplier=2.0, accumulated_iterations=2))
+    assert accountant.history == [(1.0, 0.01, 3), (2.0, 0.01, 2), (2.0, 0.02, 1)] and len(accountant) == 6
+
+
+def test_state_dict_round_trip_and_refusals() -> None:
+    cls = make_accountant_class(n_trials=2)
+    accountant = cls()
+    accountant.history = [(1.0, 0.01, 10)]
+    state = accountant.state_dict()
+    assert dict(state) == {"history": [(1.0, 0.01, 10)], "mechanism": "symsel:point(k=2)"}
+    state["history"].append((5.0, 0.5, 1))  # a copy
+    assert accountant.history == [(1.0, 0.01, 10)]
+    other = cls()
+    other.load_state_dict(accountant.state_dict())
+    assert other.history == accountant.history
+    for bad, fragment in (({}, "non-empty"), ({"history": []}, "mechanism"),
+                          ({"history": [], "mechanism": "prv"}, "prv"),
+                          ({"history": [(1.0, 2.0, 3)], "mechanism": "symsel:point(k=2)"}, "sample_rate")):
+        with pytest.raises(ParameterError, match=fragment):
+            other.load_state_dict(bad)
+
+
+@pytest.mark.parametrize(("kwargs", "fragment"), [
+    ({}, "exactly one of law"),
+    ({"law": "point(k=3)", "n_trials": 3}, "exactly one of law"),
+    ({"n_trials": 0}, "n_trials"),
+    ({"n_trials": 10**400}, "n_trials"),
+    ({"law": 3}, "spec string"),
+    ({"n_trials": 2, "method": "nope"}, "method"),
+    ({"n_trials": 2, "final_run": "yes"}, "final_run"),
+])
+def test_bad_configurations_name_the_parameter(kwargs: dict, fragment: str) -> None:
+    with pytest.raises(ValueError, match=fragment):
+        make_accountant_class(**kwargs)
+
+
+@pytest.mark.parametrize(("history", "fragment"), [
+    ([(1.0, 0.0, 10)], "sample_rate"),
+    ([(1.0, 1.5, 10)], "sample_rate"),
+    ([(-1.0, 0.1, 10)], "noise_multiplier"),
+    ([(math.nan, 0.1, 10)], "noise_multiplier"),
+    ([(1.0, 0.1, 0)], "steps"),
+    ([(1.0, 0.1, 2.5)], "steps"),
+    ([(1.0, 0.1)], "triple"),
+])
+def test_bad_histories_name_the_entry(history: list, fragment: str) -> None:
+    accountant = make_accountant_class(n_trials=2)()
+    accountant.history = history
+    with pytest.raises(ParameterError, match=fragment):
+        accountant.get_epsilon(DELTA)
+
+
+def test_bad_delta_is_refused() -> None:
+    with pytest.raises(ParameterError, match="delta"):
+        whole_search_epsilon([(1.0, 0.1, 10)], 2.0)
+
+
+def test_register_without_opacus_says_what_to_install() -> None:
+    try:
+        import opacus as _  # noqa: F401
+    except ImportError:
+        with pytest.raises(SymselError, match="symsel\\[opacus\\]"):
+            opacus.register(n_trials=20)
+    else:  # pragma: no cover - the Opacus environment tests registration itself (tests_opacus/)
+        pytest.skip("Opacus is installed")
+
+
+def test_importing_the_module_imports_neither_torch_nor_opacus() -> None:
+    code = ("import sys, symsel, symsel.apps.opacus as o; o.make_accountant_class(n_trials=2)(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'opacus')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
