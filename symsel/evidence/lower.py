@@ -779,11 +779,15 @@ def _dominated_pairs_lower_bound(base: Profile, dist: Any, delta: float) -> Lowe
     and the cheapest: ``interval`` alone, searched in full, took 6.5 s on ``dpsgd(q=1e-6, sigma=0.5, steps=10)``,
     where composition wins). ``monotone_epsilon`` is not computed (NaN)."""
     from symsel.bounds.api import bound
+    from symsel.evidence.dpsgd_brackets import dpsgd_lower_pairs, searched_lower_bound
     from symsel.evidence.pld_lower import loss_pair_lower_bound
 
     start = time.perf_counter()
     guess = bound(dist, base).epsilon(delta)
-    found = loss_pair_lower_bound(base.loss_pairs("dominated"), dist, delta, guess if math.isfinite(guess) else 10.0)
+    # DP-SGD: the pairs its neighbouring relation realizes, resolved down to δ (docs/lower-bounds.md)
+    pairs = dpsgd_lower_pairs(base, delta) if base.family == "dpsgd" else base.loss_pairs("dominated")
+    search = searched_lower_bound if base.family == "dpsgd" else loss_pair_lower_bound
+    found = search(pairs, dist, delta, guess if math.isfinite(guess) else 10.0)
     assert found.a is not None and found.b is not None
     pair = FinitePair(list(found.a / found.a.sum()), list(found.b / found.b.sum()), found.order,
                       label=f"{found.construction} ({found.direction})")
