@@ -664,7 +664,21 @@ TWIN_WINDOW = 1e-12
 def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200, seed: int = 0, dps: int = 30,
                 max_bins: int = 7, slices: int = 1000, monotone: bool = True) -> LowerBoundResult:
     """Certified lower bound on the worst-case ``eps(delta)`` of private selection with ``K ~ dist``
-    over all base mechanisms dominated by ``base`` (docs/lower-bounds.md).
+    over all base mechanisms dominated by ``base`` (docs/lower-bounds.md): :func:`lower_bound_at` at ``delta``, or,
+    for a profile, a larger lower bound found earlier in the process at a larger ``δ`` (a running maximum,
+    :func:`symsel.evidence.monotone.running_maximum`: ``ε(δ)`` is non-increasing, so it stays certified). The
+    arguments are those of :func:`lower_bound_at`."""
+    from symsel.evidence.monotone import running_maximum
+
+    result = lower_bound_at(base, dist, delta, budget, seed, dps, max_bins, slices, monotone)
+    key = (base.spec, str(getattr(dist, "spec", repr(dist)))) if isinstance(base, Profile) else None
+    return running_maximum(key, result)
+
+
+def lower_bound_at(base: Pair | Profile, dist: Any, delta: float, budget: int = 200, seed: int = 0, dps: int = 30,
+                   max_bins: int = 7, slices: int = 1000, monotone: bool = True) -> LowerBoundResult:
+    """Certified lower bound on the worst-case ``eps(delta)`` of private selection with ``K ~ dist``
+    over all base mechanisms dominated by ``base`` (docs/lower-bounds.md), from the constructions at ``delta`` alone.
 
     Three constructions are tried and the best one is reported:
 
@@ -702,6 +716,10 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
     max_bins = validate.integer(max_bins, "max_bins", where, lo=2)
     slices = validate.integer(slices, "slices", where, lo=0)
     monotone = validate.flag(monotone, "monotone", where)
+    if isinstance(base, Profile) and base.family == "tabulated":
+        from symsel.evidence.tabulated_lower import tabulated_pair
+
+        base = tabulated_pair(base)  # a member of the class the table stands for (docs/lower-bounds.md)
     if isinstance(base, Profile) and base.dominating_pair() is None and base.loss_pairs("dominated"):
         return _dominated_pairs_lower_bound(base, dist, float(delta))
     pair = as_pair(base, where)
