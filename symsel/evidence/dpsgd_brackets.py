@@ -18,8 +18,8 @@ datasets, the ``T`` steps composed non-adaptively (the gradients do not change).
 enters the lower side; the assumption that dp-accounting's pairs *dominate* DP-SGD (docs/interval.md) is one about the
 upper side only.
 
-**The replace-one pair, bucketed.** Its loss ``ℓ(x) = log(1 − q + q e^{(2x−1)/(2σ²)}) − log(1 − q + q e^{(−2x−1)/(2σ²)})``
-increases with ``x`` and is odd (the pair is symmetric: swapping its laws is the reflection ``x ↦ −x``, so one
+**The replace-one pair, bucketed.** Its loss
+``ℓ(x) = log(1 − q + q e^{(2x−1)/(2σ²)}) − log(1 − q + q e^{(−2x−1)/(2σ²)})`` increases with ``x`` and is odd (the pair is symmetric: swapping its laws is the reflection ``x ↦ −x``, so one
 direction is enough). The line is cut where ``ℓ`` crosses multiples of a width ``w`` (cuts found by bisection; any
 cuts would do: intervals of ``x`` are a post-processing), each bucket's masses are exact differences of normal CDFs
 and it is labelled ``round(ℓ/w)`` at its lower edge; the steps' labels are summed exactly as for add/remove

@@ -25,6 +25,7 @@ allows; between the points nothing is known, and the pair takes the smallest con
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import mpmath
@@ -65,7 +66,7 @@ def tabulated_pair(profile: Any) -> FinitePair:
                 gamma = mpmath.exp(mpmath.mpf(min(e, MAX_EPSILON)))
                 points[gamma] = min(points.get(gamma, mpmath.mpf(1)), mpmath.mpf(d))
         hull = _lower_hull(sorted(points.items()))
-        slopes = [(y2 - y1) / (x2 - x1) for (x1, y1), (x2, y2) in zip(hull, hull[1:], strict=False)]
+        slopes = [(y2 - y1) / (x2 - x1) for (x1, y1), (x2, y2) in itertools.pairwise(hull)]
         slopes.append(mpmath.mpf(0))  # flat at the last point's δ beyond it
         last = hull[-1][1]
         up: list[Any] = []
@@ -89,4 +90,5 @@ def tabulated_pair(profile: Any) -> FinitePair:
         p = [*up, *down, infinity, mpmath.mpf(0), middle]
         q = [*down, *up, mpmath.mpf(0), infinity, middle]
         keep = [i for i in range(len(p)) if p[i] > 0 or q[i] > 0]
-        return FinitePair([p[i] for i in keep], [q[i] for i in keep], label=f"pair realizing the hull of {profile.spec}")
+        label = f"pair realizing the hull of {profile.spec}"
+        return FinitePair([p[i] for i in keep], [q[i] for i in keep], label=label)
