@@ -19,10 +19,11 @@ enters the lower side; the assumption that dp-accounting's pairs *dominate* DP-S
 upper side only.
 
 **The replace-one pair, bucketed.** Its loss
-``ℓ(x) = log(1 − q + q e^{(2x−1)/(2σ²)}) − log(1 − q + q e^{(−2x−1)/(2σ²)})`` increases with ``x`` and is odd (the pair is symmetric: swapping its laws is the reflection ``x ↦ −x``, so one
-direction is enough). The line is cut where ``ℓ`` crosses multiples of a width ``w`` (cuts found by bisection; any
-cuts would do: intervals of ``x`` are a post-processing), each bucket's masses are exact differences of normal CDFs
-and it is labelled ``round(ℓ/w)`` at its lower edge; the steps' labels are summed exactly as for add/remove
+``ℓ(x) = log(1 − q + q e^{(2x−1)/(2σ²)}) − log(1 − q + q e^{(−2x−1)/(2σ²)})`` increases with ``x`` and is odd
+(the pair is symmetric: swapping its laws is the reflection ``x ↦ −x``, so one direction is enough). The line is
+cut where ``ℓ`` crosses multiples of a width ``w`` (cuts found by bisection; any cuts would do: intervals of ``x``
+are a post-processing), each bucket's masses are exact differences of normal CDFs and it is labelled ``round(ℓ/w)``
+at its lower edge; the steps' labels are summed exactly as for add/remove
 (:func:`symsel.evidence.pld_lower.composed_steps`).
 
 **Small δ.** The composed label vectors merge the labels whose tail mass is below a threshold into the end labels (a
