@@ -398,6 +398,24 @@ def fixed_trials_section(results: Results) -> list[str]:
             "", *table(["final run", "budget ε", "δ", "trials", "ε", "CPU s"], plans)]
 
 
+def brackets_section(results: Results) -> list[str]:
+    result = results["brackets"]
+    rows = [[row["relation"], f"`{row['law']}`", f"{row['delta']:g}", fixed(row["best"]), fixed(row["lower"]),
+             fixed(row["ratio"]), fixed(row["independent"]), "yes" if row["met"] else "no",
+             "yes" if row["sound"] else "**no**"] for row in result["rows"]]
+    scope = "the full grid" if result.get("full") else "a representative subset of the grid (the full grid: `--full`)"
+    return ["## Brackets on every neighbouring relation and down to δ = 1e-30", "",
+            f"`best` against the certified lower bound on `{result['base']}` under each neighbouring relation, "
+            f"{scope}. Goal: best / lower ≤ {result['goal']} on every row; met on {result['met']} of "
+            f"{len(result['rows'])}. `independent` is the smallest of dp-accounting's upper bounds that apply to the "
+            "row (its RDP and PLD accountants on the composition of all runs for `point(k)`, its RDP "
+            "`RepeatAndSelectDpEvent` for the geometric law on add/remove; `-` where none applies); `sound` says "
+            f"the lower bound is not above it ({result['unsound']} rows are).",
+            "", measured(result, "benchmarks/bench_brackets.py"), "",
+            *table(["relation", "law", "δ", "best", "lower", "best / lower", "independent", "goal met", "sound"],
+                   rows)]
+
+
 def hostile_section(results: Results) -> list[str]:
     result = results["hostile"]
     groups = result["summary"]["by_group"]
@@ -454,7 +472,8 @@ def tradeoff_section(results: Results) -> list[str]:
 SECTIONS: list[Callable[[Results], list[str]]] = [
     candidates_section, fixed_k_section, every_base_section, papers_laws_section, dpsgd_settings_section,
     speed_section, speed_per_method_section, speed_breakdown_section, accounting_section, scale_section,
-    precision_section, derive_section, fixed_trials_section, practitioner_section, tradeoff_section, hostile_section,
+    precision_section, derive_section, fixed_trials_section, brackets_section,
+    practitioner_section, tradeoff_section, hostile_section,
     mutation_section,
     timings_section,
 ]

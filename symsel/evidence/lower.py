@@ -670,7 +670,27 @@ TWIN_WINDOW = 1e-12
 def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200, seed: int = 0, dps: int = 30,
                 max_bins: int = 7, slices: int = 1000, monotone: bool = True) -> LowerBoundResult:
     """Certified lower bound on the worst-case ``eps(delta)`` of private selection with ``K ~ dist``
-    over all base mechanisms dominated by ``base`` (docs/lower-bounds.md).
+    over all base mechanisms dominated by ``base`` (docs/lower-bounds.md): :func:`lower_bound_at`. For several
+    ``δ`` at once, :func:`lower_bounds` also takes the running maximum over ``δ``."""
+    return lower_bound_at(base, dist, delta, budget, seed, dps, max_bins, slices, monotone)
+
+
+def lower_bounds(base: Pair | Profile, dist: Any, deltas: Sequence[float], **options: Any) -> list[LowerBoundResult]:
+    """:func:`lower_bound_at` at each of ``deltas``, then the running maximum over ``δ``
+    (:func:`symsel.evidence.monotone.running_maximum`: a bound found at a larger ``δ`` holds at every smaller one,
+    since ``ε(δ)`` is non-increasing), so the bounds returned never rise with ``δ``. ``options``: those of
+    :func:`lower_bound_at`."""
+    from symsel.evidence.monotone import running_maximum
+
+    if isinstance(deltas, str | bytes) or not isinstance(deltas, Sequence) or not deltas:
+        raise ParameterError("deltas", deltas, "a non-empty sequence of numbers in [0, 1]", "lower_bounds")
+    return running_maximum([lower_bound_at(base, dist, delta, **options) for delta in deltas])
+
+
+def lower_bound_at(base: Pair | Profile, dist: Any, delta: float, budget: int = 200, seed: int = 0, dps: int = 30,
+                   max_bins: int = 7, slices: int = 1000, monotone: bool = True) -> LowerBoundResult:
+    """Certified lower bound on the worst-case ``eps(delta)`` of private selection with ``K ~ dist``
+    over all base mechanisms dominated by ``base`` (docs/lower-bounds.md), from the constructions at ``delta`` alone.
 
     Three constructions are tried and the best one is reported:
 
@@ -708,6 +728,10 @@ def lower_bound(base: Pair | Profile, dist: Any, delta: float, budget: int = 200
     max_bins = validate.integer(max_bins, "max_bins", where, lo=2)
     slices = validate.integer(slices, "slices", where, lo=0)
     monotone = validate.flag(monotone, "monotone", where)
+    if isinstance(base, Profile) and base.family == "tabulated":
+        from symsel.evidence.tabulated_lower import tabulated_pair
+
+        base = tabulated_pair(base)  # a member of the class the table stands for (docs/lower-bounds.md)
     if isinstance(base, Profile) and base.dominating_pair() is None and base.dominated_loss_pairs():
         return _dominated_pairs_lower_bound(base, dist, float(delta))
     result = _searched_lower_bound(base, dist, delta, budget, seed, dps, max_bins, slices, monotone)
@@ -816,11 +840,15 @@ def _dominated_pairs_lower_bound(base: Profile, dist: Any, delta: float) -> Lowe
     and the cheapest: ``interval`` alone, searched in full, took 6.5 s on ``dpsgd(q=1e-6, sigma=0.5, steps=10)``,
     where composition wins). ``monotone_epsilon`` (the atoms by increasing loss) is evaluated when read."""
     from symsel.bounds.api import bound
+    from symsel.evidence.dpsgd_brackets import dpsgd_lower_pairs, searched_lower_bound
     from symsel.evidence.pld_lower import loss_pair_lower_bound
 
     start = time.perf_counter()
     guess = bound(dist, base).epsilon(delta)
-    found = loss_pair_lower_bound(base.dominated_loss_pairs(), dist, delta, guess if math.isfinite(guess) else 10.0)
+    # DP-SGD: the pairs its neighbouring relation realizes, resolved down to δ (docs/lower-bounds.md)
+    pairs = dpsgd_lower_pairs(base, delta) if base.family == "dpsgd" else base.dominated_loss_pairs()
+    search = searched_lower_bound if base.family == "dpsgd" else loss_pair_lower_bound
+    found = search(pairs, dist, delta, guess if math.isfinite(guess) else 10.0)
     below_upper_bound(found.epsilon, guess, "lower_bound")  # best: an upper bound, computed anyway
     assert found.a is not None and found.b is not None
     pair = FinitePair(list(found.a / found.a.sum()), list(found.b / found.b.sum()), found.order,

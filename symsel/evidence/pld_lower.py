@@ -74,7 +74,9 @@ class SelectionTerms:
 
     def __init__(self, a: np.ndarray, b: np.ndarray, order: np.ndarray, dist: Distribution, relative_error: float,
                  dps: int = 30):
-        self.dps = dps
+        # a mass below 10^-dps is lost in φ(x + b) − φ(x) at x near 1: the digits grow with the smallest mass, so
+        # every mass is resolved to dps digits (the directed allowance below then stays small against each term)
+        self.dps = dps = dps + _mass_digits(a, b)
         gains, costs = [], []
         with mpmath.workdps(dps):
             allowance = _difference_allowance()
@@ -124,6 +126,13 @@ def _difference_allowance() -> mpmath.mpf:
     value is within a unit of its last place (:meth:`~symsel.distributions.Distribution.phi_mp` rounds once) and
     the subtraction rounds once more; eight units of 1 cover the three with room."""
     return mpmath.ldexp(mpmath.mpf(1), 3 - mpmath.mp.prec)
+
+
+def _mass_digits(a: np.ndarray, b: np.ndarray) -> int:
+    """Decimal digits below 1 of the smallest positive mass of ``a`` and ``b`` (0 when all are at least 1)."""
+    masses = np.concatenate([np.asarray(a, dtype=float), np.asarray(b, dtype=float)])
+    positive = masses[masses > 0]
+    return max(0, math.ceil(-math.log10(float(positive.min())))) if positive.size else 0
 
 
 def loss_pair_lower_bound(pairs: tuple[DominatedPair, ...], dist: Distribution, delta: float, eps_guess: float,

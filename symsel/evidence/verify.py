@@ -95,7 +95,7 @@ def verify_selection(dist: Distribution, base: Profile, delta: float, budget: in
     naming it."""
     from symsel.evidence.lower import lower_bound
 
-    if base.dominating_pair() is None and not base.dominated_loss_pairs():
+    if base.dominating_pair() is None and not base.dominated_loss_pairs() and base.family != "tabulated":
         as_pair(base, "verify")  # the one-line error naming the bases that have a pair
     lower = lower_bound(base, dist, delta, budget=budget, seed=seed)
     bounds = _bounds(dist, base, delta)

@@ -115,8 +115,8 @@ class _Labelled:
     product adds ``u``, so a convolution of inputs within ``e₁``, ``e₂`` is within ``e₁ + e₂ + (m + 1) u`` (``m``
     the most terms of one output: the shorter input's length) and a merge of pairs within ``e + u``."""
 
-    def __init__(self, p: np.ndarray, n: np.ndarray, first: int, shift: int, err: float):
-        self.p, self.n, self.first, self.shift, self.err = p, n, first, shift, err
+    def __init__(self, p: np.ndarray, n: np.ndarray, first: int, shift: int, err: float, tail: float = TAIL):
+        self.p, self.n, self.first, self.shift, self.err, self.tail = p, n, first, shift, err, tail
 
     def coarsened_to(self, shift: int) -> _Labelled:
         p, n, first = self.p, self.n, self.first
@@ -124,16 +124,16 @@ class _Labelled:
             p2, f2 = _halve(p, first)
             n, _ = _halve(n, first)
             p, first = p2, f2
-        return _Labelled(p, n, first, shift, self.err + (shift - self.shift) * UNIT)
+        return _Labelled(p, n, first, shift, self.err + (shift - self.shift) * UNIT, self.tail)
 
     def clipped(self) -> _Labelled:
-        """Labels outside the range where both vectors' tails exceed :data:`TAIL` merged into its end labels
+        """Labels outside the range where both vectors' tails exceed ``tail`` (:data:`TAIL`) merged into its end labels
         (``label := clip(label, lo, hi)``, a post-processing: exact sums of the merged masses)."""
         weight = self.p + self.n
         below = np.cumsum(weight)
         above = np.cumsum(weight[::-1])[::-1]
-        lo = int(np.searchsorted(below, TAIL, side="right"))
-        hi = int(weight.size - 1 - np.searchsorted(above[::-1], TAIL, side="right"))
+        lo = int(np.searchsorted(below, self.tail, side="right"))
+        hi = int(weight.size - 1 - np.searchsorted(above[::-1], self.tail, side="right"))
         if lo >= hi or (lo == 0 and hi == weight.size - 1):
             return self
 
@@ -144,7 +144,7 @@ class _Labelled:
             return out
 
         return _Labelled(fold(self.p), fold(self.n), self.first + lo, self.shift,
-                         self.err + max(lo, weight.size - 1 - hi, 1) * UNIT)
+                         self.err + max(lo, weight.size - 1 - hi, 1) * UNIT, self.tail)
 
     def fit(self, max_labels: int) -> _Labelled:
         """:meth:`clipped`, then labels merged in pairs until at most ``max_labels`` are left."""
@@ -158,23 +158,37 @@ class _Labelled:
         a, b = self.coarsened_to(shift), other.coarsened_to(shift)
         terms = min(a.p.size, b.p.size)
         err = a.err + b.err + (terms + 1) * UNIT
-        composed = _Labelled(np.convolve(a.p, b.p), np.convolve(a.n, b.n), a.first + b.first, shift, err)
+        composed = _Labelled(np.convolve(a.p, b.p), np.convolve(a.n, b.n), a.first + b.first, shift, err,
+                             min(a.tail, b.tail))
         return composed.fit(max_labels)
 
 
 def dpsgd_dominated_pairs(q: float, sigma: float, steps: int, width: float | None = None,
-                          max_labels: int = MAX_LABELS, final_atoms: int = FINAL_ATOMS) -> tuple[DominatedPair, ...]:
+                          max_labels: int = MAX_LABELS, final_atoms: int = FINAL_ATOMS,
+                          tail: float = TAIL) -> tuple[DominatedPair, ...]:
     """The dominated pairs of ``dpsgd(q, sigma, steps)`` (remove and add), module docstring, with buckets of loss
     width ``width`` (default :func:`step_width`), at most ``max_labels`` labels while composing and ``final_atoms``
-    atoms at the end (fewer: coarser and cheaper, the convolutions cost ``max_labels²``); each mass within the pair's
+    atoms at the end (fewer: coarser and cheaper, the convolutions cost ``max_labels²``), labels whose tail mass is
+    below ``tail`` merged into the end labels (smaller: the pair resolves smaller δ); each mass within the pair's
     ``relative_error`` of the exact mass of its garbling."""
     width = step_width(q, sigma) if width is None else float(width)
-    m_mass, n_mass, labels = _step_buckets(q, sigma, width)
+    final = composed_steps(*_step_buckets(q, sigma, width), steps, max_labels, final_atoms, tail)
+    relative = final.err
+    source = f"dpsgd(q={q!r}, sigma={sigma!r}, steps={steps!r}) buckets of loss width {width:g}, labels summed"
+    return (loss_pair(final.p, final.n, DominatedPair, "remove", source, relative_error=relative),
+            loss_pair(final.n, final.p, DominatedPair, "add", source, relative_error=relative))
+
+
+def composed_steps(m_mass: np.ndarray, n_mass: np.ndarray, labels: np.ndarray, steps: int, max_labels: int,
+                   final_atoms: int, tail: float = TAIL) -> _Labelled:
+    """One step's buckets (masses under the two laws, integer labels) composed ``steps`` times by summing labels
+    (repeated squaring, direct convolutions), labels beyond ``tail`` merged into the end labels, then merged in
+    pairs down to ``final_atoms``: a post-processing of the ``steps``-fold composed pair (module docstring)."""
     p, first = _labelled(m_mass, labels)
     n, _ = _labelled(n_mass, labels)
     # one step: each bucket mass is a difference of two normal CDFs on the side that avoids cancellation, within
     # 64 u of the exact mass (a relative allowance generous for scipy's ndtr), and labels add masses
-    power = _Labelled(p, n, first, 0, 64 * UNIT + labels.size * UNIT).fit(max_labels)
+    power = _Labelled(p, n, first, 0, 64 * UNIT + labels.size * UNIT, tail).fit(max_labels)
     result: _Labelled | None = None
     t = int(steps)
     while t:
@@ -187,7 +201,4 @@ def dpsgd_dominated_pairs(q: float, sigma: float, steps: int, width: float | Non
     final = result
     while final.p.size > final_atoms:
         final = final.coarsened_to(final.shift + 1)
-    relative = final.err
-    source = f"dpsgd(q={q!r}, sigma={sigma!r}, steps={steps!r}) buckets of loss width {width:g}, labels summed"
-    return (loss_pair(final.p, final.n, DominatedPair, "remove", source, relative_error=relative),
-            loss_pair(final.n, final.p, DominatedPair, "add", source, relative_error=relative))
+    return final

@@ -530,12 +530,19 @@ class DpsgdProfile(PldProfile):
         return profile, route
 
     def rdp(self, order: float) -> float | None:
-        """``steps ×`` the RDP of the Poisson-subsampled Gaussian (:mod:`symsel.profiles.subsampled_rdp`), add/remove
-        only."""
+        """``steps ×`` the RDP of the Poisson-subsampled Gaussian (:mod:`symsel.profiles.subsampled_rdp`) for
+        add/remove and replace-special (the same pair); for replace-one ``steps ×`` the bound of
+        :mod:`symsel.profiles.replace_one_rdp`."""
         lam = self._check_order(order)
-        if self.neighbouring != "add_remove":
-            return None
-        return self.steps * rdp_poisson_subsampled_gaussian(self.q, self.sigma, [lam])[0]
+        return self.steps * float(self._step_rdp([lam])[0])
+
+    def _step_rdp(self, orders: Any) -> np.ndarray:
+        """One step's RDP at ``orders`` under the profile's neighbouring relation (:meth:`rdp`)."""
+        if self.neighbouring == "replace_one":
+            from symsel.profiles.replace_one_rdp import replace_one_rdp
+
+            return replace_one_rdp(self.q, self.sigma, orders)
+        return rdp_poisson_subsampled_gaussian(self.q, self.sigma, orders)
 
     # ------------------------------------------------------------------ small δ: the RDP conversion too
     # The pessimistic PLD moves its truncated tail to a loss of +inf, so its δ(ε) never falls below that
@@ -545,13 +552,10 @@ class DpsgdProfile(PldProfile):
 
     @cached_property
     def _rdp_profile(self) -> Profile | None:
-        if self.neighbouring != "add_remove":
-            return None
         from symsel.profiles.rdp import SUBSAMPLED_ORDERS, RdpProfile
 
-        q, sigma, steps = self.q, self.sigma, self.steps
-        return RdpProfile(lambda orders: steps * rdp_poisson_subsampled_gaussian(q, sigma, orders),
-                          orders=SUBSAMPLED_ORDERS, name="dpsgd_rdp")
+        steps, step_rdp = self.steps, self._step_rdp
+        return RdpProfile(lambda orders: steps * step_rdp(orders), orders=SUBSAMPLED_ORDERS, name="dpsgd_rdp")
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         out = super()._delta_finite(eps)
@@ -564,7 +568,7 @@ class DpsgdProfile(PldProfile):
 
     @property
     def delta_at_infinity(self) -> float:
-        """0 with the RDP conversion (add/remove); else the PLD's mass at ``+inf``."""
+        """0 with the RDP conversion (every neighbouring relation); else the PLD's mass at ``+inf``."""
         return 0.0 if self._rdp_profile is not None else self._delta_infinity
 
     def epsilon(self, delta: float) -> float:

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from dp_accounting import dp_event
+from dp_accounting import dp_event, privacy_accountant
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 from scipy import stats
@@ -94,7 +94,13 @@ def test_dpsgd_rdp_matches_rdp_accountant() -> None:
     acc.compose(dpsgd_event(0.01, 1.1, 100))
     for lam, r in zip([2.0, 8.0, 32.0], acc._rdp, strict=True):
         assert prof.rdp(lam) == pytest.approx(r, rel=1e-12)
-    assert DpsgdProfile(0.01, 1.1, 10, neighbouring="replace_one").rdp(2.0) is None
+    # replace-special realizes the add/remove pair: dp-accounting's RDP accountant under that relation agrees
+    special = rdp_privacy_accountant.RdpAccountant(
+        orders=[2.0, 8.0, 32.0], neighboring_relation=privacy_accountant.NeighboringRelation.REPLACE_SPECIAL)
+    special.compose(dpsgd_event(0.01, 1.1, 100))
+    prof_special = DpsgdProfile(0.01, 1.1, 100, neighbouring="replace_special")
+    for lam, r in zip([2.0, 8.0, 32.0], special._rdp, strict=True):
+        assert prof_special.rdp(lam) == pytest.approx(r, rel=1e-12)
 
 
 def test_pld_profile_from_event_and_cache() -> None:
