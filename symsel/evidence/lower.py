@@ -46,7 +46,7 @@ from scipy.optimize import minimize
 
 from symsel import validate
 from symsel.certified import Lower
-from symsel.errors import InconsistentBoundsError, NotApplicableError
+from symsel.errors import InconsistentBoundsError, NotApplicableError, ParameterError
 from symsel.evidence.continuous import discretize
 from symsel.evidence.exact import (
     _check_delta,
