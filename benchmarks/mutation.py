@@ -54,7 +54,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: modules mutated by default.
 DEFAULT_MODULES = (
-    "symsel/bounds/api.py", "symsel/bounds/composition.py", "symsel/bounds/envelope.py",
+    "symsel/bounds/api.py", "symsel/bounds/composition.py", "symsel/profiles/composition.py",
+    "symsel/bounds/envelope.py",
     "symsel/bounds/hockey_stick.py", "symsel/bounds/mixture.py", "symsel/bounds/precision.py",
     "symsel/bounds/ratio.py", "symsel/bounds/rnm.py", "symsel/bounds/summary.py", "symsel/bounds/interval.py",
     "symsel/bounds/interval_pairs.py", "symsel/pairs/loss.py", "symsel/pairs/dpsgd.py", "symsel/evidence/pld_lower.py",
@@ -89,6 +90,8 @@ PAIRS = "tests/bounds/test_interval_pairs.py::"
 TESTS = {
     "symsel/bounds/api.py": [FINITE, "tests/bounds/test_api.py", "tests/bounds/test_bounds_edges.py"],
     "symsel/bounds/composition.py": [FINITE, "tests/bounds/test_composition.py"],
+    "symsel/profiles/composition.py": [FINITE, "tests/bounds/test_composition.py",
+                                       "tests/bounds/test_composition_protocol.py"],
     "symsel/bounds/envelope.py": [FIXED_K, FINITE, CLOSE, "tests/bounds/test_envelope.py"],
     "symsel/bounds/hockey_stick.py": [FIXED_K, FINITE, "tests/bounds/test_hockey_stick.py"],
     "symsel/bounds/mixture.py": [FIXED_K, FINITE, "tests/bounds/test_hockey_stick.py", "tests/bounds/test_envelope.py"],
@@ -108,6 +111,8 @@ TESTS = {
     "symsel/evidence/pld_lower.py": [PAIRS + "test_the_lower_sum_meets_the_exact_selection_and_moves_down_with_its_"
                                              "allowance",
                                      PAIRS + "test_dpsgd_certified_lower_bound_sits_below_interval_and_near_it"],
+    "symsel/pairs/dpsgd.py": [PAIRS + "test_dpsgd_certified_lower_bound_sits_below_interval_and_near_it",
+                              "tests/bounds/test_composition_floor.py"],
     "symsel/apps/plan.py": [P + "test_the_planned_mean_fits_the_budget_and_a_larger_one_does_not",
                        P + "test_the_solved_sigma_fits_and_less_noise_does_not", "tests/apps/test_plan.py"],
     "symsel/apps/tuning.py": [P + "test_gaussian_sigma_for_is_never_below_the_exact_root",

@@ -78,8 +78,12 @@ L_BOTTOM = 12.0
 #: outward allowances for rounding (masses, and the final sum).
 MASS_ALLOWANCE = 1e-12
 SUM_ALLOWANCE = 1e-9
-#: ``h``-cells evaluated at once (memory: about this times the number of ``l``-cells floats).
-CHUNK = 512
+#: ``h``-cells evaluated at once (memory: about this times the number of ``l``-cells floats). Small enough that the
+#: arrays of one chunk's branch and bound stay below glibc's default threshold for serving a request by ``mmap``
+#: (128 KiB, 16384 floats, for up to 256 coarse ``l``-cells), so each array freed is reused from the heap by the next
+#: instead of being unmapped and faulted in again: ``import symsel`` leaves the allocator as the process has it, and a
+#: fresh process's first ``ε(δ)`` costs about what a warm one does (``benchmarks/bench_first_call.py``).
+CHUNK = 64
 
 
 def h_width(mu: float) -> float:
