@@ -468,14 +468,28 @@ def tradeoff_section(results: Results) -> list[str]:
             *table(["run", "points above", "largest gap", "time / riskcal"], dpsgd)]
 
 
+def first_call_section(results: Results) -> list[str]:
+    result = results["first_call"]
+    rows = [[row["query"], row["mode"], fixed(row["first_cpu_s"], 3), fixed(row["warm_cpu_s"], 3),
+             fixed(row["ratio_cpu"], 2), row["first_page_faults"], row["warm_page_faults"]] for row in result["rows"]]
+    query = result["query"]
+    return ["## A fresh process's first query", "",
+            f"`import symsel` leaves the allocator of the importing process alone; the command line, which owns its "
+            f"process, keeps freed large arrays for reuse. The first `{query['method']}` query of "
+            f"{query['law']} on {query['base']} in a fresh process against a warm one (CPU seconds, medians; "
+            f"mode `library`: glibc's own allocator settings, `keep`: the command line's). Goal: {result['goal']}.",
+            "", measured(result, "benchmarks/bench_first_call.py"), "",
+            *table(["query", "mode", "first (s)", "warm (s)", "ratio", "page faults, first", "page faults, warm"],
+                   rows)]
+
+
 #: the sections in page order, after the summary
 SECTIONS: list[Callable[[Results], list[str]]] = [
     candidates_section, fixed_k_section, every_base_section, papers_laws_section, dpsgd_settings_section,
     speed_section, speed_per_method_section, speed_breakdown_section, accounting_section, scale_section,
     precision_section, derive_section, fixed_trials_section, brackets_section,
     practitioner_section, tradeoff_section, hostile_section,
-    mutation_section,
-    timings_section,
+    mutation_section, first_call_section, timings_section,
 ]
 
 
