@@ -27,7 +27,6 @@ import html
 import math
 import re
 from collections.abc import Mapping, Sequence
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -97,28 +96,20 @@ LATEX_MAX_CHARS = 1500
 
 
 # ------------------------------------------------------------------------------------ numbers
-def _directed(value: float, up: bool, digits: int = DIGITS) -> str:
-    """``value`` at ``digits`` significant digits, rounded up (``up``) or down: a rounded bound stays a bound."""
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if value == 0:
-        return "0"
-    exact = Decimal(value)  # the float's exact binary value
-    step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
-    rounded = exact.quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR)
-    return f"{float(rounded):.{digits}g}"
-
-
 def format_upper(value: float) -> str:
-    """An upper bound on ``ε`` for display: :data:`DIGITS` significant digits, rounded up (``inf`` as ``inf``)."""
-    return _directed(float(value), up=True)
+    """An upper bound on ``ε`` for display: :data:`DIGITS` significant digits, rounded up (``inf`` as ``inf``;
+    :func:`symsel.rounding.format_upper`)."""
+    from symsel.rounding import format_upper as upper
+
+    return upper(value, DIGITS)
 
 
 def format_lower(value: float) -> str:
-    """A lower bound on ``ε`` for display: :data:`DIGITS` significant digits, rounded down."""
-    return _directed(float(value), up=False)
+    """A lower bound on ``ε`` for display: :data:`DIGITS` significant digits, rounded down
+    (:func:`symsel.rounding.format_lower`)."""
+    from symsel.rounding import format_lower as lower
+
+    return lower(value, DIGITS)
 
 
 def format_certified(value: Upper | Lower) -> str:
@@ -209,7 +200,7 @@ def _mean_latex(dist: Distribution) -> str:
     exact = dist.mean_symbolic.subs(dist.values)
     if isinstance(exact, sympy.Rational) and len(sympy.latex(exact)) <= 40:
         return rf"\mathbb{{E}}[K] = {sympy.latex(exact)}"
-    return rf"\mathbb{{E}}[K] \approx {_directed(dist.mean, up=True)}"
+    return rf"\mathbb{{E}}[K] \approx {format_upper(dist.mean)}"
 
 
 def _text(value: str) -> str:
@@ -224,7 +215,7 @@ def distribution_latex(dist: Distribution) -> str:
     p0 = dist.p0
     return (rf"$\displaystyle \varphi(z) = \mathbb{{E}}\left[z^K\right] = {_abbreviated_latex(dist.pgf)}$"
             rf" for $K \sim$ {_text(dist.spec)}:"
-            rf" $\quad {_mean_latex(dist)}, \quad P[K = 0] = {_directed(p0, up=True) if p0 else '0'},"
+            rf" $\quad {_mean_latex(dist)}, \quad P[K = 0] = {format_upper(p0) if p0 else '0'},"
             rf" \quad K \in {support}$ ({bounded})")
 
 

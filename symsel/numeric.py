@@ -55,10 +55,13 @@ def last_feasible(
     tol = xtol + rtol * max(abs(lo), abs(hi))
     if hi - lo <= tol:
         return hi
+    relay = _Relay(safe)
     try:
-        root = brentq(safe, lo, hi, xtol=xtol, rtol=max(rtol, BRENT_MIN_RTOL), maxiter=200)
+        root = brentq(relay, lo, hi, xtol=xtol, rtol=max(rtol, BRENT_MIN_RTOL), maxiter=200)
     except (ValueError, RuntimeError):
         root = bisect_last_feasible(safe, lo, hi, tol)
+    finally:
+        relay.detach()
     step = xtol + rtol * abs(root)
     if seen["feasible"] <= root + step and seen["feasible"] - seen["infeasible"] <= 2 * step:
         return seen["feasible"]  # a point already checked feasible, no further from the crossing than root + step
@@ -69,6 +72,24 @@ def last_feasible(
             return hi
         x = min(hi, x + step)
     return x
+
+
+class _Relay:
+    """Calls ``function`` until :meth:`detach`. scipy's ``brentq`` wraps the function it is given in a closure that
+    refers to itself (a reference cycle, freed only by the garbage collector's next full pass); handing it this relay
+    and detaching it afterwards leaves that cycle holding nothing of the caller's (a profile and its arrays)."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: Callable[[float], float]):
+        self.function: Callable[[float], float] | None = function
+
+    def __call__(self, x: float) -> float:
+        assert self.function is not None, "called after detach()"
+        return self.function(x)
+
+    def detach(self) -> None:
+        self.function = None
 
 
 def bisect_last_feasible(g: Callable[[Any], Any], lo: Any, hi: Any, tol: Any, max_steps: int = 400) -> Any:

@@ -209,7 +209,9 @@ def selection_law(event: dp_event.DpEvent) -> Distribution:
     raise ParameterError("event", event, "a RepeatAndSelectDpEvent or a SelectionDpEvent", "selection_law")
 
 
+#: the laws of ``K`` of recent selection events, by their parameters: at most :data:`_LAWS_SIZE` entries.
 _LAWS: OrderedDict[Hashable, Distribution] = OrderedDict()
+_LAWS_SIZE = 64
 
 
 def _memo(key: Hashable, make: Any) -> Distribution:
@@ -220,7 +222,7 @@ def _memo(key: Hashable, make: Any) -> Distribution:
         return _LAWS[key]
     law = make()
     _LAWS[key] = law
-    if len(_LAWS) > 64:
+    if len(_LAWS) > _LAWS_SIZE:
         _LAWS.popitem(last=False)
     return law
 
@@ -492,6 +494,8 @@ class _Part:
         return self._pld
 
 
+#: the selections accounted most recently in this process (any accountant), least recently used dropped first:
+#: at most :data:`_PARTS_SIZE` entries, each holding its bound (with the base's PLD for DP-SGD) and its exported PLD.
 _PARTS: OrderedDict[Hashable, _Part] = OrderedDict()
 _PARTS_SIZE = 16
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
@@ -535,16 +535,19 @@ class BestCertificate(LazyMapping):
     is as certified as its parts. Computed on first read (it costs one ε per component and δ), read-only."""
 
     def __init__(self, parts: tuple[SelectionBound, ...]):
-        self._parts = parts
-        super().__init__(self._entries)
+        # a function of the parts, not a bound method of self: the mapping would otherwise hold itself (a reference
+        # cycle), and with it every component's arrays, until the garbage collector's next full pass
+        super().__init__(partial(_best_entries, parts))
 
-    def _entries(self) -> dict[str, Scalar]:
-        items: dict[str, Scalar] = {}
-        for delta in CERTIFICATE_DELTAS:
-            items[f"wins_at_delta_{delta:g}"] = _winner(self._parts, delta)
-        for part in self._parts:
-            items.update({f"{part.method}.{key}": value for key, value in part.certificate.items()})
-        return items
+
+def _best_entries(parts: tuple[SelectionBound, ...]) -> dict[str, Scalar]:
+    """The entries of :class:`BestCertificate` for ``parts``."""
+    items: dict[str, Scalar] = {}
+    for delta in CERTIFICATE_DELTAS:
+        items[f"wins_at_delta_{delta:g}"] = _winner(parts, delta)
+    for part in parts:
+        items.update({f"{part.method}.{key}": value for key, value in part.certificate.items()})
+    return items
 
 
 class DeferredProfile(_Delegating):

@@ -65,7 +65,7 @@ def profile_command(spec: str, delta: float | None, epsilon: float | None, as_js
         epsilon = real(epsilon, "epsilon", "profile", lo=-math.inf, hi=math.inf, lo_open=True, hi_open=True,
                        allowed="a finite epsilon")
         payload = {"spec": profile.spec, "epsilon": epsilon, "delta": float(profile.delta(epsilon))}
-    emit(payload, as_json, lambda p: f"{p['spec']}: epsilon = {p['epsilon']:.10g}, delta = {p['delta']:.6g}")
+    emit(payload, as_json, lambda p: f"{p['spec']}: " + _pair(p, "delta" if delta is not None else "epsilon"))
 
 
 class _MethodOption(click.Option):
@@ -114,7 +114,7 @@ def bound_command(dist_spec: str, base_spec: str, delta: float | None, epsilon: 
     )
     if compose_with:
         payload["composed"] = _composed(dist, base, method, compose_with, delta, epsilon)
-    emit(payload, as_json, _format_bounds)
+    emit(payload, as_json, lambda p: _format_bounds(p, "delta" if delta is not None else "epsilon"))
 
 
 def _row_or_reason(dist: Any, base: Any, method: str, delta: float | None, epsilon: float | None) -> dict[str, Any]:
@@ -162,16 +162,27 @@ def _composed(dist: Any, base: Any, method: str, others: tuple[str, ...], delta:
     return record
 
 
-def _format_bounds(payload: dict[str, Any]) -> str:
-    text = _format_bound_rows(payload)
+def _pair(row: dict[str, Any], given: str) -> str:
+    """``epsilon = …, delta = …`` of a row where ``given`` (``"delta"`` or ``"epsilon"``) was asked about: the other
+    one is a certified upper bound, printed rounded up (:func:`symsel.rounding.format_upper`)."""
+    from symsel.rounding import format_upper
+
+    eps = f"{row['epsilon']:g}" if given == "epsilon" else format_upper(row["epsilon"])
+    delta = f"{row['delta']:g}" if given == "delta" else format_upper(row["delta"])
+    return f"epsilon = {eps}, delta = {delta}"
+
+
+def _format_bounds(payload: dict[str, Any], given: str) -> str:
+    text = _format_bound_rows(payload, given)
     if "composed" in payload:
         c = payload["composed"]
-        text += (f"\nthen {', '.join(c['with'])} (the whole pipeline, {c['method']}): "
-                 f"epsilon = {c['epsilon']:.6g}, delta = {c['delta']:.4g}")
+        text += f"\nthen {', '.join(c['with'])} (the whole pipeline, {c['method']}): " + _pair(c, given)
     return text
 
 
-def _format_bound_rows(payload: dict[str, Any]) -> str:
+def _format_bound_rows(payload: dict[str, Any], given: str) -> str:
+    from symsel.rounding import format_upper
+
     rows = payload.get("results", [payload])
     lines = [f"{'method':<11} {'epsilon':>12} {'delta':>12} {'eps1':>10} {'log R':>10}  note"]
     for r in rows:
@@ -181,7 +192,9 @@ def _format_bound_rows(payload: dict[str, Any]) -> str:
         details = r.get("details", {})
         eps1 = "" if details.get("eps1") is None else f"{details['eps1']:.4f}"
         log_r = "" if details.get("log_ratio") is None else f"{details['log_ratio']:.6f}"
-        lines.append(f"{r['method']:<11} {r['epsilon']:>12.6g} {r['delta']:>12.4g} {eps1:>10} {log_r:>10}  "
+        eps = f"{r['epsilon']:g}" if given == "epsilon" else format_upper(r["epsilon"])
+        delta = f"{r['delta']:g}" if given == "delta" else format_upper(r["delta"])
+        lines.append(f"{r['method']:<11} {eps:>12} {delta:>12} {eps1:>10} {log_r:>10}  "
                      f"{r.get('theorem') or ''}")
     return "\n".join(lines)
 
@@ -234,6 +247,8 @@ def verify_command(example: str | None, list_examples: bool, dist_spec: str | No
 
 
 def _format_verify(p: dict[str, Any]) -> str:
+    from symsel.rounding import format_lower, format_upper
+
     head = p.get("example") or f"{p['dist']} on {p['base']}"
     lines = [f"{head} at delta = {p['delta']:g}"]
     if "exact_epsilon" in p:
@@ -242,12 +257,12 @@ def _format_verify(p: dict[str, Any]) -> str:
             lines.append(f"  paper's exact      {p['paper_exact']}")
     else:
         monotone = p.get("monotone_order_epsilon")
-        lines.append(f"  lower bound        {p['lower_bound']:.6f}  (monotone order "
-                     f"{'n/a' if monotone is None else f'{monotone:.6f}'})")
+        lines.append(f"  lower bound        {format_lower(p['lower_bound'])}  (monotone order "
+                     f"{'n/a' if monotone is None else format_lower(monotone)})")
     for method, value in p["bounds"].items():
-        lines.append(f"  {method:<18} {'n/a' if value is None else f'{value:.6f}'}")
-    if "ratio" in p:
-        lines.append(f"  tightest UB / LB   {p['ratio']:.4f}")
+        lines.append(f"  {method:<18} {'n/a' if value is None else format_upper(value)}")
+    if "ratio" in p:  # the tightest upper bound over the lower bound: itself an upper bound on the gap
+        lines.append(f"  tightest UB / LB   {format_upper(p['ratio'])}")
     lines.append(f"  sound              {p['sound']}")
     return "\n".join(lines)
 
@@ -328,6 +343,7 @@ def rnm_command(m: int, base_spec: str, delta: float | None, epsilon: float | No
             results.append({"method": name, "epsilon": e, "delta": float(bound.delta(e))})
     payload: dict[str, Any] = {"m": m, "base": base.spec, "rounds": rounds, "monotone": monotone}
     payload.update({"results": results} if method == "all" else results[0])
+    given = "delta" if delta is not None else "epsilon"
     emit(payload, as_json, lambda p: "\n".join(
-        f"{r['method']:<14} " + (f"epsilon = {r['epsilon']:.6g}, delta = {r['delta']:.4g}" if r.get("epsilon")
-                                 is not None else f"n/a: {r.get('reason')}") for r in p.get("results", [p])))
+        f"{r['method']:<14} " + (_pair(r, given) if r.get("epsilon") is not None else f"n/a: {r.get('reason')}")
+        for r in p.get("results", [p])))

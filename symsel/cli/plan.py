@@ -190,6 +190,14 @@ def _format(p: dict[str, Any]) -> str:
 
 
 def _format_rows(p: dict[str, Any]) -> str:
+    """Certified ``ε`` and ``δ`` rounded up, the largest mean ``K`` that fits rounded down, the least noise that fits
+    rounded up (:mod:`symsel.rounding`); whole counts (trials, steps) as they are."""
+    from symsel.rounding import format_lower, format_upper
+
+    def knob(r: dict[str, Any]) -> str:
+        value = r[r["knob"]]
+        return str(value) if isinstance(value, int) else format_upper(value)
+
     if "plans" in p:
         lines = []
         for r in p["plans"]:
@@ -199,18 +207,19 @@ def _format_rows(p: dict[str, Any]) -> str:
                 continue
             gain = f"  ({r['gain_over_rdp']:.3g}x rdp)" if "gain_over_rdp" in r and r["method"] != "rdp" else ""
             success = (f", P[found] = {r['success_probability']:.3f}" if "success_probability" in r else "")
-            lines.append(head + f"mean K = {r['mean']:.4g} (epsilon {r['epsilon']:.4f}, expected quantile "
+            lines.append(head + f"mean K = {format_lower(r['mean'])} (epsilon {format_upper(r['epsilon'])}, "
+                         f"expected quantile "
                          f"{r['expected_quantile']:.4f}{success}){gain}")
         return "\n".join(lines)
     if "trials" in p:
         return "\n".join(f"{r['template']:<32} {r['method']:<11} " + (
-            f"{r['trials']} trials (epsilon {r['epsilon']:.4f}; {r['trials'] + 1} would need delta "
-            f"{r.get('next_delta_at_budget', float('nan')):.3g} at epsilon {r['budget_epsilon']:g})"
+            f"{r['trials']} trials (epsilon {format_upper(r['epsilon'])}; {r['trials'] + 1} would need delta "
+            f"{format_upper(r.get('next_delta_at_budget', float('nan')))} at epsilon {r['budget_epsilon']:g})"
             if r.get("trials") is not None else "n/a: " + r["reason"]) for r in p["trials"])
     if "epsilons" in p:
         return "\n".join(f"{r['dist']:<32} {r['method']:<11} " + (
-            f"epsilon = {r['epsilon']:.6g} at mean {r['mean']:.4g}" if r.get("epsilon") is not None
+            f"epsilon = {format_upper(r['epsilon'])} at mean {r['mean']:.4g}" if r.get("epsilon") is not None
             else "n/a: " + r.get("reason", "")) for r in p["epsilons"])
     return "\n".join(f"{r['law']:<32} {r['method']:<11} " + (
-        f"{r['knob']} = {r[r['knob']]:.6g} (epsilon {r['epsilon']:.4f})" if r.get(r["knob"]) is not None
+        f"{r['knob']} = {knob(r)} (epsilon {format_upper(r['epsilon'])})" if r.get(r["knob"]) is not None
         else "n/a: " + r["reason"]) for r in p["solutions"])

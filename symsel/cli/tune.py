@@ -60,11 +60,13 @@ def tune_command(dist_spec: str, rate: float, sigmas: tuple[float, ...], thresho
     result: dict[str, Any] = sigma_tuning(rate, sigmas, law, chosen, delta, methods=methods or ("paper", "best"))
 
     def text(r: dict[str, Any]) -> str:
+        from symsel.rounding import format_upper
+
         lines = [f"tuning {r['law']} over DP-SGD candidates (q = {r['q']:g}), delta = {r['delta']:g}",
                  "thresholds: " + ", ".join(f"({e:.6g}, {d:.3g})" for e, d in r["thresholds"])]
         lines += [f"  sigma = {c['sigma']:g}: " + (f"at least {c['steps']} steps (the search limit)" if c["at_limit"]
                                                      else f"at most {c['steps']} steps") for c in r["candidates"]]
-        lines += [f"  epsilon ({m}): {v:.6g}" for m, v in r["epsilon"].items()]
+        lines += [f"  epsilon ({m}): {format_upper(v)}" for m, v in r["epsilon"].items()]
         return "\n".join(lines)
 
     emit(result, as_json, text)
@@ -87,5 +89,7 @@ def ptr_command(dist_spec: str, guarantees: tuple[str, ...], delta: float, metho
 
     pairs = _pairs(guarantees, "guarantee", "ptr")
     result = ptr_tuning(dist_spec, pairs, delta, methods=methods or ("paper", "envelope"))
+    from symsel.rounding import format_upper
+
     emit(result, as_json, lambda r: "\n".join([f"tuning {r['law']} over {r['base']}, delta = {r['delta']:g}"] + [
-        f"  epsilon ({m}): {v['epsilon']:.6g}  [{v['theorem']}]" for m, v in r["epsilon"].items()]))
+        f"  epsilon ({m}): {format_upper(v['epsilon'])}  [{v['theorem']}]" for m, v in r["epsilon"].items()]))

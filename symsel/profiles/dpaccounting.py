@@ -52,6 +52,8 @@ def _relation(name: str) -> Any:
     return privacy_accountant.NeighboringRelation[_RELATIONS[name]]
 
 
+#: dp-accounting's PLD accountants built most recently (with their build time), by the event's repr, neighbouring
+#: relation and loss grid; least recently used dropped first: at most :data:`_CACHE_SIZE` entries (each holds a PLD).
 _CACHE: OrderedDict[tuple, tuple[pld_privacy_accountant.PLDAccountant, float]] = OrderedDict()
 _CACHE_SIZE = 8
 

@@ -232,12 +232,12 @@ def format_report(report: dict[str, Any]) -> str:
     header = f"{'distribution':<40} " + " ".join(f"{m:>10}" for m in columns)
     lines += [header, "-" * len(header)]
     for row in bounds["rows"]:
-        cells = " ".join(f"{_num(row.get(m)):>10}" for m in columns)
+        cells = " ".join(f"{(_low if m == 'lower' else _num)(row.get(m)):>10}" for m in columns)
         lines.append(f"{row['spec']:<40} {cells}")
     if report.get("affordable"):
         lines += ["", f"Candidates affordable (largest certified mean of K) at epsilon = {CANDIDATE_BUDGET}, "
                   "DP-SGD base of Koskela et al. Fig. 7", ""]
-        lines += [f"{r['law']:<16} {r['method']:<20} {'n/a' if not r['mean'] else format(r['mean'], '.4g'):>10}"
+        lines += [f"{r['law']:<16} {r['method']:<20} {'n/a' if not r['mean'] else _low(r['mean']):>10}"
                   for r in report["affordable"]]
     if report.get("fixed_trials"):
         table = report["fixed_trials"]
@@ -247,21 +247,34 @@ def format_report(report: dict[str, Any]) -> str:
                   f"{'lower':>10}")
         lines += [header, "-" * len(header)]
         lines += [f"{r['n_trials']:>8} {_num(r['best']):>10} {r['best_method']:<12} {_num(r['composition']):>12} "
-                  f"{_num(r['dp_accounting_rdp']):>10} {_num(r.get('lower')):>10}" for r in table["rows"]]
+                  f"{_num(r['dp_accounting_rdp']):>10} {_low(r.get('lower')):>10}" for r in table["rows"]]
     lines += ["", "The papers' worst cases: exact epsilon (mpmath, 50 digits) against every bound", ""]
     header = f"{'example':<24} {'delta':>7} {'exact':>10} " + " ".join(f"{m:>10}" for m in METHODS) + "  sound"
     lines += [header, "-" * len(header)]
     for row in report["examples"]:
         cells = " ".join(f"{_num(row['bounds'].get(m)):>10}" for m in METHODS)
-        lines.append(f"{row['example']:<24} {row['delta']:>7.0e} {_num(row['exact_epsilon']):>10} {cells}  "
+        lines.append(f"{row['example']:<24} {row['delta']:>7.0e} {_exact(row['exact_epsilon']):>10} {cells}  "
                      f"{'yes' if row['sound'] else 'NO: ' + ', '.join(row['violations'])}")
     return "\n".join(lines)
 
 
 def _num(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    return "inf" if value == float("inf") else f"{value:.4f}"
+    """A certified upper bound as printed in the tables: rounded up (:func:`symsel.rounding.format_upper`)."""
+    from symsel.rounding import format_upper
+
+    return "n/a" if value is None else format_upper(value)
+
+
+def _low(value: Any) -> str:
+    """A certified lower bound (or a largest mean of K that fits) as printed: rounded down."""
+    from symsel.rounding import format_lower
+
+    return "n/a" if value is None else format_lower(value)
+
+
+def _exact(value: Any) -> str:
+    """An exact value (mpmath at 50 digits), to six significant digits."""
+    return "n/a" if value is None else f"{float(value):.6g}"
 
 
 # --------------------------------------------------------------------------- the report folder
@@ -586,10 +599,10 @@ def fixed_trials_summary(report: dict[str, Any]) -> list[str]:
              "|---|---|---|---|---|---|---|---|"]
     for row in table["rows"]:
         lower = row.get("lower")
-        ratio = f"{row['best'] / lower:.4f}" if lower else ""
+        ratio = _num(row["best"] / lower) if lower else ""
         lines.append(f"| {row['n_trials']} | `{row['law']}` | {_num(row['best'])} | {row['best_method']} | "
                      f"{_num(row['composition'])} | {_num(row['dp_accounting_rdp'])} | "
-                     f"{'full report only' if lower is None else _num(lower)} | {ratio} |")
+                     f"{'full report only' if lower is None else _low(lower)} | {ratio} |")
     if any(row.get("lower") is None for row in table["rows"]):
         lines += ["", FIXED_TRIALS_ONLY_FULL]
     return lines
@@ -630,7 +643,7 @@ def format_summary(report: dict[str, Any]) -> str:
     for row in b["rows"]:
         ratio = row["best"] / row["lower"] if row.get("lower") and row.get("best") else None
         lines.append(f"| `{row['spec']}` | {row['mean']:.4g} | " + " | ".join(_num(row.get(m)) for m in TABLE_METHODS)
-                     + f" | {_num(row.get('lower'))} | {'' if ratio is None else f'{ratio:.4f}'} |")
+                     + f" | {_low(row.get('lower'))} | {'' if ratio is None else _num(ratio)} |")
     from symsel.report.figures import FIG7
 
     lines += ["", f"## Candidates affordable at ε = {CANDIDATE_BUDGET}, δ = {FIG7['delta']:g}", "",
@@ -638,7 +651,7 @@ def format_summary(report: dict[str, Any]) -> str:
               "steps): the largest mean of K each method certifies; `dp-accounting RDP` is the peer's own "
               "RepeatAndSelectDpEvent.", "", "| law | method | mean of K |", "|---|---|---|"]
     for row in report.get("affordable", []):
-        mean = "n/a" if not row["mean"] else f"{row['mean']:.4g}"
+        mean = "n/a" if not row["mean"] else _low(row["mean"])
         lines.append(f"| {row['law']} | {row['method']} | {mean} |")
     lines += fixed_trials_summary(report)
     lines += attack_risk_summary(report)
@@ -646,7 +659,7 @@ def format_summary(report: dict[str, Any]) -> str:
               "| example | δ | exact | " + " | ".join(TABLE_METHODS) + " | sound |", "|---|---|---|" +
               "---|" * (len(TABLE_METHODS) + 1)]
     for row in report["examples"]:
-        lines.append(f"| {row['example']} | {row['delta']:g} | {_num(row['exact_epsilon'])} | " +
+        lines.append(f"| {row['example']} | {row['delta']:g} | {_exact(row['exact_epsilon'])} | " +
                      " | ".join(_num(row["bounds"].get(m)) for m in TABLE_METHODS) +
                      f" | {'yes' if row['sound'] else 'NO'} |")
     lines += ["", "## Figures", "",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from symsel.report.main import FIXED_TRIALS_ONLY_FULL, fixed_trials_row, fixed_trials_summary
+from symsel.rounding import format_lower, format_upper
 
 #: the independent run's values, to 4 decimals: n_trials → (best, composition, dp-accounting RDP, lower).
 EXPECTED = {10: (4.8260, 5.8070, 6.2300, 4.8139), 40: (7.8656, 12.9455, 13.7785, 7.8324),
@@ -38,8 +39,11 @@ def test_the_quick_report_shows_the_table_with_the_independent_numbers(report) -
         assert row["dp_accounting_rdp"] == pytest.approx(rdp, abs=FOUR_DECIMALS)
         assert row["best_method"] == "interval"
         assert row["lower"] is None
-        assert (f"| {row['n_trials']} | `{row['law']}` | {best:.4f} | interval | {composition:.4f} | {rdp:.4f} | "
+        # printed rounded up (symsel.rounding): each printed upper bound is at or above the unrounded one
+        assert (f"| {row['n_trials']} | `{row['law']}` | {format_upper(row['best'])} | interval | "
+                f"{format_upper(row['composition'])} | {format_upper(row['dp_accounting_rdp'])} | "
                 f"full report only |  |") in summary
+        assert all(float(format_upper(row[key])) >= row[key] for key in ("best", "composition", "dp_accounting_rdp"))
     assert FIXED_TRIALS_ONLY_FULL in summary
     assert str(out / "fixed_trials.csv") in payload["files"]
     assert (out / "fixed_trials.csv").read_text().splitlines()[0] == (
@@ -55,8 +59,13 @@ def test_the_full_report_s_row_has_its_certified_lower_bound_below_best() -> Non
     best, composition, rdp, lower = EXPECTED[10]
     assert row["best"] == pytest.approx(best, abs=FOUR_DECIMALS)
     assert row["lower"] == pytest.approx(lower, abs=FOUR_DECIMALS)
+    assert row["composition"] == pytest.approx(composition, abs=FOUR_DECIMALS)
+    assert row["dp_accounting_rdp"] == pytest.approx(rdp, abs=FOUR_DECIMALS)
     assert row["lower"] <= row["best"]
     lines = fixed_trials_summary({"fixed_trials": {"base": "b", "delta": 1e-6, "rows": [row]}})
-    assert (f"| 10 | `point(k=10)` | {best:.4f} | interval | {composition:.4f} | {rdp:.4f} | {lower:.4f} | "
-            f"{row['best'] / row['lower']:.4f} |") in lines
+    # upper bounds and the ratio printed rounded up, the lower bound rounded down (symsel.rounding)
+    assert (f"| 10 | `point(k=10)` | {format_upper(row['best'])} | interval | {format_upper(row['composition'])} | "
+            f"{format_upper(row['dp_accounting_rdp'])} | {format_lower(row['lower'])} | "
+            f"{format_upper(row['best'] / row['lower'])} |") in lines
+    assert float(format_lower(row["lower"])) <= row["lower"]
     assert FIXED_TRIALS_ONLY_FULL not in lines
