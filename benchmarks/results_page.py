@@ -483,13 +483,26 @@ def first_call_section(results: Results) -> list[str]:
                    rows)]
 
 
+def memory_section(results: Results) -> list[str]:
+    result = results["memory"]
+    rows = [[case, s["calibrations_done"], fixed(s["rss_first"], 0), fixed(s["rss_half"], 0), fixed(s["rss_last"], 0),
+             fixed(s["mib_per_calibration_second_half"], 1)] for case, s in result["summary"].items()]
+    note = [f"Partial: {result['partial']}.", ""] if result.get("partial") else []
+    return ["## Memory across repeated calibrations", "",
+            f"σ of a DP-SGD run ({result['steps']} steps) calibrated through `SelectionAccountant` and dp-accounting's "
+            f"`calibrate_dp_mechanism` {result['calibrations']} times in one process; RSS after each (MiB).", "",
+            measured(result, "benchmarks/bench_memory.py"), "", *note,
+            *table(["case", "calibrations", "RSS after the first", "at half", "at the last",
+                    "MiB per calibration, second half"], rows)]
+
+
 #: the sections in page order, after the summary
 SECTIONS: list[Callable[[Results], list[str]]] = [
     candidates_section, fixed_k_section, every_base_section, papers_laws_section, dpsgd_settings_section,
     speed_section, speed_per_method_section, speed_breakdown_section, accounting_section, scale_section,
     precision_section, derive_section, fixed_trials_section, brackets_section,
     practitioner_section, tradeoff_section, hostile_section,
-    mutation_section, first_call_section, timings_section,
+    mutation_section, first_call_section, memory_section, timings_section,
 ]
 
 

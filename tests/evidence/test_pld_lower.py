@@ -43,12 +43,12 @@ def rdp_upper_bound(q: float, sigma: float, steps: int, delta: float) -> float:
 
 @pytest.mark.parametrize("eps", [1.0, 30.0, 80.0, 95.0, 200.0, 5000.0])
 def test_a_mass_below_the_working_precision_still_costs(eps: float) -> None:
-    """An atom with ``Q'``-mass 1e-40 scored last: at 30 digits ``φ(X + b) − φ(X)`` at ``X ≈ 1`` rounds to 0, which
+    """An atom with ``Q'``-mass 1e-40 scored last: at 30 digits ``φ(X + b) − φ(X)`` at ``X ≈ 1 − 2⁻¹⁰`` rounds to 0, which
     would make the sum a constant 0.75 for every ``ε`` (a δ that never falls: on long DP-SGD runs a lower bound of
     8622 where valid upper bounds say 124). From below it must stay under the exact sum, and near it while the
     atom's term lives."""
     a = np.array([0.5, 0.5])
-    b = np.array([1.0 - 1e-40, 1e-40])
+    b = np.array([1.0 - 2.0**-10, 1e-40])  # a sub-probability: 1 - 1e-40 would round to 1.0, and the masses sum above 1
     order = np.array([0, 1])
     dist = symsel.parse_distribution("point(k=2)")
     exact = selection_delta_100_digits(a, b, order, lambda z: z**2, eps)
@@ -107,6 +107,9 @@ def test_lower_bound_checks_itself_against_an_upper_bound(monkeypatch) -> None:
         return pld_lower.PldLowerBound(1e3, 1e-6, "add", 2, "made up", np.array([0.5, 0.5]), np.array([0.5, 0.5]),
                                        (0, 1))
 
+    from symsel.evidence import dpsgd_brackets
+
     monkeypatch.setattr(pld_lower, "loss_pair_lower_bound", inflated)
+    monkeypatch.setattr(dpsgd_brackets, "searched_lower_bound", inflated)
     with pytest.raises(InconsistentBoundsError):
         symsel.lower_bound(symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)"), dist, 1e-6)
