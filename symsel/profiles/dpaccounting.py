@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -540,11 +541,7 @@ class DpsgdProfile(PldProfile):
 
     def _step_rdp(self, orders: Any) -> np.ndarray:
         """One step's RDP at ``orders`` under the profile's neighbouring relation (:meth:`rdp`)."""
-        if self.neighbouring == "replace_one":
-            from symsel.profiles.replace_one_rdp import replace_one_rdp
-
-            return replace_one_rdp(self.q, self.sigma, orders)
-        return rdp_poisson_subsampled_gaussian(self.q, self.sigma, orders)
+        return _DpsgdRdpCurve(self.q, self.sigma, 1, self.neighbouring == "replace_one")(orders)
 
     # ------------------------------------------------------------------ small δ: the RDP conversion too
     # The pessimistic PLD moves its truncated tail to a loss of +inf, so its δ(ε) never falls below that
@@ -556,8 +553,8 @@ class DpsgdProfile(PldProfile):
     def _rdp_profile(self) -> Profile | None:
         from symsel.profiles.rdp import SUBSAMPLED_ORDERS, RdpProfile
 
-        steps, step_rdp = self.steps, self._step_rdp
-        return RdpProfile(lambda orders: steps * step_rdp(orders), orders=SUBSAMPLED_ORDERS, name="dpsgd_rdp")
+        curve = _DpsgdRdpCurve(self.q, self.sigma, self.steps, self.neighbouring == "replace_one")
+        return RdpProfile(curve, orders=SUBSAMPLED_ORDERS, name="dpsgd_rdp")
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         out = super()._delta_finite(eps)
@@ -631,3 +628,22 @@ def _rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: tuple[float
     from symsel.profiles.subsampled_rdp import subsampled_gaussian_rdp
 
     return tuple(float(v) for v in subsampled_gaussian_rdp(q, sigma, orders))
+
+
+@dataclass(frozen=True)
+class _DpsgdRdpCurve:
+    """``steps`` DP-SGD steps' RDP at ``orders``: the Poisson-subsampled Gaussian's (add/remove and replace-special),
+    or the replace-one bound of :mod:`symsel.profiles.replace_one_rdp`. A value, not a closure over the profile: the
+    profile's cached RDP profile holds it without a reference cycle, and it pickles."""
+
+    q: float
+    sigma: float
+    steps: int
+    replace_one: bool
+
+    def __call__(self, orders: Any) -> np.ndarray:
+        if self.replace_one:
+            from symsel.profiles.replace_one_rdp import replace_one_rdp
+
+            return self.steps * np.asarray(replace_one_rdp(self.q, self.sigma, orders), dtype=float)
+        return self.steps * np.asarray(rdp_poisson_subsampled_gaussian(self.q, self.sigma, orders), dtype=float)
