@@ -230,6 +230,20 @@ def cli_cases() -> list[Case]:
     for command in ("bound", "dist", "verify", "derive", "audit", "sweep", "plan", "report", "tune", "profile", "rnm",
                     "ptr"):
         add(f"{command}:unknown_option", [command, "--no-such-option", "\u2603" * 1000])
+    # ---- edge inputs that ended in tracebacks: the smallest sampling rate, a nearly non-private part, huge integers,
+    # a stdout that cannot be written
+    tiny_q = "dpsgd(q=1e-300, sigma=1, steps=10)"
+    add("bound:valid_dpsgd_smallest_rate", ["bound", "--dist", g, "--base", tiny_q, "--delta", "1e-6", "--method",
+                                            "all"], invalid=False)
+    add("verify:valid_dpsgd_smallest_rate", ["verify", "--dist", "geometric(mean=3)", "--base", tiny_q, "--delta",
+                                             "1e-6"], invalid=False)
+    add("plan:valid_dpsgd_smallest_rate_final_run", ["plan", "--base", tiny_q, "--epsilon", "1", "--delta", "1e-6",
+                                                     "--dist", plan_g, "--final-run"], invalid=False)
+    add("bound:valid_compose_nearly_non_private", ["bound", "--dist", g, "--base", b, "--delta", "1e-6",
+                                                   "--compose-with", "gaussian(sigma=1e-3)"], invalid=False)
+    add("rnm:valid_m_401_digits", ["rnm", "--m", "1" + "0" * 400, "--base", b, "--delta", "1e-6"], invalid=False)
+    # ---- accepted invalid: a power of the variable over the limit only in the whole expression
+    add("dist:degree_of_whole_expression", ["dist", "pgf(expr='(z**1000000)**1000000')"])
     return c
 
 
@@ -417,6 +431,33 @@ def api_cases() -> list[Case]:
     ]:
         add(f"plan:{name}" if "max_" in name or "solve" in name else f"tuning:{name}", pl + code,
             invalid="valid" not in name)
+    # ---- edge inputs that ended in tracebacks: huge integers, size arguments without a limit, a law as a spec string,
+    # expressions built in Python, a wrong Axes, a non-private selection in a composition, a too fine loss grid
+    for name, code in [
+        ("valid_epsilon_int_1e400", "RESULT = symsel.bound(law, base).delta(10**400)"),
+        ("delta_int_1e400", "RESULT = symsel.bound(law, base).epsilon(10**400)"),
+        ("plot_ax_text", "RESULT = symsel.bound(law, base).plot(ax='x')"),
+        ("to_pld_points_1e12", "RESULT = symsel.to_pld(symsel.bound(law, base), points=10**12)"),
+    ]:
+        add(f"bound:{name}", pre + code, invalid="valid" not in name)
+    add("lower_bound:slices_1e9", pre + "RESULT = symsel.lower_bound(base, law, 1e-6, slices=10**9).epsilon")
+    add("lower_bound:valid_law_spec", pre + "RESULT = symsel.lower_bound(base, 'geometric(mean=3)', 1e-6).epsilon",
+        invalid=False)
+    add("accountant:get_epsilon_int_1e400", acc + "RESULT = A.compose(G(4.0)).get_epsilon(10**400)")
+    add("accountant:valid_get_delta_int_1e400", acc + "RESULT = A.compose(G(4.0)).get_delta(10**400)", invalid=False)
+    add("accountant:valid_selection_nearly_non_private", acc + "RESULT = A.compose(SelectionDpEvent(G(1e-3), "
+        "'geometric(mean=3)')).compose(G(4.0)).get_epsilon(1e-6)", invalid=False)
+    add("accountant:discretization_1e-300", acc + "RESULT = SelectionAccountant(value_discretization_interval=1e-300)"
+        ".compose(SelectionDpEvent(G(4.0), 'geometric(mean=3)')).compose(G(4.0)).get_epsilon(1e-6)")
+    add("hpo:delta_int_1e400", hpo + "RESULT = tune(obj, 'geometric(mean=3)', 'gaussian(sigma=4)', 10**400, seed=1)")
+    add("from_pgf:valid_text", pre + "RESULT = symsel.from_pgf('(1 + z)/2').mean", invalid=False)
+    add("from_pgf:terms_1e5", pre + "import sympy\nz = sympy.Symbol('z')\nterms = [sympy.Pow(z, i, evaluate=False) "
+        "for i in range(100_000)]\nRESULT = symsel.from_pgf(sympy.Add(*terms, evaluate=False))")
+    # ---- pickles: every base family whose RDP curve was a closure, and a bound on it
+    for spec in ("zcdp(rho=0.5)", "rdp_gaussian(sigma=2)", "rdp_pure(eps=1)",
+                 "rdp_subsampled_gaussian(q=0.01, sigma=1, steps=10)"):
+        add(f"pickle:valid_{spec.split('(')[0]}", pre + f"import pickle\np = parse_profile({spec!r})\nRESULT = "
+            "pickle.loads(pickle.dumps(symsel.bound(law, p))).epsilon(1e-6)", invalid=False)
     return c
 
 

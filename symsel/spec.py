@@ -119,6 +119,35 @@ def _checked_power(base: sympy.Expr, exponent: sympy.Expr, text: str, node: ast.
     return base**exponent
 
 
+#: the most nodes of a formula's expression tree (a spec of at most ``_MAX_SPEC_LENGTH`` characters has fewer; an
+#: expression built in Python, e.g. a polynomial of 1e5 terms, is refused before SymPy recurses through it).
+MAX_EXPRESSION_NODES = 50_000
+
+
+def check_expression(expr: Any, symbols: tuple[str, ...], where: str) -> sympy.Expr:
+    """``expr`` (a SymPy expression) if it is small enough to work with, else a :class:`ParameterError` naming
+    ``expr``: at most :data:`MAX_EXPRESSION_NODES` nodes, and no power of a variable (``symbols``) whose exponent
+    exceeds ``_MAX_EXPONENT`` *in the whole expression* (``(z**1000000)**1000000`` is ``z**1e12``: each power is
+    within the limit, their product is not). The tree is walked without recursion."""
+    if not isinstance(expr, sympy.Basic):
+        raise ParameterError("expr", _shown(repr(expr)), "a SymPy expression or a formula string", where)
+    variables = {sympy.Symbol(s) for s in symbols}
+    stack, nodes = [expr], 0
+    while stack:
+        node = stack.pop()
+        nodes += 1
+        if nodes > MAX_EXPRESSION_NODES:
+            raise ParameterError("expr", _shown(str(type(expr).__name__)), f"an expression of at most "
+                                 f"{MAX_EXPRESSION_NODES} nodes", where)
+        if (isinstance(node, sympy.Pow) and node.exp.is_Number and node.base.free_symbols
+                and {str(s) for s in node.base.free_symbols} & {str(v) for v in variables}
+                and not abs(float(node.exp)) <= _MAX_EXPONENT):
+            raise ParameterError("expr", _shown(str(node)), f"powers of {', '.join(symbols)} with exponents at most "
+                                 f"{_MAX_EXPONENT:.0e} in absolute value (the whole expression's degree)", where)
+        stack.extend(node.args)
+    return expr
+
+
 def parse_expression(text: str, symbols: tuple[str, ...] = ("z",), params: tuple[str, ...] = ()) -> sympy.Expr:
     """Convert a formula string to SymPy. Allowed names: ``symbols``, ``params``, the whitelisted
     functions and ``pi``, ``E``. Anything else is a :class:`SpecError` naming the token."""
@@ -167,7 +196,11 @@ def parse_expression(text: str, symbols: tuple[str, ...] = ("z",), params: tuple
             return _FUNCTIONS[node.func.id](*args)
         raise SpecError(f"unsupported syntax {ast.unparse(node)!r}", text, getattr(node, "col_offset", 0) + 1)
 
-    return convert(tree)
+    expr = convert(tree)
+    try:
+        return check_expression(expr, symbols, "expression")
+    except ParameterError as exc:
+        raise SpecError(f"expression too large: {exc.allowed}", _shown(text)) from None
 
 
 def _value(node: ast.AST, text: str, families: Mapping[str, Callable[..., Any]]) -> Any:

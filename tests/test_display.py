@@ -208,3 +208,9 @@ def test_plot_without_matplotlib_names_the_extra(envelope, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import matplotlib.pyplot now raises ImportError
     with pytest.raises(ImportError, match=r"symsel\[notebooks\]"):
         envelope.plot(deltas=[1e-6])
+
+
+def test_plot_refuses_an_axes_that_is_not_one():
+    b = symsel.bound(symsel.geometric(mean=3), symsel.parse_profile("gaussian(sigma=4)"))
+    with pytest.raises(ParameterError, match="ax='x'"):
+        b.plot(ax="x")

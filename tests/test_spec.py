@@ -116,3 +116,20 @@ def test_fractions_of_integers_are_exact_values():
         parse_distribution("geometric(gamma=1/0)")
     with pytest.raises(SpecError, match="unsupported value"):
         parse_distribution("geometric(gamma=9/10.0)")
+
+
+@pytest.mark.parametrize("formula", ["(z**1000000)**1000000", "z**9999999*z**9999999", "(z**100000)**1000"])
+def test_the_degree_of_the_whole_expression_is_limited(formula):
+    # each power is within the limit; the power they make together is not
+    with pytest.raises(SpecError, match="whole expression's degree"):
+        parse_distribution(f"pgf(expr='{formula}')")
+
+
+def test_an_expression_built_in_python_is_limited_in_size():
+    from symsel.spec import MAX_EXPRESSION_NODES, check_expression
+
+    z = sympy.Symbol("z")
+    wide = sympy.Add(*[sympy.Pow(z, i, evaluate=False) for i in range(MAX_EXPRESSION_NODES)], evaluate=False)
+    with pytest.raises(ParameterError, match="at most 50000 nodes"):
+        check_expression(wide, ("z",), "pgf")
+    assert check_expression(z**2, ("z",), "pgf") == z**2

@@ -516,3 +516,14 @@ def test_an_accepted_law_is_accepted_again_without_its_checks_and_a_refusal_is_n
     for _ in range(2):  # a PGF of more than 256 terms is not remembered (it could hold megabytes)
         symsel.parse_distribution("pmf(expr='1/300', k_min=1, k_max=300)")
     assert len(checked) == 9 and len(user._ACCEPTED) == 2
+
+
+def test_from_pgf_takes_a_formula_string_and_refuses_a_huge_expression():
+    assert symsel.from_pgf("(1 + z)/2").mean == 0.5
+    assert symsel.from_pmf("(1/2)**(k+1)").mean == pytest.approx(1.0)
+    z = sympy.Symbol("z")
+    terms = sympy.Add(*[sympy.Pow(z, i, evaluate=False) for i in range(100_000)], evaluate=False) / 100_000
+    with pytest.raises(ParameterError, match="nodes"):  # was a RecursionError in SymPy
+        symsel.from_pgf(terms)
+    with pytest.raises(ParameterError, match="SymPy expression or a formula string"):
+        symsel.from_pgf(3)
