@@ -64,6 +64,7 @@ class Case:
     invalid: bool  # True: the input is not valid and must be refused
     outputs: tuple[str, ...] = ()  # sandbox-relative paths the case may create or change
     files: dict[str, str] = field(default_factory=dict)  # work-relative files written before the case
+    links: dict[str, str] = field(default_factory=dict)  # work-relative symbolic links (name: target) made before it
     needs_devices: bool = False
 
 
@@ -242,6 +243,14 @@ def cli_cases() -> list[Case]:
     add("bound:valid_compose_nearly_non_private", ["bound", "--dist", g, "--base", b, "--delta", "1e-6",
                                                    "--compose-with", "gaussian(sigma=1e-3)"], invalid=False)
     add("rnm:valid_m_401_digits", ["rnm", "--m", "1" + "0" * 400, "--base", b, "--delta", "1e-6"], invalid=False)
+    # ---- damaged files: a report folder that is not symsel's (a user's edited copy of a summary, no marker), or
+    # whose marker is a symbolic link to a file outside it
+    mine = {"rep/summary.md": "# symsel report\n\nmy own notes\n", "rep/bounds.csv": "mine\n"}
+    add("report:users_copy_of_a_summary", ["report", "--quick", "--no-progress", "--out", "rep"], files=mine)
+    marker_text = ("# symsel report wrote these files here and rewrites only them (one name a line)\nbounds.csv\n"
+                   "summary.md\n")
+    add("report:marker_symlink", ["report", "--quick", "--no-progress", "--out", "rep"],
+        files={**mine, "elsewhere/marker": marker_text}, links={"rep/.symsel-report": "../elsewhere/marker"})
     # ---- accepted invalid: a power of the variable over the limit only in the whole expression
     add("dist:degree_of_whole_expression", ["dist", "pgf(expr='(z**1000000)**1000000')"])
     return c
@@ -523,6 +532,9 @@ def _reset_work(root: Path, case: Case) -> None:
     for rel, text in case.files.items():
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
         (work / rel).write_text(text)
+    for rel, target in case.links.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).symlink_to(target)
 
 
 # ------------------------------------------------------------------------------------------------ running
