@@ -253,6 +253,21 @@ def cli_cases() -> list[Case]:
         files={**mine, "elsewhere/marker": marker_text}, links={"rep/.symsel-report": "../elsewhere/marker"})
     # ---- accepted invalid: a power of the variable over the limit only in the whole expression
     add("dist:degree_of_whole_expression", ["dist", "pgf(expr='(z**1000000)**1000000')"])
+    # ---- accepted invalid: options ignored or a bad value never looked at when no mean fits
+    for name, value in [("candidates_negative_no_mean_fits", "-5"), ("candidates_nan_no_mean_fits", "nan")]:
+        add(f"plan:{name}", ["plan", "--base", b, "--epsilon", "1", "--delta", "1e-6", "--dist", plan_g,
+                             "--candidates", value])
+    add("plan:candidates_with_fixed_trials", ["plan", "--base", b, "--epsilon", "1", "--delta", "1e-6", "--dist",
+                                              "point(k={k})", "--candidates", "5"])
+    add("derive:three_output_forms", ["derive", g, "--latex", "--markdown"])  # with --json from add()
+    # ---- accepted invalid: grids with a typo key, a boolean delta, a repeated column; an --out that names a folder
+    for name, name_text in [("typo_key", ("grid.yaml", SMALL_GRID.replace("methods:", "method:"))),
+                            ("delta_true", ("grid.yaml", SMALL_GRID.replace("[1e-6]", "[true]"))),
+                            ("two_dist_columns", ("grid.csv", "dist,base,delta,dist\ngeometric(mean=3),"
+                                                  "gaussian(sigma=4),1e-6,poisson(mean=3)\n"))]:
+        add(f"sweep:grid_{name}", ["sweep", name_text[0], "--out", "g.csv"], files=dict([name_text]),
+            outputs=("work/g.csv", "work/g.csv.lock"))
+    add("sweep:out_names_a_folder", ["sweep", "grid.yaml", "--out", "newdir/"], files=small)
     return c
 
 

@@ -67,8 +67,12 @@ def output_file(value: Any, option: str, where: str, allowed: str,
     """The file an output option names, checked before anything is read or written: a path where nothing is yet, or
     a regular file (an empty one, or one ``ours`` recognises as written by symsel; any regular file when ``ours`` is
     ``None``: the caller recognises it itself). Anything else is refused with a :class:`ParameterError` naming
-    ``option``, its value and ``allowed``."""
+    ``option``, its value and ``allowed``; so is a path that ends with a separator (``newdir/`` names a folder,
+    though ``Path`` would drop the slash and write a file ``newdir``)."""
     path = _path(value, option, where, allowed)
+    text = os.fspath(value)
+    if text.endswith(os.sep) or (os.altsep is not None and text.endswith(os.altsep)):
+        raise _refuse(text, option, where, allowed, "it ends with a path separator, so it names a folder, not a file")
     try:
         kind = path_kind(path)
     except OSError as exc:

@@ -444,3 +444,10 @@ def test_one_method_failing_leaves_the_rest_of_the_table(monkeypatch: pytest.Mon
                                     "--delta", "2", "--method", "all"])
     one_line_error(bad, "delta=2")
 
+
+
+def test_an_output_file_that_ends_with_a_separator_is_refused(tmp_path: Path) -> None:
+    from symsel.outputs import output_file
+
+    with pytest.raises(ParameterError, match="names a folder"):
+        output_file(str(tmp_path / "newdir") + os.sep, "--out", "sweep", "a new file")

@@ -358,3 +358,10 @@ def test_a_fixed_k_law_on_a_base_with_delta_reports_its_unbounded_ratio(base):
     result = CliRunner().invoke(main, ["derive", "point(k=2)", "--base", base, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["sup_location"] == "start (unbounded)"
+
+
+@pytest.mark.parametrize("flags", [("--latex", "--markdown"), ("--latex", "--json"), ("--latex", "--markdown",
+                                                                                       "--json")])
+def test_derive_takes_one_output_form(flags):
+    result = CliRunner().invoke(main, ["derive", "geometric(mean=3)", *flags])
+    assert result.exit_code == 2 and "at most one of --latex, --markdown, --json" in result.output
