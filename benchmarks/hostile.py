@@ -709,7 +709,7 @@ def _out_of_range(data: Any, depth: int = 0) -> list[str]:
             continue
         try:
             x = float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else None
-        except ValueError:
+        except (ValueError, OverflowError):  # an integer beyond float range (rnm --m with 401 digits) is in range
             x = None
         if x is None:
             continue
