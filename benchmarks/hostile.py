@@ -65,6 +65,7 @@ class Case:
     outputs: tuple[str, ...] = ()  # sandbox-relative paths the case may create or change
     files: dict[str, str] = field(default_factory=dict)  # work-relative files written before the case
     links: dict[str, str] = field(default_factory=dict)  # work-relative symbolic links (name: target) made before it
+    env: dict[str, str] = field(default_factory=dict)  # environment variables set for the case
     needs_devices: bool = False
 
 
@@ -268,6 +269,11 @@ def cli_cases() -> list[Case]:
         add(f"sweep:grid_{name}", ["sweep", name_text[0], "--out", "g.csv"], files=dict([name_text]),
             outputs=("work/g.csv", "work/g.csv.lock"))
     add("sweep:out_names_a_folder", ["sweep", "grid.yaml", "--out", "newdir/"], files=small)
+    # ---- misleading messages: Python's integer printing limit, an environment variable joblib reads
+    add("dist:factorial_power", ["dist", "pgf(expr='factorial(10000)**1000')"])
+    four = {"grid.yaml": SMALL_GRID.replace("deltas: [1e-6]", "deltas: [1e-6, 1e-5, 1e-4, 1e-3]")}
+    add("sweep:loky_cpu_count_garbage", ["sweep", "grid.yaml", "--out", "g.csv"], files=four,
+        outputs=("work/g.csv", "work/g.csv.lock"), env={"LOKY_MAX_CPU_COUNT": "garbage"})
     return c
 
 
@@ -475,6 +481,12 @@ def api_cases() -> list[Case]:
         ".compose(SelectionDpEvent(G(4.0), 'geometric(mean=3)')).compose(G(4.0)).get_epsilon(1e-6)")
     add("hpo:delta_int_1e400", hpo + "RESULT = tune(obj, 'geometric(mean=3)', 'gaussian(sigma=4)', 10**400, seed=1)")
     add("from_pgf:valid_text", pre + "RESULT = symsel.from_pgf('(1 + z)/2').mean", invalid=False)
+    # ---- misleading messages: a byte the locale could not decode, a delegating family naming another one
+    add("parse_distribution:undecodable_byte", pre + "RESULT = parse_distribution('g\\udce9ometric(mean=3)')")
+    add("geometric:fraction_below_one", pre + "from fractions import Fraction\nRESULT = symsel.geometric("
+        "mean=Fraction(1, 2))")
+    add("geometric:valid_fraction", pre + "from fractions import Fraction\nRESULT = symsel.geometric("
+        "mean=Fraction(3)).mean", invalid=False)
     add("from_pgf:terms_1e5", pre + "import sympy\nz = sympy.Symbol('z')\nterms = [sympy.Pow(z, i, evaluate=False) "
         "for i in range(100_000)]\nRESULT = symsel.from_pgf(sympy.Add(*terms, evaluate=False))")
     # ---- pickles: every base family whose RDP curve was a closure, and a bound on it
@@ -601,7 +613,7 @@ def run_case(case: Case, root: Path, cpu: int, wall: float) -> dict[str, Any]:
     _reset_work(root, case)
     before = _snapshot(root)
     env = {**os.environ, "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(root.parent / "mpl"), "PYTHONDONTWRITEBYTECODE": "1",
-           "COLUMNS": "120", "TQDM_DISABLE": "1"}
+           "COLUMNS": "120", "TQDM_DISABLE": "1", **case.env}
     if case.name.startswith("cli:"):
         cmd = [SYMSEL, *case.args]
     else:

@@ -78,6 +78,12 @@ def _parse(text: str, what: str) -> ast.expr:
         raise SpecError(f"empty {what} spec", text if isinstance(text, str) else repr(text))
     if len(text) > _MAX_SPEC_LENGTH:
         raise SpecError(f"{what} spec longer than {_MAX_SPEC_LENGTH} characters", _shown(text))
+    undecodable = next((i for i, c in enumerate(text) if "\udc80" <= c <= "\udcff"), None)
+    if undecodable is not None:  # a byte the locale could not decode (argv under LANG=C): Python keeps it as a
+        # surrogate, which no parser takes
+        byte = ord(text[undecodable]) - 0xDC00
+        raise SpecError(f"{what} spec has a byte that is not text in this locale (0x{byte:02x}; is the terminal's "
+                        "encoding UTF-8?)", _shown(text), undecodable + 1)
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
@@ -87,7 +93,9 @@ def _parse(text: str, what: str) -> ast.expr:
         raise SpecError(f"syntax error ({exc.msg})", _shown(text), exc.offset) from None
     except (RecursionError, MemoryError):
         raise SpecError(f"{what} spec nested too deeply (at most {_MAX_DEPTH} levels)", _shown(text)) from None
-    except ValueError:  # e.g. an integer literal beyond Python's digit limit
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc) and "digits" not in str(exc):
+            raise SpecError(f"{what} spec cannot be read ({' '.join(str(exc).split())[:100]})", _shown(text)) from None
         raise SpecError(f"{what} spec has a number with too many digits (at most {_MAX_NUMBER_DIGITS})",
                         _shown(text)) from None
     if _depth(tree) > _MAX_DEPTH:
@@ -261,6 +269,9 @@ def _call(node: ast.Call, text: str, families: Mapping[str, Callable[..., Any]])
     except SymselError:
         raise
     except (TypeError, ValueError, ZeroDivisionError, OverflowError) as exc:
+        if "integer string conversion" in str(exc):  # Python's own limit on printing an integer, not a user's word
+            raise SpecError(f"{name}: a number in it has more than 4300 digits, too large to work with",
+                            _shown(text), node.col_offset + 1) from None
         raise SpecError(f"{name}: {str(exc).splitlines()[0][:200]}", _shown(text), node.col_offset + 1) from None
 
 

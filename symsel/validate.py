@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import sys
 from typing import Any
 
@@ -96,6 +97,21 @@ class _HugeInteger:
 
     def __repr__(self) -> str:
         return f"<an integer of about {self.digits} digits>"
+
+
+def environment_integer(name: str, where: str) -> int | None:
+    """The environment variable ``name`` as an integer ``>= 1`` (``None`` when unset): a variable a library symsel
+    calls reads (e.g. joblib's ``LOKY_MAX_CPU_COUNT``), checked here so that a bad value is one error naming it."""
+    text = os.environ.get(name)
+    if text is None:
+        return None
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ParameterError(f"environment variable {name}", text[:40], "a whole number >= 1, or unset", where)
+    return value
 
 
 def flag(value: Any, name: str, where: str) -> bool:

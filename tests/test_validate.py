@@ -37,3 +37,16 @@ def test_integers_are_compared_exactly():
         validate.integer(10**400, "m", "here", hi=10)
     with pytest.raises(ParameterError):
         validate.integer(1.5, "m", "here")
+
+
+def test_an_environment_variable_a_library_reads_is_checked(monkeypatch):
+    monkeypatch.setenv("LOKY_MAX_CPU_COUNT", "garbage")
+    with pytest.raises(ParameterError, match="environment variable LOKY_MAX_CPU_COUNT='garbage'"):
+        validate.environment_integer("LOKY_MAX_CPU_COUNT", "sweep")
+    from symsel.apps.sweep import check_jobs
+
+    with pytest.raises(ParameterError, match="LOKY_MAX_CPU_COUNT"):
+        check_jobs(-1)
+    assert check_jobs(1) == 1  # one process: joblib's pool is not used
+    monkeypatch.setenv("LOKY_MAX_CPU_COUNT", "3")
+    assert validate.environment_integer("LOKY_MAX_CPU_COUNT", "sweep") == 3

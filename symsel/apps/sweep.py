@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from symsel import validate
 from symsel.errors import ParameterError, SymselError
 from symsel.outputs import output_file, path_kind
 
@@ -638,6 +639,8 @@ def check_jobs(jobs: Any, dask_address: str | None = None) -> int:
     if dask_address is not None and jobs != -1:
         raise ParameterError("--jobs", jobs, "no --jobs with --dask (the Dask cluster's workers run the cells)",
                              "sweep")
+    if jobs != 1 and dask_address is None:  # joblib's process pool (loky) reads it, and fails on anything but a number
+        validate.environment_integer("LOKY_MAX_CPU_COUNT", "sweep")
     return jobs
 
 

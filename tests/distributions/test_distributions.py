@@ -527,3 +527,14 @@ def test_from_pgf_takes_a_formula_string_and_refuses_a_huge_expression():
         symsel.from_pgf(terms)
     with pytest.raises(ParameterError, match="SymPy expression or a formula string"):
         symsel.from_pgf(3)
+
+
+def test_delegating_families_name_themselves_and_take_fractions():
+
+
+    assert symsel.geometric(mean=Fraction(3)).mean == 3.0
+    assert symsel.poisson(mean=Fraction(5, 2)).mean == 2.5
+    with pytest.raises(ParameterError, match=r"^geometric: parameter mean=Fraction\(1, 2\)"):
+        symsel.geometric(mean=Fraction(1, 2))
+    with pytest.raises(ParameterError, match=r"^logarithmic: parameter mean=-1"):
+        symsel.logarithmic(mean=-1)
