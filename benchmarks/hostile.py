@@ -64,6 +64,8 @@ class Case:
     invalid: bool  # True: the input is not valid and must be refused
     outputs: tuple[str, ...] = ()  # sandbox-relative paths the case may create or change
     files: dict[str, str] = field(default_factory=dict)  # work-relative files written before the case
+    links: dict[str, str] = field(default_factory=dict)  # work-relative symbolic links (name: target) made before it
+    env: dict[str, str] = field(default_factory=dict)  # environment variables set for the case
     needs_devices: bool = False
 
 
@@ -282,6 +284,48 @@ def cli_cases() -> list[Case]:
     add("plan:mean_k_valid", ["plan", "--base", "gaussian(sigma=4)", "--mean", "3", "--dist", "point(k={k})",
                               "--delta", "1e-6", "--final-run", "--method", "best"], invalid=False)
     # ---- end of the whole-pipeline block
+    # ---- edge inputs that ended in tracebacks: the smallest sampling rate, a nearly non-private part, huge integers,
+    # a stdout that cannot be written
+    tiny_q = "dpsgd(q=1e-300, sigma=1, steps=10)"
+    add("bound:valid_dpsgd_smallest_rate", ["bound", "--dist", g, "--base", tiny_q, "--delta", "1e-6", "--method",
+                                            "all"], invalid=False)
+    add("verify:valid_dpsgd_smallest_rate", ["verify", "--dist", "geometric(mean=3)", "--base", tiny_q, "--delta",
+                                             "1e-6"], invalid=False)
+    add("plan:valid_dpsgd_smallest_rate_final_run", ["plan", "--base", tiny_q, "--epsilon", "1", "--delta", "1e-6",
+                                                     "--dist", plan_g, "--final-run"], invalid=False)
+    add("bound:valid_compose_nearly_non_private", ["bound", "--dist", g, "--base", b, "--delta", "1e-6",
+                                                   "--compose-with", "gaussian(sigma=1e-3)"], invalid=False)
+    add("rnm:valid_m_401_digits", ["rnm", "--m", "1" + "0" * 400, "--base", b, "--delta", "1e-6"], invalid=False)
+    # ---- damaged files: a report folder that is not symsel's (a user's edited copy of a summary, no marker), or
+    # whose marker is a symbolic link to a file outside it
+    mine = {"rep/summary.md": "# symsel report\n\nmy own notes\n", "rep/bounds.csv": "mine\n"}
+    add("report:users_copy_of_a_summary", ["report", "--quick", "--no-progress", "--out", "rep"], files=mine)
+    marker_text = ("# symsel report wrote these files here and rewrites only them (one name a line)\nbounds.csv\n"
+                   "summary.md\n")
+    add("report:marker_symlink", ["report", "--quick", "--no-progress", "--out", "rep"],
+        files={**mine, "elsewhere/marker": marker_text}, links={"rep/.symsel-report": "../elsewhere/marker"})
+    # ---- accepted invalid: a power of the variable over the limit only in the whole expression
+    add("dist:degree_of_whole_expression", ["dist", "pgf(expr='(z**1000000)**1000000')"])
+    # ---- accepted invalid: options ignored or a bad value never looked at when no mean fits
+    for name, value in [("candidates_negative_no_mean_fits", "-5"), ("candidates_nan_no_mean_fits", "nan")]:
+        add(f"plan:{name}", ["plan", "--base", b, "--epsilon", "1", "--delta", "1e-6", "--dist", plan_g,
+                             "--candidates", value])
+    add("plan:candidates_with_fixed_trials", ["plan", "--base", b, "--epsilon", "1", "--delta", "1e-6", "--dist",
+                                              "point(k={k})", "--candidates", "5"])
+    add("derive:three_output_forms", ["derive", g, "--latex", "--markdown"])  # with --json from add()
+    # ---- accepted invalid: grids with a typo key, a boolean delta, a repeated column; an --out that names a folder
+    for name, name_text in [("typo_key", ("grid.yaml", SMALL_GRID.replace("methods:", "method:"))),
+                            ("delta_true", ("grid.yaml", SMALL_GRID.replace("[1e-6]", "[true]"))),
+                            ("two_dist_columns", ("grid.csv", "dist,base,delta,dist\ngeometric(mean=3),"
+                                                  "gaussian(sigma=4),1e-6,poisson(mean=3)\n"))]:
+        add(f"sweep:grid_{name}", ["sweep", name_text[0], "--out", "g.csv"], files=dict([name_text]),
+            outputs=("work/g.csv", "work/g.csv.lock"))
+    add("sweep:out_names_a_folder", ["sweep", "grid.yaml", "--out", "newdir/"], files=small)
+    # ---- misleading messages: Python's integer printing limit, an environment variable joblib reads
+    add("dist:factorial_power", ["dist", "pgf(expr='factorial(10000)**1000')"])
+    four = {"grid.yaml": SMALL_GRID.replace("deltas: [1e-6]", "deltas: [1e-6, 1e-5, 1e-4, 1e-3]")}
+    add("sweep:loky_cpu_count_garbage", ["sweep", "grid.yaml", "--out", "g.csv"], files=four,
+        outputs=("work/g.csv", "work/g.csv.lock"), env={"LOKY_MAX_CPU_COUNT": "garbage"})
     return c
 
 
@@ -558,6 +602,39 @@ def api_cases() -> list[Case]:
         add(f"pipeline:{name}", (op if "opacus" in name else "import symsel\n") + code,
             invalid="valid" not in name)
     # ---- end of the whole-pipeline block
+    # ---- edge inputs that ended in tracebacks: huge integers, size arguments without a limit, a law as a spec string,
+    # expressions built in Python, a wrong Axes, a non-private selection in a composition, a too fine loss grid
+    for name, code in [
+        ("valid_epsilon_int_1e400", "RESULT = symsel.bound(law, base).delta(10**400)"),
+        ("delta_int_1e400", "RESULT = symsel.bound(law, base).epsilon(10**400)"),
+        ("plot_ax_text", "RESULT = symsel.bound(law, base).plot(ax='x')"),
+        ("to_pld_points_1e12", "RESULT = symsel.to_pld(symsel.bound(law, base), points=10**12)"),
+    ]:
+        add(f"bound:{name}", pre + code, invalid="valid" not in name)
+    add("lower_bound:slices_1e9", pre + "RESULT = symsel.lower_bound(base, law, 1e-6, slices=10**9).epsilon")
+    add("lower_bound:valid_law_spec", pre + "RESULT = symsel.lower_bound(base, 'geometric(mean=3)', 1e-6).epsilon",
+        invalid=False)
+    add("accountant:get_epsilon_int_1e400", acc + "RESULT = A.compose(G(4.0)).get_epsilon(10**400)")
+    add("accountant:valid_get_delta_int_1e400", acc + "RESULT = A.compose(G(4.0)).get_delta(10**400)", invalid=False)
+    add("accountant:valid_selection_nearly_non_private", acc + "RESULT = A.compose(SelectionDpEvent(G(1e-3), "
+        "'geometric(mean=3)')).compose(G(4.0)).get_epsilon(1e-6)", invalid=False)
+    add("accountant:discretization_1e-300", acc + "RESULT = SelectionAccountant(value_discretization_interval=1e-300)"
+        ".compose(SelectionDpEvent(G(4.0), 'geometric(mean=3)')).compose(G(4.0)).get_epsilon(1e-6)")
+    add("hpo:delta_int_1e400", hpo + "RESULT = tune(obj, 'geometric(mean=3)', 'gaussian(sigma=4)', 10**400, seed=1)")
+    add("from_pgf:valid_text", pre + "RESULT = symsel.from_pgf('(1 + z)/2').mean", invalid=False)
+    # ---- misleading messages: a byte the locale could not decode, a delegating family naming another one
+    add("parse_distribution:undecodable_byte", pre + "RESULT = parse_distribution('g\\udce9ometric(mean=3)')")
+    add("geometric:fraction_below_one", pre + "from fractions import Fraction\nRESULT = symsel.geometric("
+        "mean=Fraction(1, 2))")
+    add("geometric:valid_fraction", pre + "from fractions import Fraction\nRESULT = symsel.geometric("
+        "mean=Fraction(3)).mean", invalid=False)
+    add("from_pgf:terms_1e5", pre + "import sympy\nz = sympy.Symbol('z')\nterms = [sympy.Pow(z, i, evaluate=False) "
+        "for i in range(100_000)]\nRESULT = symsel.from_pgf(sympy.Add(*terms, evaluate=False))")
+    # ---- pickles: every base family whose RDP curve was a closure, and a bound on it
+    for spec in ("zcdp(rho=0.5)", "rdp_gaussian(sigma=2)", "rdp_pure(eps=1)",
+                 "rdp_subsampled_gaussian(q=0.01, sigma=1, steps=10)"):
+        add(f"pickle:valid_{spec.split('(')[0]}", pre + f"import pickle\np = parse_profile({spec!r})\nRESULT = "
+            "pickle.loads(pickle.dumps(symsel.bound(law, p))).epsilon(1e-6)", invalid=False)
     return c
 
 
@@ -623,6 +700,9 @@ def _reset_work(root: Path, case: Case) -> None:
     for rel, text in case.files.items():
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
         (work / rel).write_text(text)
+    for rel, target in case.links.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).symlink_to(target)
 
 
 # ------------------------------------------------------------------------------------------------ running
@@ -674,7 +754,7 @@ def run_case(case: Case, root: Path, cpu: int, wall: float) -> dict[str, Any]:
     _reset_work(root, case)
     before = _snapshot(root)
     env = {**os.environ, "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(root.parent / "mpl"), "PYTHONDONTWRITEBYTECODE": "1",
-           "COLUMNS": "120", "TQDM_DISABLE": "1"}
+           "COLUMNS": "120", "TQDM_DISABLE": "1", **case.env}
     if case.name.startswith("cli:"):
         cmd = [SYMSEL, *case.args]
     else:
@@ -782,7 +862,7 @@ def _out_of_range(data: Any, depth: int = 0) -> list[str]:
             continue
         try:
             x = float(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else None
-        except ValueError:
+        except (ValueError, OverflowError):  # an integer beyond float range (rnm --m with 401 digits) is in range
             x = None
         if x is None:
             continue

@@ -462,8 +462,12 @@ def plot_bound(bound: SelectionBound, ax: Axes | None = None, deltas: Sequence[f
     except ImportError as exc:
         raise ImportError("SelectionBound.plot needs matplotlib: pip install 'symsel[notebooks]' "
                           "(the notebooks extra)") from exc
+    from matplotlib.axes import Axes
+
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
+    elif not isinstance(ax, Axes):
+        raise ParameterError("ax", ax, "None or a matplotlib Axes", "SelectionBound.plot")
 
     def finite(x: float) -> float:
         return x if math.isfinite(x) else math.nan

@@ -30,7 +30,18 @@ class ParameterError(SymselError, ValueError):
         self.allowed = allowed
         self.where = where
         prefix = f"{where}: " if where else ""
-        super().__init__(f"{prefix}parameter {name}={value!r} is out of range; allowed: {allowed}")
+        super().__init__(f"{prefix}parameter {name}={_shown(value)} is out of range; allowed: {allowed}")
+
+
+#: the longest value shown in full in a :class:`ParameterError` (a deeply nested law's spec runs to thousands of
+#: characters, and the one-line error would be cut before it says what is allowed).
+_SHOWN_VALUE = 120
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, its middle elided past :data:`_SHOWN_VALUE` characters."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_VALUE else f"{text[:70]}...{text[-40:]}"
 
 
 class SpecError(SymselError, ValueError):

@@ -67,8 +67,12 @@ def output_file(value: Any, option: str, where: str, allowed: str,
     """The file an output option names, checked before anything is read or written: a path where nothing is yet, or
     a regular file (an empty one, or one ``ours`` recognises as written by symsel; any regular file when ``ours`` is
     ``None``: the caller recognises it itself). Anything else is refused with a :class:`ParameterError` naming
-    ``option``, its value and ``allowed``."""
+    ``option``, its value and ``allowed``; so is a path that ends with a separator (``newdir/`` names a folder,
+    though ``Path`` would drop the slash and write a file ``newdir``)."""
     path = _path(value, option, where, allowed)
+    text = os.fspath(value)
+    if text.endswith(os.sep) or (os.altsep is not None and text.endswith(os.altsep)):
+        raise _refuse(text, option, where, allowed, "it ends with a path separator, so it names a folder, not a file")
     try:
         kind = path_kind(path)
     except OSError as exc:
@@ -83,13 +87,13 @@ def output_file(value: Any, option: str, where: str, allowed: str,
     return path
 
 
-def output_folder(value: Any, option: str, where: str, names: Iterable[str], marker: str = REPORT_MARKER,
-                  unmarked: Callable[[Path], bool] | None = None) -> Path:
+def output_folder(value: Any, option: str, where: str, names: Iterable[str], marker: str = REPORT_MARKER) -> Path:
     """The folder an output option names, checked before anything is written, and marked: a folder that does not
     exist yet (created), or an existing one in which every file of ``names`` either does not exist or is a regular file
     that the folder's ``marker`` lists (written there by symsel before). The marker is then (re)written, listing
-    ``names`` too, so the next run may rewrite them; files it does not list are never touched. A folder without a
-    marker that ``unmarked`` recognises as written by symsel before markers existed counts as listing ``names``."""
+    ``names`` too, so the next run may rewrite them; files it does not list are never touched. Ownership is the
+    marker's alone: a file's content (a ``summary.md`` that starts like symsel's, a user's edited copy) proves
+    nothing, and a marker that is a symbolic link or not exactly what :func:`write_marker` writes is refused."""
     allowed = f"a new folder, or one whose files of those names symsel {where} wrote (its {marker} lists them)"
     folder = _path(value, option, where, allowed)
     kind = path_kind(folder)
@@ -97,8 +101,6 @@ def output_folder(value: Any, option: str, where: str, names: Iterable[str], mar
         raise _refuse(folder, option, where, allowed, f"it is a {kind}, not a folder")
     names = list(names)
     listed = read_marker(folder / marker, option, where, allowed) if kind == "folder" else set()
-    if kind == "folder" and unmarked is not None and path_kind(folder / marker) is None and unmarked(folder):
-        listed = set(names)
     for name in names:
         target = folder / name
         found = path_kind(target)
@@ -118,25 +120,55 @@ def output_folder(value: Any, option: str, where: str, names: Iterable[str], mar
     return folder
 
 
+#: the largest marker read (a marker lists a few hundred file names at most).
+_MARKER_MAX_BYTES = 1 << 20
+
+
 def read_marker(path: Path, option: str, where: str, allowed: str) -> set[str]:
-    """The names a marker file lists (none if it does not exist); a marker that is not one is refused."""
+    """The names a marker file lists (none if it does not exist). Refused: a symbolic link (never followed, whatever
+    it points at), anything but a regular file, and a file that is not exactly what :func:`write_marker` writes
+    (its head line, then distinct plain file names in sorted order, each line ended by a newline)."""
+    if os.path.islink(path):
+        raise _refuse(path.parent, option, where, allowed, f"its {path.name} is a symbolic link")
     kind = path_kind(path)
     if kind is None:
         return set()
     if kind != "file":
         raise _refuse(path.parent, option, where, allowed, f"its {path.name} is a {kind}")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with open(path, "rb") as handle:
+            raw = handle.read(_MARKER_MAX_BYTES + 1)
+        text = raw.decode("utf-8") if len(raw) <= _MARKER_MAX_BYTES else ""
     except (OSError, UnicodeDecodeError):
-        lines = []
-    if not lines or lines[0] != _MARKER_HEAD:
+        text = ""
+    lines = text.split("\n")
+    names = lines[1:-1]
+    exact = (len(lines) >= 2 and lines[0] == _MARKER_HEAD and lines[-1] == "" and names == sorted(set(names))
+             and all(_plain_name(name) for name in names))
+    if not exact:
         raise _refuse(path.parent, option, where, allowed, f"its {path.name} is not a marker symsel wrote")
-    return {line for line in lines[1:] if line and "/" not in line}
+    return set(names)
+
+
+def _plain_name(name: str) -> bool:
+    """A file name a marker may list: not empty, not ``.``/``..``, no ``/``, NUL or line break."""
+    return bool(name) and name not in (".", "..") and not any(c in name for c in "/\0\r")
 
 
 def write_marker(path: Path, names: Iterable[str]) -> None:
-    """Write a marker file listing ``names`` (sorted, one a line)."""
-    path.write_text("\n".join([_MARKER_HEAD, *sorted(set(names))]) + "\n", encoding="utf-8")
+    """Write a marker file listing ``names`` (sorted, one a line): into a new file beside it, then renamed over it,
+    so a symbolic link in its place is replaced, never written through."""
+    listed = sorted(set(names))
+    if not all(_plain_name(name) for name in listed):
+        raise ValueError(f"a marker lists plain file names only: {listed!r}")
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "x", encoding="utf-8", newline="\n") as handle:
+            handle.write("\n".join([_MARKER_HEAD, *listed]) + "\n")
+        os.replace(temporary, path)
+    finally:
+        if os.path.lexists(temporary):
+            os.unlink(temporary)
 
 
 def add_to_marker(folder: Path, paths: Iterable[str | Path], marker: str = REPORT_MARKER) -> None:

@@ -78,6 +78,12 @@ def _parse(text: str, what: str) -> ast.expr:
         raise SpecError(f"empty {what} spec", text if isinstance(text, str) else repr(text))
     if len(text) > _MAX_SPEC_LENGTH:
         raise SpecError(f"{what} spec longer than {_MAX_SPEC_LENGTH} characters", _shown(text))
+    undecodable = next((i for i, c in enumerate(text) if "\udc80" <= c <= "\udcff"), None)
+    if undecodable is not None:  # a byte the locale could not decode (argv under LANG=C): Python keeps it as a
+        # surrogate, which no parser takes
+        byte = ord(text[undecodable]) - 0xDC00
+        raise SpecError(f"{what} spec has a byte that is not text in this locale (0x{byte:02x}; is the terminal's "
+                        "encoding UTF-8?)", _shown(text), undecodable + 1)
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
@@ -87,7 +93,9 @@ def _parse(text: str, what: str) -> ast.expr:
         raise SpecError(f"syntax error ({exc.msg})", _shown(text), exc.offset) from None
     except (RecursionError, MemoryError):
         raise SpecError(f"{what} spec nested too deeply (at most {_MAX_DEPTH} levels)", _shown(text)) from None
-    except ValueError:  # e.g. an integer literal beyond Python's digit limit
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc) and "digits" not in str(exc):
+            raise SpecError(f"{what} spec cannot be read ({' '.join(str(exc).split())[:100]})", _shown(text)) from None
         raise SpecError(f"{what} spec has a number with too many digits (at most {_MAX_NUMBER_DIGITS})",
                         _shown(text)) from None
     if _depth(tree) > _MAX_DEPTH:
@@ -117,6 +125,35 @@ def _checked_power(base: sympy.Expr, exponent: sympy.Expr, text: str, node: ast.
             raise SpecError(f"the number {base}^{exponent} has about {digits:.3g} digits (at most "
                             f"{_MAX_NUMBER_DIGITS})", _shown(text), column)
     return base**exponent
+
+
+#: the most nodes of a formula's expression tree (a spec of at most ``_MAX_SPEC_LENGTH`` characters has fewer; an
+#: expression built in Python, e.g. a polynomial of 1e5 terms, is refused before SymPy recurses through it).
+MAX_EXPRESSION_NODES = 50_000
+
+
+def check_expression(expr: Any, symbols: tuple[str, ...], where: str) -> sympy.Expr:
+    """``expr`` (a SymPy expression) if it is small enough to work with, else a :class:`ParameterError` naming
+    ``expr``: at most :data:`MAX_EXPRESSION_NODES` nodes, and no power of a variable (``symbols``) whose exponent
+    exceeds ``_MAX_EXPONENT`` *in the whole expression* (``(z**1000000)**1000000`` is ``z**1e12``: each power is
+    within the limit, their product is not). The tree is walked without recursion."""
+    if not isinstance(expr, sympy.Basic):
+        raise ParameterError("expr", _shown(repr(expr)), "a SymPy expression or a formula string", where)
+    variables = {sympy.Symbol(s) for s in symbols}
+    stack, nodes = [expr], 0
+    while stack:
+        node = stack.pop()
+        nodes += 1
+        if nodes > MAX_EXPRESSION_NODES:
+            raise ParameterError("expr", _shown(str(type(expr).__name__)), f"an expression of at most "
+                                 f"{MAX_EXPRESSION_NODES} nodes", where)
+        if (isinstance(node, sympy.Pow) and node.exp.is_Number and node.base.free_symbols
+                and {str(s) for s in node.base.free_symbols} & {str(v) for v in variables}
+                and not abs(float(node.exp)) <= _MAX_EXPONENT):
+            raise ParameterError("expr", _shown(str(node)), f"powers of {', '.join(symbols)} with exponents at most "
+                                 f"{_MAX_EXPONENT:.0e} in absolute value (the whole expression's degree)", where)
+        stack.extend(node.args)
+    return expr
 
 
 def parse_expression(text: str, symbols: tuple[str, ...] = ("z",), params: tuple[str, ...] = ()) -> sympy.Expr:
@@ -167,7 +204,11 @@ def parse_expression(text: str, symbols: tuple[str, ...] = ("z",), params: tuple
             return _FUNCTIONS[node.func.id](*args)
         raise SpecError(f"unsupported syntax {ast.unparse(node)!r}", text, getattr(node, "col_offset", 0) + 1)
 
-    return convert(tree)
+    expr = convert(tree)
+    try:
+        return check_expression(expr, symbols, "expression")
+    except ParameterError as exc:
+        raise SpecError(f"expression too large: {exc.allowed}", _shown(text)) from None
 
 
 def _value(node: ast.AST, text: str, families: Mapping[str, Callable[..., Any]]) -> Any:
@@ -228,6 +269,9 @@ def _call(node: ast.Call, text: str, families: Mapping[str, Callable[..., Any]])
     except SymselError:
         raise
     except (TypeError, ValueError, ZeroDivisionError, OverflowError) as exc:
+        if "integer string conversion" in str(exc):  # Python's own limit on printing an integer, not a user's word
+            raise SpecError(f"{name}: a number in it has more than 4300 digits, too large to work with",
+                            _shown(text), node.col_offset + 1) from None
         raise SpecError(f"{name}: {str(exc).splitlines()[0][:200]}", _shown(text), node.col_offset + 1) from None
 
 

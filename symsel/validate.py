@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import sys
 from typing import Any
 
 from symsel.errors import ParameterError
@@ -24,11 +26,11 @@ def real(
     text = allowed or _interval_text(lo, hi, lo_open, hi_open)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(name, value, text, where)
-    x = float(value)
+    x = to_float(value)
     if math.isnan(x):
         raise ParameterError(name, value, text, where)
     if x < lo or x > hi or (lo_open and x == lo) or (hi_open and x == hi):
-        raise ParameterError(name, value, text, where)
+        raise ParameterError(name, _shown(value), text, where)
     return x
 
 
@@ -52,10 +54,64 @@ def integer(value: Any, name: str, where: str, *, lo: int = 1, hi: int | None = 
     text = f"an integer >= {lo}" if hi is None else f"an integer {lo} <= {name} <= {hi}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(name, value, text, where)
-    x = float(value)
-    if not math.isfinite(x) or x != int(x) or int(x) < lo or (hi is not None and int(x) > hi):
-        raise ParameterError(name, value, text, where)
-    return int(x)
+    if isinstance(value, numbers.Integral):
+        n = int(value)  # exact: an integer beyond float range is compared as it is
+    else:
+        x = to_float(value)
+        if not math.isfinite(x) or x != int(x):
+            raise ParameterError(name, _shown(value), text, where)
+        n = int(x)
+    if n < lo or (hi is not None and n > hi):
+        raise ParameterError(name, _shown(value), text, where)
+    return n
+
+
+def to_float(value: numbers.Real) -> float:
+    """``float(value)``, with a number beyond float range (an ``int`` or ``Fraction`` such as ``10**400``) rounded
+    toward zero to the largest finite float of its sign instead of raising ``OverflowError``.
+
+    A range check then refuses it where the range is finite (``delta = 10**400`` is above 1; a mean of ``K`` or a
+    noise multiplier has a finite upper limit), and where it is accepted (an ``epsilon`` of ``10**400``) the answer
+    is for a budget no larger than the one given: ``delta(eps)`` decreases in ``eps``, so the ``delta`` answered at
+    the rounded ``epsilon`` is an upper bound on the one at ``10**400``.
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        return math.copysign(sys.float_info.max, 1 if value > 0 else -1)
+
+
+def _shown(value: Any) -> Any:
+    """``value`` for an error message: an integer of more than 30 digits as ``<an integer of about N digits>`` (the
+    digits of a huge integer are no help to read, and beyond 4300 of them Python refuses to print it)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
+        return _HugeInteger(int(abs(int(value)).bit_length() * math.log10(2)) + 1)
+    return value
+
+
+class _HugeInteger:
+    """How a huge integer is shown in an error message."""
+
+    def __init__(self, digits: int):
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"<an integer of about {self.digits} digits>"
+
+
+def environment_integer(name: str, where: str) -> int | None:
+    """The environment variable ``name`` as an integer ``>= 1`` (``None`` when unset): a variable a library symsel
+    calls reads (e.g. joblib's ``LOKY_MAX_CPU_COUNT``), checked here so that a bad value is one error naming it."""
+    text = os.environ.get(name)
+    if text is None:
+        return None
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ParameterError(f"environment variable {name}", text[:40], "a whole number >= 1, or unset", where)
+    return value
 
 
 def flag(value: Any, name: str, where: str) -> bool:

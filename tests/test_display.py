@@ -332,3 +332,9 @@ def test_a_display_searches_for_no_lower_bound(law, base, monkeypatch):
     ax = result.plot(deltas=(1e-6, 1e-3))
     plt.close(ax.figure)
     assert calls[3:] == [1e-6, 1e-3]
+
+
+def test_plot_refuses_an_axes_that_is_not_one():
+    b = symsel.bound(symsel.geometric(mean=3), symsel.parse_profile("gaussian(sigma=4)"))
+    with pytest.raises(ParameterError, match="ax='x'"):
+        b.plot(ax="x")

@@ -191,20 +191,56 @@ def test_a_report_folder_is_marked_and_only_its_files_are_rewritten(tmp_path: Pa
     assert (folder / "notes.txt").read_text() == "mine\n"
 
 
-def test_a_report_folder_from_before_markers_is_recognised_by_its_summary(tmp_path: Path) -> None:
-    from symsel.report.main import _earlier_report, report_files
+def test_a_summary_that_starts_like_symsel_s_does_not_make_a_folder_symsel_s(tmp_path: Path) -> None:
+    """Ownership is the marker's alone: a user's edited copy of a report (summary.md still starting with
+    "# symsel report") and their bounds.csv beside it, with no marker, are refused and left as they are."""
+    from symsel.report.main import report_files
 
-    folder = tmp_path / "r"
+    folder = tmp_path / "rep"
     folder.mkdir()
-    (folder / "summary.md").write_text("# symsel report (quick)\n\nCertified bounds ...\n")
-    (folder / "bounds.csv").write_text("spec,paper\n")
-    assert output_folder(folder, "--out", "report", report_files(True), unmarked=_earlier_report) == folder
-    assert {"summary.md", "bounds.csv"} <= set((folder / REPORT_MARKER).read_text().splitlines())
-    other = tmp_path / "mine"
-    other.mkdir()
-    (other / "summary.md").write_text("# my symsel report notes\n")
-    with pytest.raises(ParameterError, match=r"its summary\.md exists"):
-        output_folder(other, "--out", "report", report_files(True), unmarked=_earlier_report)
+    (folder / "summary.md").write_text("# symsel report\n\nmy notes on it\n")
+    (folder / "bounds.csv").write_text("mine\n")
+    with pytest.raises(ParameterError, match=r"exists and symsel did not write it"):
+        output_folder(folder, "--out", "report", report_files(True))
+    assert sorted(p.name for p in folder.iterdir()) == ["bounds.csv", "summary.md"]
+    assert (folder / "summary.md").read_text() == "# symsel report\n\nmy notes on it\n"
+
+
+def test_a_marker_that_is_a_symbolic_link_is_refused_and_never_written_through(tmp_path: Path) -> None:
+    folder = tmp_path / "rep"
+    output_folder(folder, "--out", "report", ["summary.md"])
+    real = folder / REPORT_MARKER
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text(real.read_text())  # a copy of a genuine marker, reached through a link
+    real.unlink()
+    real.symlink_to(elsewhere)
+    before = elsewhere.read_text()
+    with pytest.raises(ParameterError, match="is a symbolic link"):
+        output_folder(folder, "--out", "report", ["summary.md"])
+    assert elsewhere.read_text() == before and real.is_symlink()
+    # written by a rename: a link put in the marker's place after the check is replaced, not written through
+    from symsel.outputs import write_marker
+
+    write_marker(real, ["summary.md", "a.png"])
+    assert not real.is_symlink() and elsewhere.read_text() == before
+
+
+@pytest.mark.parametrize("text", [
+    "{head}\nsummary.md",  # no final newline
+    "{head}\nsummary.md\nsummary.md\n",  # a name twice
+    "{head}\nb.png\na.png\n",  # not sorted
+    "{head}\n../x\n",  # not a plain name
+    "{head}\n\n",  # an empty name
+    "{head} \nsummary.md\n",  # another head
+])
+def test_a_marker_is_read_only_when_it_is_exactly_what_symsel_writes(tmp_path: Path, text: str) -> None:
+    from symsel.outputs import _MARKER_HEAD
+
+    folder = tmp_path / "rep"
+    folder.mkdir()
+    (folder / REPORT_MARKER).write_text(text.format(head=_MARKER_HEAD))
+    with pytest.raises(ParameterError, match="not a marker symsel wrote"):
+        output_folder(folder, "--out", "report", ["summary.md"])
 
 
 def test_every_file_the_report_writes_is_planned() -> None:
@@ -408,3 +444,10 @@ def test_one_method_failing_leaves_the_rest_of_the_table(monkeypatch: pytest.Mon
                                     "--delta", "2", "--method", "all"])
     one_line_error(bad, "delta=2")
 
+
+
+def test_an_output_file_that_ends_with_a_separator_is_refused(tmp_path: Path) -> None:
+    from symsel.outputs import output_file
+
+    with pytest.raises(ParameterError, match="names a folder"):
+        output_file(str(tmp_path / "newdir") + os.sep, "--out", "sweep", "a new file")

@@ -116,3 +116,37 @@ def test_fractions_of_integers_are_exact_values():
         parse_distribution("geometric(gamma=1/0)")
     with pytest.raises(SpecError, match="unsupported value"):
         parse_distribution("geometric(gamma=9/10.0)")
+
+
+@pytest.mark.parametrize("formula", ["(z**1000000)**1000000", "z**9999999*z**9999999", "(z**100000)**1000"])
+def test_the_degree_of_the_whole_expression_is_limited(formula):
+    # each power is within the limit; the power they make together is not
+    with pytest.raises(SpecError, match="whole expression's degree"):
+        parse_distribution(f"pgf(expr='{formula}')")
+
+
+def test_an_expression_built_in_python_is_limited_in_size():
+    from symsel.spec import MAX_EXPRESSION_NODES, check_expression
+
+    z = sympy.Symbol("z")
+    wide = sympy.Add(*[sympy.Pow(z, i, evaluate=False) for i in range(MAX_EXPRESSION_NODES)], evaluate=False)
+    with pytest.raises(ParameterError, match="at most 50000 nodes"):
+        check_expression(wide, ("z",), "pgf")
+    assert check_expression(z**2, ("z",), "pgf") == z**2
+
+
+def test_a_byte_the_locale_could_not_decode_is_named_as_such():
+    # argv under LANG=C keeps an undecodable byte as a surrogate: not a number with too many digits
+    with pytest.raises(SpecError, match=r"byte that is not text in this locale .0xe9"):
+        parse_distribution("g\udce9ometric(mean=3)")
+
+
+def test_python_s_integer_printing_limit_is_said_in_symsel_s_words():
+    with pytest.raises(SpecError, match="more than 4300 digits") as caught:
+        parse_distribution("pgf(expr='factorial(10000)**1000')")
+    assert "set_int_max_str_digits" not in str(caught.value)
+
+
+def test_a_long_value_is_elided_so_the_error_says_what_is_allowed():
+    error = ParameterError("dist", "compound(" * 200 + "x", "a law of K", "truncated")
+    assert len(str(error)) < 250 and str(error).endswith("allowed: a law of K")

@@ -131,6 +131,10 @@ MAX_SELECTION_COUNT = 10**6
 #: the most points of a uniform export (``export_points``): 4001 is :func:`symsel.profiles.export.to_pld`'s default;
 #: each point is one evaluation of the bound (about 1.3 ms for ``envelope``), and 1e12 asked for 7 TiB at once.
 MAX_EXPORT_POINTS = 100_001
+#: the finest loss grid of an accountant: a PLD on it spans up to ``2 MAX_EPSILON / h`` grid points (the export's
+#: range); a selection composed with a Laplace event takes tens of seconds at ``h = 1e-6``, minutes at 1e-7, and at
+#: 1e-8 dp-accounting's own PLD of the Laplace event asks for 1.5 GiB.
+MIN_DISCRETIZATION = 1e-6
 #: the largest loss range, in grid points, of a Gaussian event's PLD (:func:`_check_gaussian_pld_size`; the estimate
 #: is about three times the PLD's size). At the default grid of 1e-4: noise 0.05 (3.7e6 by the estimate) takes 3.4
 #: CPU-s, 0.03 (8.3e6) 7.4 s and its ε overflows to inf in dp-accounting, 0.02 20 s, 0.01 (5.8e7) 76 s, 123 s in
@@ -493,6 +497,19 @@ class _Part:
             self._pld = self._export()
         return self._pld
 
+    @property
+    def nonprivate_when_composed(self) -> bool:
+        """Whether the exported PLD would have less than :data:`EXPORT_TAIL` of its mass below ``+∞`` (``δ`` of the
+        bound at the export's largest ``ε``, :data:`~symsel.profiles.export.MAX_EPSILON`, above ``1 − EXPORT_TAIL``:
+        e.g. the best of 3 runs of ``GaussianDpEvent(1e-3)``). dp-accounting's composition truncates tails of up to
+        1e-15 and is left with no finite support at all; composed as non-private instead (``ε = ∞``, what such an
+        export gives anyway)."""
+        return isinstance(self.bound, SelectionBound) and float(self.bound.delta(MAX_EPSILON)) > 1.0 - EXPORT_TAIL
+
+
+#: an exported selection PLD with less finite mass than this composes as non-private (:attr:`_Part.nonprivate_when_
+#: composed`): a thousand times dp-accounting's default tail truncation (1e-15), so compositions never empty it.
+EXPORT_TAIL = 1e-12
 
 #: the selections accounted most recently in this process (any accountant), least recently used dropped first:
 #: at most :data:`_PARTS_SIZE` entries, each holding its bound (with the base's PLD for DP-SGD) and its exported PLD.
@@ -641,7 +658,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         neighboring_relation: ``ADD_OR_REMOVE_ONE`` (default), ``REPLACE_ONE`` or ``REPLACE_SPECIAL``; events are
             supported under a relation exactly when dp-accounting's ``PLDAccountant`` supports them (selections:
             when it supports their inner event).
-        value_discretization_interval: the PLD's loss grid, as for ``PLDAccountant``.
+        value_discretization_interval: the PLD's loss grid, as for ``PLDAccountant``, at least
+            :data:`MIN_DISCRETIZATION`.
         method: the symsel bound of every selection (:data:`symsel.METHODS`; default ``"best"``).
         tolerance: how far (in ``ε``) the exported PLD of a selection may lie above its bound (adaptive grid).
         export_points: if given, export with :func:`symsel.profiles.export.to_pld` on that many uniform points instead.
@@ -659,7 +677,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
                 f"NeighboringRelation.{r.name}" for r in _NEIGHBOURING), where)
         super().__init__(neighboring_relation)
         self._interval = validate.real(value_discretization_interval, "value_discretization_interval", where,
-                                       lo=0.0, hi=1.0, lo_open=True)
+                                       lo=MIN_DISCRETIZATION, hi=1.0,
+                                       allowed=f"a loss grid {MIN_DISCRETIZATION:g} <= interval <= 1")
         self._method = validate.choice(method, "method", where, METHODS)
         self._tolerance = validate.positive(tolerance, "tolerance", where)
         self._export_points = None if export_points is None else validate.integer(
@@ -740,7 +759,9 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         """Compose the deferred selection's exported PLD into the accountant's (before anything else joins it), then
         the final run held after it, as any event is composed."""
         part, self._deferred = self._deferred, None
-        if part is not None:
+        if part is not None and part.nonprivate_when_composed:
+            self._nonprivate = True
+        elif part is not None:
             self._composed = part.pld if self._empty else self._composed.compose(part.pld)
             self._empty = False
         final, self._final, self._pipeline = self._final, None, None
@@ -849,11 +870,14 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
             return inner
         if do_compose:
             part = self._part(event)
-            if part.bound is NONPRIVATE:
+            alone = count == 1 and self._empty and self._deferred is None  # answered from its bound, not exported
+            if part.bound is NONPRIVATE or (not alone and part.nonprivate_when_composed):
                 self._materialize()
                 self._nonprivate = True
+                if part.bound is not NONPRIVATE:
+                    self._bounds.append((event, cast(SelectionBound, part.bound), count))
             elif part.bound is not NOOP:
-                if count == 1 and self._empty and self._deferred is None:
+                if alone:
                     self._deferred = part  # alone so far: exported only if something joins it
                 else:
                     self._materialize()

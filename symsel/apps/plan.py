@@ -144,6 +144,9 @@ def max_mean(template: str, base: Profile, epsilon: float, delta: float, method:
     (``True``: one more run of ``base``; or the final run's own profile or spec), bounded by
     :func:`symsel.bounds.pipeline.with_final_run` (docs/composition.md, "A selection and the final run")."""
     epsilon, delta, record = _checked_budget(template, "{mean}", "poisson(mean={mean})", epsilon, delta, method)
+    if candidates is not None:  # checked before the search: a bad value is refused whether or not a mean fits
+        candidates = real(candidates, "candidates", "max_mean", lo=1.0, hi=math.inf, hi_open=True,
+                                   allowed="a finite number of candidates >= 1")
     final = _final_profile(final_run, base)
     if final is not None:
         record["final_run"] = final.spec

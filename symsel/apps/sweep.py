@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from symsel import validate
 from symsel.errors import ParameterError, SymselError
 from symsel.outputs import output_file, path_kind
 
@@ -91,7 +92,7 @@ def load_grid(path: str | Path) -> list[Cell]:
     try:
         text = path.read_text()
         if suffix == ".csv":
-            cells = [_cell(row, path) for row in csv.DictReader(text.splitlines())]
+            cells = _csv_cells(text, path)
         else:
             data = json.loads(text) if suffix == ".json" else _yaml(text)
             cells = _cells_from_mapping(data, path)
@@ -117,10 +118,12 @@ def _cells_from_mapping(data: Any, path: Path) -> list[Cell]:
     if not isinstance(data, dict):
         raise ParameterError("grid", str(path), "a mapping with laws/bases/deltas/methods or cells", "sweep")
     if "cells" in data:
+        _known_keys(data, ("cells",), "grid", path)
         if not isinstance(data["cells"], list):
             raise ParameterError("cells", data["cells"], "a list of cells", "sweep")
         _check_cell_count(len(data["cells"]))
         return [_cell(row, path) for row in data["cells"]]
+    _known_keys(data, GRID_KEYS, "grid", path)
     laws, bases = _list(data, "laws", text=True), _list(data, "bases", text=True)
     methods = _list(data, "methods", default=["best"], text=True)
     points = [("delta", v) for v in _list(data, "deltas", default=[])]
@@ -137,6 +140,32 @@ def _check_cell_count(count: int) -> None:
     anchors names a billion cells, which would not fit in memory if built."""
     if count > MAX_CELLS:
         raise ParameterError("grid", f"{count} cells", f"at most {MAX_CELLS} cells", "sweep")
+
+
+#: the keys of a cartesian grid, and of a cell (a CSV's columns, an entry of ``cells``).
+GRID_KEYS = ("laws", "bases", "deltas", "epsilons", "methods")
+CELL_KEYS = ("dist", "base", "delta", "epsilon", "method")
+
+
+def _known_keys(keys: Any, known: tuple[str, ...], what: str, path: Path) -> None:
+    """Every key (or column) of ``keys`` is one of ``known``, and none is given twice: a typo (``method:``) or a second
+    ``dist`` column would otherwise be ignored, or silently win."""
+    keys = list(keys)
+    for key in keys:
+        if key not in known:
+            raise ParameterError(what, f"{path.name}: {' '.join(str(key).split())[:60]!r}",
+                                 f"only the keys {', '.join(known)}", "sweep")
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:
+        raise ParameterError(what, f"{path.name}: {twice[0]!r} given twice", f"each of {', '.join(known)} once",
+                             "sweep")
+
+
+def _csv_cells(text: str, path: Path) -> list[Cell]:
+    """The cells of a CSV grid: its header names only :data:`CELL_KEYS`, each once."""
+    reader = csv.DictReader(text.splitlines())
+    _known_keys(reader.fieldnames or [], CELL_KEYS, "columns", path)
+    return [_cell(row, path) for row in reader]
 
 
 def _list(data: dict, key: str, default: list | None = None, text: bool = False) -> list:
@@ -164,6 +193,8 @@ def _text(item: Any, key: str) -> str:
 
 
 def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool):  # YAML's true/yes: not the number 1
+        raise ParameterError(name, value, "a number", "sweep")
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -176,6 +207,7 @@ def _number(value: Any, name: str) -> float:
 def _cell(row: dict, path: Path) -> Cell:
     if not isinstance(row, dict) or not row.get("dist") or not row.get("base"):
         raise ParameterError("cell", row, "dist, base and delta (or epsilon) in every cell", f"sweep {path.name}")
+    _known_keys(row, CELL_KEYS, "cell", path)
     has_delta = row.get("delta") not in (None, "")
     has_epsilon = row.get("epsilon") not in (None, "")
     if has_delta == has_epsilon:
@@ -615,6 +647,8 @@ def check_jobs(jobs: Any, dask_address: str | None = None) -> int:
     if dask_address is not None and jobs != -1:
         raise ParameterError("--jobs", jobs, "no --jobs with --dask (the Dask cluster's workers run the cells)",
                              "sweep")
+    if jobs != 1 and dask_address is None:  # joblib's process pool (loky) reads it, and fails on anything but a number
+        validate.environment_integer("LOKY_MAX_CPU_COUNT", "sweep")
     return jobs
 
 

@@ -8,8 +8,10 @@ on stdout (and nothing else there), so a program reading stdout always gets JSON
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import re
 import sys
 import warnings
@@ -37,11 +39,27 @@ def _finite_or_none(value: Any) -> Any:
 
 
 def emit(payload: dict[str, Any], as_json: bool, text: Callable[[dict[str, Any]], str]) -> None:
-    """Print ``payload`` as one JSON object, or as human-readable text."""
-    if as_json:
-        click.echo(json.dumps(_finite_or_none(payload), indent=2, allow_nan=False))
-    else:
-        click.echo(text(payload))
+    """Print ``payload`` as one JSON object, or as human-readable text; stdout that cannot take it (a full disk,
+    ``/dev/full``, a closed pipe) is a :class:`SymselError` naming the reason (exit status 2)."""
+    out = json.dumps(_finite_or_none(payload), indent=2, allow_nan=False) if as_json else text(payload)
+    try:
+        click.echo(out)
+        sys.stdout.flush()  # here, not at exit: a write error must end in the one-line error, not a traceback
+    except OSError as exc:
+        _abandon_stdout()
+        raise SymselError(f"cannot write the output to stdout: {exc.strerror or exc}") from None
+
+
+def _abandon_stdout() -> None:
+    """Point stdout at the null device: what is still buffered for it is dropped (Python's flush at exit would fail
+    again and print a traceback), and no JSON error object is written there."""
+    _JSON_ERRORS[0] = False
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # no file descriptor behind sys.stdout (a test's capture)
+        pass
 
 
 def user_errors(fn: Callable) -> Callable:
@@ -81,6 +99,11 @@ class _OneLineErrors(click.Group):
         try:
             return super().main(*args, **kwargs)
         except click.exceptions.Exit as exc:
+            try:
+                sys.stdout.flush()  # --help, --version: their text, written now
+            except OSError as write_error:
+                _abandon_stdout()
+                _fail(f"symsel: error: cannot write the output to stdout: {write_error.strerror}", 2)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
             _fail(f"symsel: error: {exc.format_message()}", 2)
@@ -93,6 +116,11 @@ class _OneLineErrors(click.Group):
         except MemoryError:
             _fail("symsel: error: not enough memory for these parameters (try fewer steps, a smaller grid or "
                   "a smaller law)", 2)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EPIPE, errno.EDQUOT, errno.EIO):
+                _fail(f"symsel: internal error: {type(exc).__name__}: {_one_line(exc)} (please report this)", 1)
+            _abandon_stdout()  # a write that failed: stdout (--help's text) or a file a command writes
+            _fail(f"symsel: error: cannot write: {exc.strerror}", 2)
         except ValueError as exc:
             if "integer string conversion" in str(exc):
                 _fail("symsel: error: a number in the result has too many digits to print; use smaller "
@@ -131,7 +159,11 @@ def _fail(message: str, status: int) -> None:
     click.echo(message, err=True)
     if _JSON_ERRORS[0]:
         kind, _, text = message.removeprefix("symsel: ").partition(": ")
-        click.echo(json.dumps({"error": text or kind, "kind": kind if text else "error", "exit_status": status}))
+        try:
+            click.echo(json.dumps({"error": text or kind, "kind": kind if text else "error", "exit_status": status}))
+            sys.stdout.flush()
+        except OSError:  # stdout cannot take it either: the line on stderr is the error
+            _abandon_stdout()
     sys.exit(status)
 
 

@@ -53,7 +53,13 @@ def plan_command(base_spec: str, epsilon: float | None, delta: float | None, tem
     for m in methods:
         if m not in METHODS:
             raise ParameterError("method", m, " | ".join(METHODS), "plan")
-    if "{steps}" in base_spec or "{sigma}" in base_spec:
+    knob = "{steps}" in base_spec or "{sigma}" in base_spec
+    trials = bool(templates) and all("{k}" in t for t in templates)
+    if candidates is not None and (knob or trials or mean is not None):
+        # only the largest mean of K reports the probability of finding the best of --candidates
+        raise click.UsageError("--candidates applies to the largest mean of K ({mean} in --dist, with --epsilon); "
+                               "not with a fixed number of trials ({k}), --mean or a {steps}/{sigma} base")
+    if knob:
         payload = _solve_knob(base_spec, epsilon, delta, templates, methods, final_run)
     elif mean is not None:
         payload = _epsilon_at_mean(base_spec, delta, templates, methods, mean, final_run)

@@ -166,7 +166,11 @@ def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) ->
     Support ``{1, 2, ...}``. Give either ``gamma`` in (0, 1) or the ``mean`` (gamma is then
     solved for at 60 digits).
     """
-    where = "tnb"
+    return _tnb(eta, gamma, mean, "tnb")
+
+
+def _tnb(eta: Number, gamma: Number | None, mean: Number | None, where: str) -> Distribution:
+    """:func:`tnb`, its errors naming ``where``: the family the user called (``geometric``, ``logarithmic``)."""
     e = exact_number(eta, "eta", where)
     _check(-1 < e <= TNB_MAX_ETA, "eta", eta, f"-1 < eta <= {TNB_MAX_ETA} (exact arithmetic on gamma^-eta)", where)
     _check(e == 0 or abs(e) >= TNB_MIN_ETA, "eta", eta,
@@ -219,13 +223,13 @@ def tnb(eta: Number, gamma: Number | None = None, mean: Number | None = None) ->
 
 def logarithmic(gamma: Number | None = None, mean: Number | None = None) -> Distribution:
     """Logarithmic law: the truncated negative binomial with ``eta = 0``."""
-    return tnb(0, gamma=gamma, mean=mean)
+    return _tnb(0, gamma, mean, "logarithmic")
 
 
 def geometric(gamma: Number | None = None, mean: Number | None = None) -> Distribution:
     """Geometric law on ``{1, 2, ...}`` with success probability ``gamma`` (mean ``1/gamma``):
     the truncated negative binomial with ``eta = 1``."""
-    return tnb(1, gamma=gamma, mean=mean)
+    return _tnb(1, gamma, mean, "geometric")
 
 
 def poisson(mean: Number) -> Distribution:

@@ -4,6 +4,7 @@ naming the parameter, its value and the allowed range)."""
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import mpmath
@@ -29,6 +30,8 @@ def exact_number(value: Any, name: str, where: str) -> sympy.Expr:
         number = sympy.Rational(repr(float(value)))
     elif isinstance(value, mpmath.mpf):
         number = sympy.Float(value, mpmath.mp.dps)
+    elif isinstance(value, numbers.Rational):  # fractions.Fraction: exact as it is
+        number = sympy.Rational(int(value.numerator), int(value.denominator))
     else:  # a nested law is shown as its spec, not as an object repr
         raise ParameterError(name, getattr(value, "spec", value), "a real number", where)
     if not number.is_number or number.is_real is False or number.has(sympy.zoo, sympy.oo, sympy.nan):

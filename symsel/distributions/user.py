@@ -23,13 +23,20 @@ from symsel.distributions.expressions import (
 )
 from symsel.distributions.params import Number, _check, exact_number
 from symsel.errors import ParameterError, SymselError
+from symsel.spec import check_expression, parse_expression
 
 _SERIES_TERMS_CHECKED = 16
 
-def from_pgf(expr: sympy.Expr, params: Mapping[str, Number] | None = None, label: str | None = None) -> Distribution:
-    """A user-given PGF expression in ``z`` with named parameters; validated by
-    :func:`validate_pgf` (``phi(1) = 1``, defined on [0, 1], non-negative leading coefficients)."""
+def from_pgf(expr: sympy.Expr | str, params: Mapping[str, Number] | None = None,
+             label: str | None = None) -> Distribution:
+    """A user-given PGF expression in ``z`` (a SymPy expression, or a formula string read by
+    :func:`symsel.spec.parse_expression`) with named parameters; at most
+    :data:`~symsel.spec.MAX_EXPRESSION_NODES` nodes; validated by :func:`validate_pgf` (``phi(1) = 1``, defined on
+    [0, 1], non-negative leading coefficients)."""
     where = "pgf"
+    if isinstance(expr, str):
+        expr = parse_expression(expr, ("z",), tuple(params or {}))
+    check_expression(expr, ("z",), where)
     values, expr = _bind_params(expr, params or {}, where)
     dist = Distribution("pgf", expr, values, label=label)
     validate_pgf(dist)
@@ -46,6 +53,9 @@ def from_pmf(
     """A user-given pmf expression in ``k`` (on ``k_min..k_max``, or ``k_min..inf`` when SymPy can
     sum the series in closed form); the PGF is ``sum_k pmf(k) z^k``."""
     where = "pmf"
+    if isinstance(expr, str):
+        expr = parse_expression(expr, ("k",), tuple(params or {}))
+    check_expression(expr, ("k",), where)
     values, expr = _bind_params(expr, params or {}, where, extra=("k",))
     expr = expr.subs(sympy.Symbol("k"), k)
     lo = int(exact_number(k_min, "k_min", where))

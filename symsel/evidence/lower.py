@@ -59,6 +59,7 @@ from symsel.pairs import Pair, as_pair
 from symsel.pairs.finite import FinitePair, masses_mp, to_mpf
 from symsel.pairs.location import LocationPair
 from symsel.profiles import Profile
+from symsel.spec import as_distribution
 
 
 # --------------------------------------------------------------------- result
@@ -662,6 +663,11 @@ def _split_kernel(n: int, pieces: int) -> np.ndarray:
 #: 1e-30, so a construction this far behind cannot win; 1e-4 evaluated the runner-up in almost every call (the
 #: constructions usually end within 1e-5 of each other), at 0.3-1 s of mpmath each.
 EXACT_WINDOW = 1e-9
+#: the most slices of :func:`lower_bound` (each slice is an atom of the exact mpmath evaluation of the winner: 1000,
+#: the default, takes seconds; 1e9 would not fit in memory).
+MAX_SLICES = 100_000
+#: the most bins the search of :func:`lower_bound` may use (the search's orders grow factorially with the bins).
+MAX_BINS = 64
 #: ... and of constructions whose float64 values agree within this relative distance, only the first (their exact
 #: values agree to about as much: at most that is lost of the lower bound, which stays a value of a real pair).
 TWIN_WINDOW = 1e-12
@@ -707,14 +713,15 @@ def lower_bound_at(base: Pair | Profile, dist: Any, delta: float, budget: int = 
     Args:
         base: a :data:`~symsel.pairs.Pair` (finite, Gaussian or Laplace), or a
             :class:`~symsel.profiles.Profile` with a :meth:`~symsel.profiles.Profile.dominating_pair`.
-        dist: the :class:`~symsel.distributions.Distribution` of ``K``.
+        dist: the :class:`~symsel.distributions.Distribution` of ``K``, or its spec string.
         delta: target ``delta`` in [0, 1].
         budget: number of float64 evaluations of the exact selection formula for the search (at most
             :data:`~symsel.validate.MAX_LOWER_BOUND_BUDGET`, the cap of ``symsel verify --budget`` too).
         seed: seed of the search's random moves.
         dps: digits of the final exact (mpmath) evaluation of the winner.
-        max_bins: largest number of bins the search may use.
-        slices: number of slices of the slice-insertion and expanding-interval constructions (0 turns both off).
+        max_bins: largest number of bins the search may use (at most :data:`MAX_BINS`).
+        slices: number of slices of the slice-insertion and expanding-interval constructions (0 turns both off; at
+            most :data:`MAX_SLICES`).
         monotone: also evaluate the winner's bins in their monotone order (``monotone_epsilon``; taken when it
             is larger: ties of the likelihood ratio on a finite pair). It is evaluated in float64 first; when that
             value is more than :data:`EXACT_WINDOW` behind the winner it cannot be taken, and its exact value (about
@@ -725,8 +732,9 @@ def lower_bound_at(base: Pair | Profile, dist: Any, delta: float, budget: int = 
     _check_delta(delta, where)
     dps = validate.dps(dps, where)
     budget = validate.integer(budget, "budget", where, lo=1, hi=validate.MAX_LOWER_BOUND_BUDGET)
-    max_bins = validate.integer(max_bins, "max_bins", where, lo=2)
-    slices = validate.integer(slices, "slices", where, lo=0)
+    max_bins = validate.integer(max_bins, "max_bins", where, lo=2, hi=MAX_BINS)
+    slices = validate.integer(slices, "slices", where, lo=0, hi=MAX_SLICES)
+    dist = as_distribution(dist, "dist", where)
     monotone = validate.flag(monotone, "monotone", where)
     if isinstance(base, Profile) and base.family == "tabulated":
         from symsel.evidence.tabulated_lower import tabulated_pair

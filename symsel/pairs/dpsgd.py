@@ -77,6 +77,8 @@ def _step_buckets(q: float, sigma: float, width: float) -> tuple[np.ndarray, np.
     with np.errstate(divide="ignore", invalid="ignore"):
         inner = (2 * sigma * sigma * np.log((np.exp(grid) - (1 - q)) / q) + 1) / 2
     cuts = np.unique(np.clip(inner[np.isfinite(inner)], lo_x, hi_x))
+    if cuts.size == 0:  # the whole loss range inside one width (q = 1e-300): one bucket, all mass, a null pair
+        return np.ones(1), np.ones(1), np.zeros(1, dtype=np.int64)
     edges = np.concatenate([[-np.inf], cuts, [np.inf]])
 
     def mass(shift: float) -> np.ndarray:

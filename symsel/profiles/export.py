@@ -33,6 +33,9 @@ from symsel.profiles.base import Profile
 #: the grid's half-width cap (``e^ε`` stays finite; δ there is far below float precision for any real bound).
 MAX_EPSILON = 200.0
 DEFAULT_POINTS = 4001
+#: the most grid points of an export (``points``): each costs an evaluation of the bound and 8 bytes per array, and
+#: dp-accounting's PLD spans the grid's range at ``discretization`` anyway.
+MAX_POINTS = 1_000_001
 DEFAULT_DISCRETIZATION = 1e-4
 #: grid points at which the costly components of ``best`` (``interval``: 0.02–0.15 s per ``ε``) are evaluated; the
 #: other points keep the cheaper components' values.
@@ -75,7 +78,7 @@ def _costly_values(part: Profile, eps: np.ndarray, cheap: np.ndarray) -> np.ndar
 def export_grid(profile: Profile, points: int = DEFAULT_POINTS, discretization: float = DEFAULT_DISCRETIZATION,
                 floor: float = 1e-300) -> tuple[np.ndarray, np.ndarray]:
     """``(rounded ε indices, δ)``: the connect-the-dots grid of :func:`to_pld` (ε = index × discretization)."""
-    points = validate.integer(points, "points", "to_pld", lo=3)
+    points = validate.integer(points, "points", "to_pld", lo=3, hi=MAX_POINTS)
     discretization = validate.positive(discretization, "discretization", "to_pld")
     top = float(profile.epsilon(floor))
     top = MAX_EPSILON if not math.isfinite(top) or top > MAX_EPSILON else max(top, 10 * discretization)
@@ -119,7 +122,8 @@ def lower_convex_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def to_pld(profile: Profile, points: int = DEFAULT_POINTS,
            discretization: float = DEFAULT_DISCRETIZATION) -> Any:
     """A dp-accounting ``PrivacyLossDistribution`` (symmetric: the same for add and remove) that dominates the
-    selection whose bound is ``profile`` (module docstring); compose it with ``pld.compose(other)``."""
+    selection whose bound is ``profile`` (module docstring); compose it with ``pld.compose(other)``. ``points``: at
+    least 3, at most :data:`MAX_POINTS`."""
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
     if not isinstance(profile, Profile):
@@ -131,10 +135,13 @@ def to_pld(profile: Profile, points: int = DEFAULT_POINTS,
 
 def compose(profiles: list[Profile]) -> Any:
     """The dp-accounting composition of several mechanisms given by symsel profiles (selections, or base
-    profiles such as ``dpsgd(...)``), each exported by :func:`to_pld` on the same discretization."""
+    profiles such as ``dpsgd(...)``), each exported by :func:`to_pld` on the same discretization and composed
+    exactly (no tail truncation: a mechanism with ``δ ≈ 1`` up to :data:`MAX_EPSILON`, such as
+    ``gaussian(sigma=1e-3)``, has all but 1e-16 of its mass at ``+∞``, which dp-accounting's truncation would
+    leave with no finite support at all)."""
     if not profiles:
         raise ParameterError("profiles", profiles, "at least one profile", "compose")
     pld = to_pld(profiles[0])
     for other in profiles[1:]:
-        pld = pld.compose(to_pld(other))
+        pld = pld.compose(to_pld(other), tail_mass_truncation=0.0)
     return pld

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -181,11 +182,57 @@ def _epsilon_pure(delta: float, eps0: float) -> float:
 # --------------------------------------------------------------------------- named families
 
 
+# the RDP curves of the families below: module-level callables, not closures, so that the profiles (and the
+# bounds that hold them) pickle
+@dataclass(frozen=True)
+class _LinearRdp:
+    """``ε(λ) = slope · λ`` (zCDP, the Gaussian mechanism)."""
+
+    slope: float
+
+    def __call__(self, lam: Any) -> np.ndarray:
+        return self.slope * np.asarray(lam, dtype=float)
+
+
+@dataclass(frozen=True)
+class _PureRdp:
+    """``ε(λ) = min(ε, λε²/2)`` of pure ``ε``-DP."""
+
+    eps: float
+
+    def __call__(self, lam: Any) -> np.ndarray:
+        return np.minimum(self.eps, np.asarray(lam, dtype=float) * self.eps * self.eps / 2.0)
+
+
+@dataclass(frozen=True)
+class _RandomizedResponseRdp:
+    """The RDP of binary randomized response at ``ε`` (the worst ``ε``-DP pair), ``p = 1/(1 + e^{-ε})``."""
+
+    p: float
+
+    def __call__(self, lam: Any) -> np.ndarray:
+        pair = ([self.p, 1.0 - self.p], [1.0 - self.p, self.p])
+        return np.array([finite_pair_renyi(float(x), *pair) for x in np.atleast_1d(lam)])
+
+
+@dataclass(frozen=True)
+class _SubsampledGaussianRdp:
+    """``steps ×`` the RDP of the Poisson-subsampled Gaussian."""
+
+    q: float
+    sigma: float
+    steps: int
+
+    def __call__(self, lam: Any) -> np.ndarray:
+        from symsel.profiles.dpaccounting import rdp_poisson_subsampled_gaussian
+
+        return self.steps * rdp_poisson_subsampled_gaussian(self.q, self.sigma, lam)
+
+
 def zcdp(rho: float) -> RdpProfile:
     """ρ-zCDP: ``ε(λ) = ρλ`` (Bun, Steinke, *Concentrated Differential Privacy*, TCC 2016)."""
     r = v.positive(rho, "rho", "zcdp")
-    return RdpProfile(lambda lam: r * np.asarray(lam, dtype=float), name="zcdp", spec=f"zcdp(rho={r!r})",
-                      zcdp_rho=r)
+    return RdpProfile(_LinearRdp(r), name="zcdp", spec=f"zcdp(rho={r!r})", zcdp_rho=r)
 
 
 def rdp_gaussian(sigma: float, sensitivity: float = 1.0) -> RdpProfile:
@@ -194,7 +241,7 @@ def rdp_gaussian(sigma: float, sensitivity: float = 1.0) -> RdpProfile:
     d = v.positive(sensitivity, "sensitivity", "rdp_gaussian")
     rho = d * d / (2.0 * s * s)
     return RdpProfile(
-        lambda lam: rho * np.asarray(lam, dtype=float),
+        _LinearRdp(rho),
         name="rdp_gaussian",
         spec=f"rdp_gaussian(sigma={s!r}, sensitivity={d!r})",
         zcdp_rho=rho,
@@ -209,16 +256,8 @@ def rdp_pure(eps: float, exact: bool = False) -> RdpProfile:
         raise ParameterError("exact", exact, "True or False", "rdp_pure")
     spec = f"rdp_pure(eps={e!r}, exact={exact!r})"
     if exact:
-        p = 1.0 / (1.0 + math.exp(-e))
-        pair = ([p, 1.0 - p], [1.0 - p, p])
-
-        def fn(lam: np.ndarray) -> np.ndarray:
-            return np.array([finite_pair_renyi(float(x), *pair) for x in np.atleast_1d(lam)])
-
-        return RdpProfile(fn, name="rdp_pure", spec=spec, pure_eps=e)
-    return RdpProfile(
-        lambda lam: np.minimum(e, np.asarray(lam, dtype=float) * e * e / 2.0), name="rdp_pure", spec=spec, pure_eps=e
-    )
+        return RdpProfile(_RandomizedResponseRdp(1.0 / (1.0 + math.exp(-e))), name="rdp_pure", spec=spec, pure_eps=e)
+    return RdpProfile(_PureRdp(e), name="rdp_pure", spec=spec, pure_eps=e)
 
 
 #: orders for the subsampled Gaussian: dp-accounting's fractional series does not converge for large
@@ -236,13 +275,9 @@ def rdp_subsampled_gaussian(q: float, sigma: float, steps: int = 1) -> RdpProfil
     where = "rdp_subsampled_gaussian"
     qq, s = v.subsampled_gaussian(q, sigma, where)
     n = v.integer(steps, "steps", where, lo=1)
-    from symsel.profiles.dpaccounting import rdp_poisson_subsampled_gaussian
-
-    def fn(lam: np.ndarray) -> np.ndarray:
-        return n * rdp_poisson_subsampled_gaussian(qq, s, lam)
-
     return RdpProfile(
-        fn, orders=SUBSAMPLED_ORDERS, name=where, spec=f"rdp_subsampled_gaussian(q={qq!r}, sigma={s!r}, steps={n!r})"
+        _SubsampledGaussianRdp(qq, s, n), orders=SUBSAMPLED_ORDERS, name=where,
+        spec=f"rdp_subsampled_gaussian(q={qq!r}, sigma={s!r}, steps={n!r})",
     )
 
 

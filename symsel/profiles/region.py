@@ -35,6 +35,7 @@ import mpmath
 import numpy as np
 from scipy import special
 
+from symsel import validate
 from symsel.errors import ParameterError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,6 +55,9 @@ def as_float_array(
         raise ParameterError(name, x, f"a real number or array of reals in [{lo}, {hi}]", where)
     try:
         arr = np.asarray(x, dtype=float)
+    except OverflowError:  # an integer beyond float range, e.g. 10**400: rounded toward zero, then range-checked
+        items = np.asarray(x, dtype=object)
+        arr = np.array([validate.to_float(v) for v in items.flat], dtype=float).reshape(items.shape)
     except (TypeError, ValueError):
         raise ParameterError(name, x, f"a real number or array of reals in [{lo}, {hi}]", where) from None
     bad = np.isnan(arr) | (arr < lo) | (arr > hi)

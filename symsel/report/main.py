@@ -408,29 +408,16 @@ def report_files(quick: bool = False) -> list[str]:
     return [f"{step}.{ext}" for step in figures for ext in ("png", "pdf", "csv")] + list(REPORT_TABLES)
 
 
-def _earlier_report(folder: Path) -> bool:
-    """Whether ``folder`` is a report written before report folders carried a marker: its ``summary.md`` is a regular
-    file that starts as :func:`format_summary` starts it."""
-    summary = folder / "summary.md"
-    try:
-        if summary.is_symlink() or not summary.is_file():
-            return False
-        with summary.open("rb") as handle:
-            first = handle.readline(64)
-    except OSError:
-        return False
-    return first in (b"# symsel report\n", b"# symsel report (quick)\n")
-
-
 def write_report(out: str | Path = "symsel-report", quick: bool = False,
                  progress: bool | None = None) -> dict[str, Any]:
     """Run the report and write its folder: ``summary.md``, one PNG/PDF/CSV per figure, the tables as CSV.
     Returns the tables and the paths written (JSON-ready).
 
     The folder is new, or one where every file the report writes (:func:`report_files`) is absent or was written by
-    a report before: its ``.symsel-report`` marker lists them (:func:`symsel.outputs.output_folder`); a user's own
-    ``summary.md``, a device or a FIFO in its place, a file named ``out`` or an empty path are refused, untouched,
-    before anything runs.
+    a report before: its ``.symsel-report`` marker lists them (:func:`symsel.outputs.output_folder`; the marker alone
+    proves it, never a file's content); a user's own ``summary.md`` (even one that starts like symsel's), a device or
+    a FIFO in its place, a marker that is a symbolic link, a file named ``out`` or an empty path are refused,
+    untouched, before anything runs.
 
     The steps run as independent jobs on every core (:mod:`symsel.report.parallel`), the longest first; every
     result is assembled in the order of the steps, so the folder and the tables do not depend on the scheduling."""
@@ -441,7 +428,7 @@ def write_report(out: str | Path = "symsel-report", quick: bool = False,
     from symsel.report.parallel import Job, run_jobs
 
     settings = QUICK if quick else FULL
-    folder = output_folder(out, "--out", "report", report_files(quick), unmarked=_earlier_report)
+    folder = output_folder(out, "--out", "report", report_files(quick))
     steps = report_steps(quick)
     figure_steps = steps[len(TABLE_STEPS):]
     laws, examples = tuple(settings["table_laws"]), tuple(settings["examples"])

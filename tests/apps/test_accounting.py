@@ -479,3 +479,21 @@ def test_a_fixed_k_selection_exports_interval_at_some_points_and_stays_above_the
     accountant.compose(SelectionDpEvent(dp_event.GaussianDpEvent(4.0), "point(k=40)"))
     value = accountant.get_epsilon(1e-6)
     assert 5.1414 <= value <= 5.1466 * 1.01
+
+
+def test_a_selection_with_no_finite_export_composes_as_non_private():
+    # best of K runs of GaussianDpEvent(1e-3): δ ≈ 1 up to the export's top ε (dp-accounting's truncation would
+    # leave its PLD empty); alone it is answered from its bound, composed it is ε = ∞
+    selection = SelectionDpEvent(dp_event.GaussianDpEvent(1e-3), "geometric(mean=3)")
+    accountant = SelectionAccountant().compose(selection)
+    assert math.isfinite(accountant.get_epsilon(1e-6))
+    accountant.compose(dp_event.GaussianDpEvent(4.0))
+    assert accountant.get_epsilon(1e-6) == math.inf
+    assert len(accountant.selection_bounds) == 1
+
+
+def test_a_too_fine_loss_grid_is_refused():
+    from symsel.apps.accounting import MIN_DISCRETIZATION
+
+    with pytest.raises(symsel.ParameterError, match="value_discretization_interval"):
+        SelectionAccountant(value_discretization_interval=MIN_DISCRETIZATION / 10)

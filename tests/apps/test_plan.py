@@ -461,3 +461,21 @@ def test_one_trial_with_interval_is_the_base_itself() -> None:
         lo, hi = (mid, hi) if gdp_delta_mp(0.25, mid) > 1e-6 else (lo, mid)
     found = max_trials("point(k={k})", GaussianProfile(4.0), hi * (1 + 1e-9), 1e-6, "interval")
     assert found["trials"] == 1 and abs(found["epsilon"] - hi) <= 1e-6 * hi
+
+
+@pytest.mark.parametrize("candidates", [-5.0, math.nan, math.inf, 0.5])
+def test_bad_candidates_are_refused_even_when_no_mean_fits(candidates):
+    # at epsilon 1 no mean of a geometric K fits a Gaussian(4) base at 1e-6: the value was never looked at
+    with pytest.raises(ParameterError, match="candidates"):
+        max_mean("geometric(mean={mean})", GaussianProfile(4.0), 1.0, 1e-6, candidates=candidates)
+
+
+@pytest.mark.parametrize("extra", [["--dist", "point(k={k})"], ["--dist", "geometric(mean={mean})", "--mean", "3"]])
+def test_plan_refuses_candidates_where_it_is_not_reported(extra):
+    from click.testing import CliRunner
+
+    from symsel.cli import main
+
+    result = CliRunner().invoke(main, ["plan", "--base", "gaussian(sigma=4)", "--epsilon", "1", "--delta", "1e-6",
+                                       *extra, "--candidates", "5"])
+    assert result.exit_code == 2 and "--candidates applies" in result.output

@@ -420,3 +420,29 @@ def test_a_billion_cell_grid_is_refused_before_a_cell_is_built(tmp_path, monkeyp
     with pytest.raises(ParameterError, match=r"grid='1000000000 cells'.*at most 100000 cells"):
         sweep.load_grid(grid)
     assert built == []
+
+
+@pytest.mark.parametrize(("name", "text", "fragment"), [
+    ("typo.yaml", "laws: ['geometric(mean=3)']\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\nmethod: [paper]\n",
+     "'method'"),  # a typo of methods: was ignored, every cell run with best
+    ("bool.yaml", "laws: ['geometric(mean=3)']\nbases: ['gaussian(sigma=4)']\ndeltas: [true]\n", "delta=True"),
+    ("two.csv", "dist,base,delta,dist\ngeometric(mean=3),gaussian(sigma=4),1e-6,poisson(mean=3)\n",
+     "'dist' given twice"),  # the second column silently won
+    ("extra.csv", "dist,base,delta,mehtod\ngeometric(mean=3),gaussian(sigma=4),1e-6,paper\n", "'mehtod'"),
+    ("cell.yaml", "cells:\n- {dist: 'geometric(mean=3)', base: 'gaussian(sigma=4)', delta: 1e-6, mthod: paper}\n",
+     "'mthod'"),
+])
+def test_a_grid_with_an_unknown_key_a_boolean_or_a_repeated_column_is_refused(tmp_path, name, text, fragment):
+    grid = tmp_path / name
+    grid.write_text(text)
+    with pytest.raises(ParameterError, match=fragment):
+        load_grid(grid)
+
+
+def test_an_out_path_that_ends_with_a_separator_is_refused(tmp_path):
+    from symsel.apps.sweep import Cell
+
+    cell = Cell("geometric(mean=3)", "gaussian(sigma=4)", "delta", 1e-6, "paper")
+    with pytest.raises(ParameterError, match="names a folder"):
+        run_sweep([cell], str(tmp_path / "newdir") + "/", jobs=1)
+    assert list(tmp_path.iterdir()) == []

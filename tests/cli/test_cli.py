@@ -245,3 +245,32 @@ def test_bound_help_names_every_method() -> None:
     listed = re.search(r"--method TEXT (.*?) \[default: best\]", text)
     assert listed is not None, text
     assert listed.group(1).split(" | ") == [*symsel.METHODS, "all"]
+
+
+@pytest.mark.parametrize("args", [
+    ("bound", "--dist", "geometric(mean=3)", "--base", "gaussian(sigma=4)", "--delta", "1e-6"),
+    ("bound", "--dist", "geometric(mean=3)", "--base", "gaussian(sigma=4)", "--delta", "1e-6", "--json"),
+    ("bound", "--dist", "geometric(mean=3)", "--base", "gaussian(sigma=4)", "--delta", "nan", "--json"),
+    ("--help",),
+])
+def test_a_full_stdout_is_one_line_and_exit_2(args):
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "symsel", *args], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("symsel: error:"), done.stderr
+
+
+def test_rnm_with_a_401_digit_m_is_answered():
+    result = CliRunner().invoke(main, ["rnm", "--m", "1" + "0" * 400, "--base", "gaussian(sigma=4)", "--delta",
+                                       "1e-6", "--method", "profile", "--json"])
+    assert result.exit_code == 0, result.output
+    assert math.isfinite(json.loads(result.stdout)["epsilon"])
+
+
+def test_composing_with_a_nearly_non_private_base_answers_infinity():
+    result = CliRunner().invoke(main, ["bound", "--dist", "geometric(mean=3)", "--base", "gaussian(sigma=4)",
+                                       "--delta", "1e-6", "--compose-with", "gaussian(sigma=1e-3)", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["composed"]["epsilon"] == "inf"

@@ -392,3 +392,10 @@ def test_the_logarithmic_derivative_form_is_the_segment_derivative(dphi):
             first, second = segment_derivative(dphi, a, b, weights), log_derivative_form(dphi, a, b, weights)
             for t in (sympy.Rational(1, 7), sympy.Rational(1, 2), sympy.Rational(6, 7)):
                 assert abs(sympy.N(first.subs(_T, t) - second.subs(_T, t), 30)) < 1e-25
+
+
+@pytest.mark.parametrize("flags", [("--latex", "--markdown"), ("--latex", "--json"), ("--latex", "--markdown",
+                                                                                       "--json")])
+def test_derive_takes_one_output_form(flags):
+    result = CliRunner().invoke(main, ["derive", "geometric(mean=3)", *flags])
+    assert result.exit_code == 2 and "at most one of --latex, --markdown, --json" in result.output

@@ -549,3 +549,25 @@ def test_laws_with_huge_exact_powers_answer_their_facts() -> None:
     assert abs(mpmath.mpf(out[1].split()[1]) / fair_p0 - 1) < mpmath.mpf("1e-25")
     p0, mean = (float(v) for v in out[2].split())
     assert p0 == pytest.approx(float(e_inv), rel=1e-15) and mean == 9999999.0
+
+
+def test_from_pgf_takes_a_formula_string_and_refuses_a_huge_expression():
+    assert symsel.from_pgf("(1 + z)/2").mean == 0.5
+    assert symsel.from_pmf("(1/2)**(k+1)").mean == pytest.approx(1.0)
+    z = sympy.Symbol("z")
+    terms = sympy.Add(*[sympy.Pow(z, i, evaluate=False) for i in range(100_000)], evaluate=False) / 100_000
+    with pytest.raises(ParameterError, match="nodes"):  # was a RecursionError in SymPy
+        symsel.from_pgf(terms)
+    with pytest.raises(ParameterError, match="SymPy expression or a formula string"):
+        symsel.from_pgf(3)
+
+
+def test_delegating_families_name_themselves_and_take_fractions():
+
+
+    assert symsel.geometric(mean=Fraction(3)).mean == 3.0
+    assert symsel.poisson(mean=Fraction(5, 2)).mean == 2.5
+    with pytest.raises(ParameterError, match=r"^geometric: parameter mean=Fraction\(1, 2\)"):
+        symsel.geometric(mean=Fraction(1, 2))
+    with pytest.raises(ParameterError, match=r"^logarithmic: parameter mean=-1"):
+        symsel.logarithmic(mean=-1)

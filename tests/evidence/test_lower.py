@@ -462,3 +462,27 @@ def test_the_monotone_order_is_evaluated_exactly_only_when_it_could_win_or_is_re
     assert callable(again.monotone) and pickle.loads(pickle.dumps(again)).monotone == behind.monotone_epsilon
     tied = lower_bound(FinitePair([0.4, 0.1, 0.4, 0.1], [0.2, 0.05, 0.2, 0.55]), geom5, 1e-6, budget=30, slices=0)
     assert not callable(tied.monotone) and tied.monotone_epsilon == tied.epsilon
+
+
+def test_size_arguments_are_limited_and_a_law_may_be_a_spec():
+    from symsel.evidence.lower import MAX_SLICES, lower_bound
+    from symsel.profiles import GaussianProfile
+
+    base = GaussianProfile(4.0)
+    with pytest.raises(ParameterError, match="slices"):
+        lower_bound(base, dists.geometric(mean=3), 1e-6, slices=MAX_SLICES + 1)
+    with pytest.raises(ParameterError, match="max_bins"):
+        lower_bound(base, dists.geometric(mean=3), 1e-6, max_bins=10**9)
+    with pytest.raises(ParameterError, match="dist"):
+        lower_bound(base, 3, 1e-6)
+    by_spec = lower_bound(base, "point(k=2)", 1e-6, budget=50, slices=0)
+    assert by_spec.epsilon == lower_bound(base, dists.point(k=2), 1e-6, budget=50, slices=0).epsilon
+
+
+def test_dpsgd_pairs_at_the_smallest_rate_are_one_null_atom():
+    # q = 1e-300: the whole loss range lies inside one bucket; one atom of mass 1 on both sides (the lower bound 0)
+    from symsel.evidence.pld_lower import dpsgd_dominated_pairs
+
+    pairs = dpsgd_dominated_pairs(1e-300, 1.0, 10)
+    for pair in pairs:
+        assert list(pair.a) == [1.0] and list(pair.b) == [1.0]

@@ -136,3 +136,18 @@ def test_lower_convex_hull_is_the_greatest_convex_minorant(seed) -> None:
     assert np.all(hull <= y)
     slopes = np.diff(np.concatenate([[1.0], hull])) / np.diff(np.concatenate([[0.0], x]))
     assert np.all(np.diff(slopes) >= -1e-9)
+
+
+def test_a_nearly_non_private_part_composes_to_infinity_not_an_empty_pld() -> None:
+    # gaussian(sigma=1e-3) has δ ≈ 1 up to the export's top ε: all but 1e-16 of its mass at +∞; composed exactly
+    selection = symsel.bound(symsel.geometric(mean=3), symsel.parse_profile("gaussian(sigma=4)"))
+    pld = compose([selection, symsel.parse_profile("gaussian(sigma=1e-3)")])
+    assert pld.get_epsilon_for_delta(1e-6) == np.inf
+
+
+def test_export_points_are_limited() -> None:
+    from symsel.profiles.export import MAX_POINTS
+
+    selection = symsel.bound(symsel.geometric(mean=3), symsel.parse_profile("gaussian(sigma=4)"))
+    with pytest.raises(symsel.ParameterError, match="points"):
+        to_pld(selection, points=MAX_POINTS + 1)

@@ -192,3 +192,35 @@ def test_the_generic_epsilon_evaluates_each_point_once() -> None:
     answer = Profile.epsilon(counted, 1e-6)
     assert len(counted.asked) == len(set(counted.asked)), counted.asked
     assert answer == pytest.approx(GaussianProfile(2.0).epsilon(1e-6), rel=1e-9)
+
+
+#: one spec per base family of symsel.profiles.FAMILIES (checked complete below)
+_ONE_PER_FAMILY = {
+    "approx": "approx(eps=1, delta=1e-6)", "dpsgd": "dpsgd(q=0.01, sigma=1, steps=10)",
+    "gaussian": "gaussian(sigma=4)", "gdp": "gdp(mu=0.5)", "laplace": "laplace(scale=1)",
+    "pair": "pair(p=[0.5, 0.5], q=[0.4, 0.6])", "pointwise": "pointwise(points=[(1, 1e-6), (2, 1e-8)])",
+    "pure": "pure(eps=1)", "randomized_response": "randomized_response(eps=1, k=3)",
+    "rdp_gaussian": "rdp_gaussian(sigma=2)", "rdp_pure": "rdp_pure(eps=1)",
+    "rdp_pure_exact": "rdp_pure(eps=1, exact=True)",
+    "rdp_subsampled_gaussian": "rdp_subsampled_gaussian(q=0.01, sigma=1, steps=10)",
+    "tabulated": "tabulated(eps_grid=[0, 1, 2], deltas=[0.5, 0.1, 0.01])", "zcdp": "zcdp(rho=0.5)",
+}
+
+
+def test_every_base_family_and_a_bound_on_it_pickle():
+    import pickle
+
+    import symsel
+    from symsel.profiles import FAMILIES
+
+    assert set(FAMILIES) <= set(_ONE_PER_FAMILY)
+    law = symsel.geometric(mean=3)
+    for spec in _ONE_PER_FAMILY.values():
+        base = symsel.parse_profile(spec)
+        copy = pickle.loads(pickle.dumps(base))
+        assert copy.spec == base.spec and copy.epsilon(1e-6) == base.epsilon(1e-6), spec
+        selection = symsel.bound(law, base)
+        restored = pickle.loads(pickle.dumps(selection))
+        assert (restored.method, restored.profile.spec) == (selection.method, selection.profile.spec), spec
+        if spec.startswith(("zcdp", "rdp")):  # their RDP curves were closures: the restored curve is the same
+            assert restored.epsilon(1e-6) == selection.epsilon(1e-6), spec
