@@ -43,8 +43,8 @@ def rdp_upper_bound(q: float, sigma: float, steps: int, delta: float) -> float:
 
 @pytest.mark.parametrize("eps", [1.0, 30.0, 80.0, 95.0, 200.0, 5000.0])
 def test_a_mass_below_the_working_precision_still_costs(eps: float) -> None:
-    """An atom with ``Q'``-mass 1e-40 scored last: at 30 digits ``φ(X + b) − φ(X)`` at ``X ≈ 1 − 2⁻¹⁰`` rounds to 0, which
-    would make the sum a constant 0.75 for every ``ε`` (a δ that never falls: on long DP-SGD runs a lower bound of
+    """An atom with ``Q'``-mass 1e-40 scored last: at 30 digits ``φ(X + b) − φ(X)`` at ``X ≈ 1 − 2⁻¹⁰`` rounds to
+    0, which would make the sum a constant for every ``ε`` (a δ that never falls: on long DP-SGD runs a lower bound of
     8622 where valid upper bounds say 124). From below it must stay under the exact sum, and near it while the
     atom's term lives."""
     a = np.array([0.5, 0.5])
