@@ -157,12 +157,14 @@ def _log_hockey_stick(eps: np.ndarray, losses: np.ndarray, log_mass: np.ndarray,
 
 
 class ComposedPld(Profile):
-    """A dp-accounting PLD (pessimistic), held as a profile."""
+    """A dp-accounting PLD (pessimistic) on the loss grid ``discretization``, held as a profile (queried through
+    dp-accounting's public methods; many ``ε`` at once through arrays rebuilt from them,
+    :func:`symsel.profiles.dpaccounting.arrays_from_queries`)."""
 
     family = "composed"
 
-    def __init__(self, pld: object, label: str):
-        self.pld, self._label = pld, label
+    def __init__(self, pld: object, label: str, discretization: float = PLD_INTERVAL):
+        self.pld, self._label, self.discretization = pld, label, discretization
 
     @property
     def spec(self) -> str:
@@ -172,7 +174,7 @@ class ComposedPld(Profile):
     def _tables(self) -> list[tuple[object, ...]] | None:
         from symsel.profiles.dpaccounting import pld_suffix_tables
 
-        return pld_suffix_tables(self.pld)
+        return pld_suffix_tables(self.pld, self.discretization)
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         if self._tables is not None:  # every epsilon in one pass (the mixture asks many k at many epsilon)
