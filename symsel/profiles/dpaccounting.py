@@ -8,6 +8,13 @@ bound on the true profile for every real ``ε`` -- also for ``ε < 0``, where it
 ``get_delta_for_epsilon`` still evaluates ``Σ_l [1 − e^(ε − l)]_+ p(l) + p(∞)``, an increasing
 function of each loss. ``ε(δ)`` comes from ``get_epsilon_for_delta`` on the same PLD.
 
+dp-accounting's public API only: it has no public accessor for a PLD's masses, so symsel keeps the arrays of the PLDs
+it builds (:class:`PldArrays`; a DP-SGD run: the one-step masses of :mod:`symsel.profiles.subsampled_gaussian_pld`
+self-composed as dp-accounting composes them, the same floats) and hands dp-accounting pmfs made from them by its
+public constructors. A PLD known only through its public queries (another event's, held by a ``PLDAccountant``; a
+nested selection accountant's) gets arrays from its ``δ`` on its loss grid (:func:`arrays_from_queries`: one
+vectorized query, turned into a PLD that dominates it).
+
 Building the PLD is the expensive step; it is done once per profile (lazily) and shared between equal
 profiles through a small module-level cache.
 
@@ -313,8 +320,9 @@ class HeldPld:
 #: :class:`EpsilonTable` (the same floats).
 EPSILON_TABLE_AFTER = 2
 
-#: when its internals are not as expected (no suffix tables), up to this many ε values the PLD is queried one
-#: float at a time (dp-accounting's fast path).
+#: a PLD without arrays of symsel's own (not built by symsel) is queried one float at a time (dp-accounting's fast
+#: path) for up to this many ε values, until its arrays are rebuilt from its public queries
+#: (:func:`arrays_from_queries`).
 _SCALAR_QUERY_MAX = 256
 
 
@@ -445,8 +453,8 @@ class PldProfile(Profile):
 
     def epsilon(self, delta: float) -> float:
         """``get_epsilon_for_delta`` of the pessimistic PLD (``inf`` below ``δ(∞)``), from the :class:`EpsilonTable`
-        of each direction (dp-accounting's value to the bit, about 40 times faster) when its internals are as
-        expected."""
+        of each direction (dp-accounting's value to the bit on symsel's own arrays, about 40 times faster; on arrays
+        rebuilt from public queries, at least dp-accounting's value)."""
         d = self._check_delta(delta)
         if self.delta(0.0) <= d:
             return 0.0

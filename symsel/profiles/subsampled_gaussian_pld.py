@@ -12,16 +12,17 @@ release composed after a tuning, each step of a calibration). For the add and th
 Gaussian with ``0 < q < 1`` the inverse has a closed form too:
 with ``l'(ε) = log(1 + (e^ε − 1)/q)`` the loss of the Gaussian without subsampling (for remove; add uses
 ``−l'(−ε)``), the Gaussian's inverse is ``x = −Δ/2 − l' σ²/Δ`` (remove) and ``x = Δ/2 − l' σ²/Δ`` (add).
-:class:`_TabledGaussianLoss` computes it for the whole grid at once, with the same floating-point operations in the
-same order as dp-accounting's scalar code, and hands dp-accounting's unchanged construction a table to read instead
-of solving per point. Points where that code takes a special branch (``ε = 0``, ``ε`` at or next to the
-``±log(1 − q)`` limit, a logarithm of a non-positive number) are not in the table and go through dp-accounting's own
-scalar code. The result is the very PLD of ``from_gaussian_mechanism``, array for array: the numpy functions used
-(``log``, ``exp``, ``log1p``) give the same bits on an array as on each of its elements, and
-tests/profiles/test_subsampled_gaussian_pld.py compares the two builds bit for bit.
+:class:`_TabledGaussianLoss` (a subclass of dp-accounting's public ``GaussianPrivacyLoss``) computes it for the whole
+grid at once, with the same floating-point operations in the same order as dp-accounting's scalar code, and its
+public ``get_delta_for_epsilon`` reads that table instead of solving per point. Points where that code takes a special
+branch (``ε = 0``, ``ε`` at or next to the ``±log(1 − q)`` limit, a logarithm of a non-positive number) are not in
+the table and go through dp-accounting's own scalar code. The PLD is then formed from dp-accounting's public pieces
+as its ``from_gaussian_mechanism`` forms it (:func:`subsampled_gaussian_arrays`), as arrays symsel keeps: the very
+masses of ``from_gaussian_mechanism``, array for array (the numpy functions used, ``log``, ``exp``, ``log1p``, give the
+same bits on an array as on each of its elements); tests/profiles/test_subsampled_gaussian_pld.py compares the two
+builds bit for bit.
 
-Not sped up (dp-accounting's own ``from_gaussian_mechanism``): the replace-one relation, and any dp-accounting whose
-internals are not the ones this module was written against.
+Not sped up (dp-accounting's own ``from_gaussian_mechanism``): the replace-one relation.
 """
 
 from __future__ import annotations
