@@ -163,8 +163,8 @@ class ComposedPld(Profile):
 
     family = "composed"
 
-    def __init__(self, pld: object, label: str, discretization: float = PLD_INTERVAL):
-        self.pld, self._label, self.discretization = pld, label, discretization
+    def __init__(self, pld: object, label: str, discretization: float = PLD_INTERVAL, arrays: object = None):
+        self.pld, self._label, self.discretization, self.arrays = pld, label, discretization, arrays
 
     @property
     def spec(self) -> str:
@@ -174,7 +174,7 @@ class ComposedPld(Profile):
     def _tables(self) -> list[tuple[object, ...]] | None:
         from symsel.profiles.dpaccounting import pld_suffix_tables
 
-        return pld_suffix_tables(self.pld, self.discretization)
+        return pld_suffix_tables(self.arrays if self.arrays is not None else self.pld, self.discretization)
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         if self._tables is not None:  # every epsilon in one pass (the mixture asks many k at many epsilon)
@@ -250,7 +250,21 @@ def composed_pld(base: Profile, k: int, build: Callable[[], Any]) -> Profile:
     (one run of the base), refused first if too large (:func:`check_pld_size`); for
     :meth:`~symsel.profiles.Profile.self_composed` and the generic route of :func:`composed`."""
     check_pld_size(base, k)
-    return ComposedPld(build().self_compose(k), f"compose(base={base.spec}, k={k})")
+    return _self_composed(build(), k, f"compose(base={base.spec}, k={k})")
+
+
+def _self_composed(one: Any, k: int, label: str) -> ComposedPld:
+    """``k`` runs of the PLD ``one`` (symsel's :class:`~symsel.profiles.dpaccounting.PldArrays`, or a dp-accounting
+    PLD, whose arrays are then rebuilt from its public queries: a PLD that dominates it,
+    :func:`~symsel.profiles.dpaccounting.arrays_from_queries`), self-composed as dp-accounting self-composes a dense
+    pmf (its public FFT self-convolution), held with the dp-accounting PLD made from the result."""
+    from symsel.profiles.dpaccounting import pld_arrays
+
+    arrays = pld_arrays(one, PLD_INTERVAL)
+    if arrays is None:  # no grid to query on: dp-accounting composes it
+        return ComposedPld(one.self_compose(k), label)
+    composed = arrays.self_compose(k)
+    return ComposedPld(composed.to_pld(), label, PLD_INTERVAL, composed)
 
 
 def composed_finite_pair_plds(base: FinitePairProfile, k: int) -> Profile:
@@ -260,15 +274,15 @@ def composed_finite_pair_plds(base: FinitePairProfile, k: int) -> Profile:
     check_pld_size(base, k)
     label = f"compose(base={base.spec}, k={k})"
     forward, backward = _finite_pair_plds(*base.finite_pair())
-    return LargerOf(ComposedPld(forward.self_compose(k), label), ComposedPld(backward.self_compose(k), label), label)
+    return LargerOf(_self_composed(forward, k, label), _self_composed(backward, k, label), label)
 
 
 @lru_cache(maxsize=16)
 def _exported_pld(base: Profile) -> object:
     """The base exported once as a connect-the-dots PLD (:func:`symsel.profiles.export.to_pld`), for every ``k``."""
-    from symsel.profiles.export import to_pld
+    from symsel.profiles.export import to_pld_arrays
 
-    return to_pld(base, discretization=PLD_INTERVAL)
+    return to_pld_arrays(base, discretization=PLD_INTERVAL)
 
 
 def _finite_pair_plds(P: Sequence[float], Pp: Sequence[float]) -> tuple[object, object]:

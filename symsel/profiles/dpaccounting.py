@@ -215,7 +215,7 @@ class PldArrays:
             self.remove.to_pmf(), None if self.add is None else self.add.to_pmf())
 
 
-def connect_dots_masses(deltas: np.ndarray, discretization: float) -> tuple[np.ndarray, float]:
+def connect_dots_masses(deltas: np.ndarray, discretization: float, clip: bool = True) -> tuple[np.ndarray, float]:
     """The pessimistic connect-the-dots masses (Doroshenko et al., PETS 2022, Algorithm 1) on the contiguous loss
     grid ``ε_i = (lower + i) h`` whose hockey-stick divergence at ``ε_i`` is ``deltas[i]`` (made non-increasing first),
     and the mass at ``+∞`` (the last ``δ``). Between grid points its ``δ`` is the chord in ``e^ε``, which lies above
@@ -223,7 +223,7 @@ def connect_dots_masses(deltas: np.ndarray, discretization: float) -> tuple[np.n
     most ``deltas`` on the grid. Formed with the operations of dp-accounting's fixed-gap construction (its
     numerically stable form: first mass ``1 − δ_1 + (δ_2 − δ_1)/(e^h − 1)``, inner masses
     ``((δ_{i+1} − δ_i) − e^h (δ_i − δ_{i−1}))/(e^h − 1)``, last ``(δ_n − δ_{n−1})/(e^{−h} − 1)``, negative ones
-    raised to 0), so that the same ``δ`` give the same floats."""
+    raised to 0 unless ``clip`` is false), so that the same ``δ`` give the same floats."""
     deltas = np.minimum.accumulate(np.asarray(deltas, dtype=float))
     if deltas.size == 1:
         return np.array([1.0 - deltas[0]]), float(deltas[0])
@@ -232,22 +232,28 @@ def connect_dots_masses(deltas: np.ndarray, discretization: float) -> tuple[np.n
     probs[0] = 1 - deltas[0] + diffs[0] / math.expm1(discretization)
     probs[1:-1] = (diffs[1:] - diffs[:-1] * math.exp(discretization)) / math.expm1(discretization)
     probs[-1] = diffs[-1] / math.expm1(-discretization)
-    return np.maximum(0.0, probs), float(deltas[-1])
+    return (np.maximum(0.0, probs) if clip else probs), float(deltas[-1])
 
 
 #: the widest loss range, in grid points, that :func:`arrays_from_queries` asks a PLD's ``δ`` on.
 QUERY_GRID_MAX = 4_000_000
+#: :func:`arrays_from_queries` lowers the grid's end at most this many times (doubling it) ...
+LOWER_END_DOUBLINGS = 12
+#: ... while ``δ`` at twice the end lies more than this below the chord from ``(−∞, 1)`` through the end (a convex
+#: curve that meets its chord inside the segment is affine there: no mass below the end).
+AFFINE_TOLERANCE = 1e-12
 
 
 def arrays_from_queries(held: Any, discretization: float) -> PldArrays | None:
     """A pessimistic PLD of symsel's own that dominates a PLD known only through dp-accounting's public queries
     (``held``: a ``PrivacyLossDistribution``, a ``PLDAccountant`` or a :class:`HeldPld`) whose losses are multiples
-    of ``discretization``: its ``δ`` on every grid point from ``−top`` to ``top`` (one vectorized public
-    ``get_delta_for_epsilon`` call, ``top`` the largest loss: ``get_epsilon_for_delta(δ(∞))``, raised until
-    ``δ(top) = δ(∞)``), turned into masses by :func:`connect_dots_masses`, each raised by the rounding error bound
-    of its formula. Certified: the PLD's ``δ`` (the larger of its two directions) is affine in ``e^ε`` between grid
-    points and convex, so the chord through its grid values is the curve itself on ``[−top, top]`` and above it
-    below ``−top`` (the chord from ``(−∞, 1)``); above ``top`` both are ``δ(∞)``. One symmetric PLD (dominating both
+    of ``discretization``: its ``δ`` on every grid point from ``bottom`` to ``top`` (one vectorized public
+    ``get_delta_for_epsilon`` call; ``top`` the largest loss: ``get_epsilon_for_delta(δ(∞))``, raised until
+    ``δ(top) = δ(∞)``; ``bottom`` from ``−top``, doubled while the curve below it is not affine in ``e^ε``), turned
+    into masses by :func:`connect_dots_masses`, each raised by the rounding error bound of its formula. Certified:
+    the PLD's ``δ`` (the larger of its two directions) is affine in ``e^ε`` between grid points and convex, so the
+    chord through its grid values is the curve itself on ``[bottom, top]`` and above it below ``bottom`` (the chord
+    from ``(−∞, 1)``); above ``top`` both are ``δ(∞)``. One symmetric PLD (dominating both
     directions). ``None`` when the PLD has no finite top (``δ(∞) ≥ 1``) or is wider than :data:`QUERY_GRID_MAX`."""
     delta, epsilon = _queries(held)
     h = float(discretization)
@@ -262,17 +268,25 @@ def arrays_from_queries(held: Any, discretization: float) -> PldArrays | None:
         last *= 2
         if 2 * last > QUERY_GRID_MAX:
             return None
-    if 2 * last + 1 > QUERY_GRID_MAX:
+    first = -last
+    for _ in range(LOWER_END_DOUBLINGS):  # down to the smallest loss: below it δ is affine in e^ε (no mass there)
+        near, far = float(delta(first * h)), float(delta(2 * first * h))
+        if far >= 1 - math.exp(first * h) * (1 - near) - AFFINE_TOLERANCE or last - 2 * first + 1 > QUERY_GRID_MAX:
+            break
+        first *= 2
+    if last - first + 1 > QUERY_GRID_MAX:
         return None
-    grid = np.arange(-last, last + 1)
+    grid = np.arange(first, last + 1)
     deltas = np.clip(np.asarray(delta(grid * h), dtype=float), 0.0, 1.0)
     deltas[-1] = max(deltas[-1], at_infinity)
-    probs, infinity = connect_dots_masses(deltas, h)
+    # not clipped: where the PLD has no mass the formula gives rounding noise of either sign (about u/h), which
+    # cancels in the sums; raising each negative one to 0 would add about u/h of mass per grid point
+    probs, infinity = connect_dots_masses(deltas, h, clip=False)
     # each mass is a sum of two quotients of differences: raise it by a bound on the rounding of that formula
     steps = np.abs(np.diff(np.minimum.accumulate(deltas)))
     nearby = np.concatenate([[1.0], steps]) * math.exp(h) + np.concatenate([steps, [0.0]])
     probs = probs + 8 * np.finfo(float).eps * nearby / math.expm1(h)
-    return PldArrays(PmfArrays(h, -last, probs, infinity))
+    return PldArrays(PmfArrays(h, first, probs, infinity))
 
 
 #: relative rise of ``ε(δ)`` read from arrays rebuilt by :func:`arrays_from_queries` (:func:`epsilon_tables`): their

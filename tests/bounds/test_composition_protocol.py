@@ -71,8 +71,9 @@ PINNED_BINOMIAL = {
 def _close(value: float, pinned: float) -> bool:
     # a dp-accounting PLD known through its public queries is read through arrays rebuilt from its δ on its grid
     # (symsel.profiles.dpaccounting.arrays_from_queries, masses raised by their rounding bound) and symsel's suffix
-    # tables: at most 3e-9 below (the pinned values were read from its own masses) and 6e-9 (relative) above
-    return pinned * (1 - 3e-9) <= value <= pinned * (1 + 6e-9) or value == pinned
+    # tables: at most 3e-9 below (the pinned values were read from its own masses), above by 6e-9 relative and
+    # 1e-21 absolute (the rebuilt masses' rounding, seen where δ is only the mass at +∞, 1e-15)
+    return pinned * (1 - 3e-9) <= value <= pinned * (1 + 6e-9) + 1e-21 or value == pinned
 
 
 # ----------------------------------------------------------------------------- independent references
