@@ -121,7 +121,9 @@ def largest_fitting_integer(probe: Callable[[int], tuple[bool, float]], lo: int,
         (n1, g1), (n2, g2) = points[-2], points[-1]
         mid, secant = (lo + hi) // 2, False
         if not bisect and math.isfinite(g1) and math.isfinite(g2) and g1 != g2:
-            guess = math.exp(math.log(n2) + (math.log(n1) - math.log(n2)) * -g2 / (g1 - g2))
+            # the secant's crossing in log n, clamped to the bracket first (far outside it, exp would overflow)
+            log_guess = math.log(n2) + (math.log(n1) - math.log(n2)) * -g2 / (g1 - g2)
+            guess = math.exp(min(max(log_guess, math.log(lo)), math.log(hi))) if math.isfinite(log_guess) else math.nan
             if math.isfinite(guess):
                 mid, secant = min(max(math.floor(guess), lo + 1), hi - 1), True
         fits, gap = probe(mid)

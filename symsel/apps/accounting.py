@@ -100,6 +100,7 @@ from symsel.distributions import Distribution
 from symsel.distributions.core import MAX_MEAN
 from symsel.errors import ParameterError, SymselError
 from symsel.profiles import DpsgdProfile, GaussianProfile, LaplaceProfile, PldProfile, Profile
+from symsel.profiles.dpaccounting import HeldPld
 from symsel.profiles.export import MAX_EPSILON, lower_convex_hull, lowered_at_some_points, split_costly, to_pld
 
 __all__ = ["SelectionAccountant", "SelectionDpEvent", "selection_base", "selection_law", "selection_pld"]
@@ -313,20 +314,6 @@ def _dpsgd(event: dp_event.DpEvent) -> tuple[float, float, int] | None:
     return None
 
 
-class _HeldPld:
-    """A composed ``PrivacyLossDistribution`` seen as :class:`~symsel.profiles.PldProfile` sees an accountant: its
-    ``get_delta`` and ``get_epsilon`` (the PLD's public queries) and the PLD itself (``_pld``)."""
-
-    def __init__(self, pld: Any):
-        self._pld = pld
-
-    def get_delta(self, target_epsilon: Any) -> Any:
-        return self._pld.get_delta_for_epsilon(target_epsilon)
-
-    def get_epsilon(self, target_delta: float) -> float:
-        return float(self._pld.get_epsilon_for_delta(target_delta))
-
-
 class _ComposedProfile(PldProfile):
     """The profile of the PLD a nested :class:`SelectionAccountant` composed (an inner event with selections)."""
 
@@ -335,7 +322,9 @@ class _ComposedProfile(PldProfile):
         self.event = event
         self.neighbouring = neighbouring
         self.value_discretization_interval = value_discretization_interval
-        self.__dict__["accountant"] = _HeldPld(pld)  # PldProfile.accountant is a cached_property: this is its value
+        # PldProfile.accountant is a cached_property: this is its value (the PLD's public queries; its arrays, where
+        # needed, come from those queries: symsel.profiles.dpaccounting.arrays_from_queries)
+        self.__dict__["accountant"] = HeldPld(pld)
         self.build_seconds = 0.0
 
 

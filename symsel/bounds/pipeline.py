@@ -94,9 +94,9 @@ def final_run_pairs(final: Profile | tuple[Profile, ...]) -> tuple[LossPair, ...
     if isinstance(final, GaussianProfile):
         pairs = PldProfile(dp_event.GaussianDpEvent(1.0 / final.mu)).dominating_loss_pairs()
     else:
-        from symsel.profiles.export import to_pld
+        from symsel.profiles.export import to_pld_arrays
 
-        pairs = pld_loss_pairs(to_pld(final), f"connect-the-dots PLD of {final.spec}")
+        pairs = pld_loss_pairs(to_pld_arrays(final), f"connect-the-dots PLD of {final.spec}")
     if not pairs:
         raise NotApplicableError(f"with_final_run: no dominating pair known for the final run {final.spec}")
     return pairs

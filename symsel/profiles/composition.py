@@ -23,7 +23,7 @@ from scipy import special
 
 from symsel.errors import NotApplicableError
 from symsel.profiles.base import ROUTE_PESSIMISTIC_PLD, Profile
-from symsel.profiles.export import to_pld
+from symsel.profiles.export import to_pld_arrays
 
 if TYPE_CHECKING:
     from symsel.profiles.finite import FinitePairProfile
@@ -130,12 +130,14 @@ def _log_hockey_stick(eps: np.ndarray, losses: np.ndarray, log_mass: np.ndarray,
 
 
 class ComposedPld(Profile):
-    """A dp-accounting PLD (pessimistic), held as a profile."""
+    """A dp-accounting PLD (pessimistic) on the loss grid ``discretization``, held as a profile (queried through
+    dp-accounting's public methods; many ``ε`` at once through arrays rebuilt from them,
+    :func:`symsel.profiles.dpaccounting.arrays_from_queries`)."""
 
     family = "composed"
 
-    def __init__(self, pld: object, label: str):
-        self.pld, self._label = pld, label
+    def __init__(self, pld: object, label: str, discretization: float = PLD_INTERVAL, arrays: object = None):
+        self.pld, self._label, self.discretization, self.arrays = pld, label, discretization, arrays
 
     @property
     def spec(self) -> str:
@@ -145,7 +147,7 @@ class ComposedPld(Profile):
     def _tables(self) -> list[tuple[object, ...]] | None:
         from symsel.profiles.dpaccounting import pld_suffix_tables
 
-        return pld_suffix_tables(self.pld)
+        return pld_suffix_tables(self.arrays if self.arrays is not None else self.pld, self.discretization)
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         if self._tables is not None:  # every epsilon in one pass (the mixture asks many k at many epsilon)
@@ -221,7 +223,21 @@ def composed_pld(base: Profile, k: int, build: Callable[[], Any]) -> Profile:
     (one run of the base), refused first if too large (:func:`check_pld_size`); for
     :meth:`~symsel.profiles.Profile.self_composed` and the generic route of :func:`composed`."""
     check_pld_size(base, k)
-    return ComposedPld(build().self_compose(k), f"compose(base={base.spec}, k={k})")
+    return _self_composed(build(), k, f"compose(base={base.spec}, k={k})")
+
+
+def _self_composed(one: Any, k: int, label: str) -> ComposedPld:
+    """``k`` runs of the PLD ``one`` (symsel's :class:`~symsel.profiles.dpaccounting.PldArrays`, or a dp-accounting
+    PLD, whose arrays are then rebuilt from its public queries: a PLD that dominates it,
+    :func:`~symsel.profiles.dpaccounting.arrays_from_queries`), self-composed as dp-accounting self-composes a dense
+    pmf (its public FFT self-convolution), held with the dp-accounting PLD made from the result."""
+    from symsel.profiles.dpaccounting import pld_arrays
+
+    arrays = pld_arrays(one, PLD_INTERVAL)
+    if arrays is None:  # no grid to query on: dp-accounting composes it
+        return ComposedPld(one.self_compose(k), label)
+    composed = arrays.self_compose(k)
+    return ComposedPld(composed.to_pld(), label, PLD_INTERVAL, composed)
 
 
 def composed_finite_pair_plds(base: FinitePairProfile, k: int) -> Profile:
@@ -236,8 +252,9 @@ def composed_finite_pair_plds(base: FinitePairProfile, k: int) -> Profile:
 
 @lru_cache(maxsize=16)
 def _exported_pld(base: Profile) -> object:
-    """The base exported once as a connect-the-dots PLD (:func:`symsel.profiles.export.to_pld`), for every ``k``."""
-    return to_pld(base, discretization=PLD_INTERVAL)
+    """The base exported once as a connect-the-dots PLD (:func:`symsel.profiles.export.to_pld_arrays`), for every
+    ``k``."""
+    return to_pld_arrays(base, discretization=PLD_INTERVAL)
 
 
 def _finite_pair_plds(P: Sequence[float], Pp: Sequence[float]) -> tuple[object, object]:

@@ -8,6 +8,13 @@ bound on the true profile for every real ``ε`` -- also for ``ε < 0``, where it
 ``get_delta_for_epsilon`` still evaluates ``Σ_l [1 − e^(ε − l)]_+ p(l) + p(∞)``, an increasing
 function of each loss. ``ε(δ)`` comes from ``get_epsilon_for_delta`` on the same PLD.
 
+dp-accounting's public API only: it has no public accessor for a PLD's masses, so symsel keeps the arrays of the PLDs
+it builds (:class:`PldArrays`; a DP-SGD run: the one-step masses of :mod:`symsel.profiles.subsampled_gaussian_pld`
+self-composed as dp-accounting composes them, the same floats) and hands dp-accounting pmfs made from them by its
+public constructors. A PLD known only through its public queries (another event's, held by a ``PLDAccountant``; a
+nested selection accountant's) gets arrays from its ``δ`` on its loss grid (:func:`arrays_from_queries`: one
+vectorized query, turned into a PLD that dominates it).
+
 Building the PLD is the expensive step; it is done once per profile (lazily) and shared between equal
 profiles through a small module-level cache.
 
@@ -55,13 +62,15 @@ def _relation(name: str) -> Any:
 
 #: dp-accounting's PLD accountants built most recently (with their build time), by the event's repr, neighbouring
 #: relation and loss grid; least recently used dropped first: at most :data:`_CACHE_SIZE` entries (each holds a PLD).
-_CACHE: OrderedDict[tuple, tuple[pld_privacy_accountant.PLDAccountant, float]] = OrderedDict()
+_CACHE: OrderedDict[tuple, tuple[Any, float]] = OrderedDict()
 _CACHE_SIZE = 8
 
 
-def _build(
-    event: dp_event.DpEvent, relation: str, interval: float
-) -> tuple[pld_privacy_accountant.PLDAccountant, float]:
+def _build(event: dp_event.DpEvent, relation: str, interval: float) -> tuple[Any, float]:
+    """What answers a profile's queries, and the seconds it took to build: for a DP-SGD run whose one-step PLD
+    symsel builds (:func:`_subsampled_gaussian_pld`), that PLD self-composed as arrays of symsel's own, held with the
+    dp-accounting PLD made from them (:class:`HeldPld`); for any other event, a ``PLDAccountant`` that has composed
+    it (its public ``compose``)."""
     key = (repr(event), relation, interval)
     if key in _CACHE:
         _CACHE.move_to_end(key)
@@ -69,18 +78,18 @@ def _build(
     from dp_accounting.pld import pld_privacy_accountant
 
     start = time.perf_counter()
-    accountant = pld_privacy_accountant.PLDAccountant(
-        neighboring_relation=_relation(relation), value_discretization_interval=interval
-    )
     steps = _dpsgd_steps(event)
-    if steps is None or not (hasattr(accountant, "_pld") and hasattr(accountant, "_ledger")):
-        accountant.compose(event)  # (also when dp-accounting's internals are not as expected)
-    else:  # the accountant's own construction, with the one-step PLD shared between runs of different lengths
-        step, count = steps
-        one_step = _subsampled_gaussian_pld(step.sampling_probability, step.event.noise_multiplier, relation, interval)
-        accountant._ledger.compose(event, 1)
-        accountant._pld = accountant._pld.compose(one_step.self_compose(count))
-    result = (accountant, time.perf_counter() - start)
+    one_step = None if steps is None else _subsampled_gaussian_pld(
+        steps[0].sampling_probability, steps[0].event.noise_multiplier, relation, interval)
+    held: Any
+    if one_step is not None:  # the one-step PLD is shared between runs of different lengths
+        arrays = one_step.self_compose(steps[1]).accounted()  # type: ignore[index]
+        held = HeldPld(arrays.to_pld(), arrays)
+    else:
+        held = pld_privacy_accountant.PLDAccountant(
+            neighboring_relation=_relation(relation), value_discretization_interval=interval)
+        held.compose(event)
+    result = (held, time.perf_counter() - start)
     _CACHE[key] = result
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -102,24 +111,236 @@ def _dpsgd_steps(event: dp_event.DpEvent) -> tuple[dp_event.PoissonSampledDpEven
 
 
 @lru_cache(maxsize=8)
-def _subsampled_gaussian_pld(rate: float, sigma: float, relation: str, interval: float) -> Any:
-    """One DP-SGD step's PLD as ``PLDAccountant`` builds it for a ``PoissonSampledDpEvent`` of a Gaussian (its
-    ``from_gaussian_mechanism`` call), cached: a planner that varies the number of steps at a fixed noise builds it
-    once instead of at every step count (it is 60 % of building a 1000-step run). dp-accounting's PLDs are not
-    changed by composing or querying them; tests/profiles/test_profiles_dpaccounting.py checks the result against
-    ``PLDAccountant.compose`` itself. Built with the inverse privacy loss tabled
-    (:mod:`symsel.profiles.subsampled_gaussian_pld`: the same arrays, about five times sooner)."""
-    from symsel.profiles.subsampled_gaussian_pld import subsampled_gaussian_pld
+def _subsampled_gaussian_pld(rate: float, sigma: float, relation: str, interval: float) -> PldArrays | None:
+    """One DP-SGD step's PLD as arrays of symsel's own (:class:`PldArrays`), the very masses of dp-accounting's
+    ``from_gaussian_mechanism`` (tests/profiles/test_subsampled_gaussian_pld.py), built with the inverse privacy loss
+    tabled (:mod:`symsel.profiles.subsampled_gaussian_pld`, about five times sooner), cached: a planner that varies
+    the number of steps at a fixed noise builds it once instead of at every step count (it is 60 % of building a
+    1000-step run). ``None`` where that module does not build it (the replace-one relation)."""
+    from symsel.profiles.subsampled_gaussian_pld import subsampled_gaussian_arrays
 
-    return subsampled_gaussian_pld(rate, sigma, _relation(relation), interval)
+    return subsampled_gaussian_arrays(rate, sigma, _relation(relation), interval)
+
+
+#: dp-accounting keeps a pmf of at most this many losses as a dictionary (``create_pmf`` decides; a larger one is
+#: dense, and :meth:`PmfArrays.to_pmf` builds the dense pmf directly).
+SPARSE_PMF_MAX = 1000
+
+
+@dataclass(frozen=True, eq=False)
+class PmfArrays:
+    """One direction of a pessimistic PLD as symsel holds it: mass ``probs[i]`` at the loss
+    ``(lower_loss + i) · discretization``, and ``infinity_mass`` at ``+∞``. symsel keeps the arrays of the PLDs it
+    builds (dp-accounting has no public accessor for a PLD's masses) and hands dp-accounting a pmf made from them
+    by its public constructors (:meth:`to_pmf`)."""
+
+    discretization: float
+    lower_loss: int
+    probs: np.ndarray
+    infinity_mass: float
+
+    @property
+    def losses(self) -> np.ndarray:
+        """The finite losses, increasing (the products dp-accounting forms)."""
+        return (np.arange(self.probs.size) + self.lower_loss) * self.discretization
+
+    def self_compose(self, count: int, tail_mass_truncation: float = 1e-15) -> PmfArrays:
+        """``count`` compositions with itself, as dp-accounting's dense pmf composes itself: its public FFT
+        self-convolution (``common.self_convolve``, which drops at most ``tail_mass_truncation`` of the tails), the
+        dropped mass and the chance that some run lands at ``+∞`` put at ``+∞`` (pessimistic)."""
+        from dp_accounting.pld import common
+
+        offset, probs = common.self_convolve(self.probs, count, tail_mass_truncation)
+        infinity = tail_mass_truncation - math.expm1(count * math.log1p(-self.infinity_mass))
+        return PmfArrays(self.discretization, self.lower_loss * count + offset, np.array(probs), infinity)
+
+    def accounted(self, tail_mass_truncation: float = 1e-15) -> PmfArrays:
+        """These masses as ``PLDAccountant`` holds them once it has composed them into its own PLD (which starts as
+        the identity, a single mass 1 at loss 0): the product with that mass by the FFT convolution its dense pmfs
+        compose with (``scipy.signal.fftconvolve``), then its pessimistic truncation of the tails: the longest prefix
+        and the longest suffix each of mass at most ``tail_mass_truncation / 2`` are cut, the prefix's mass added to
+        the first loss kept and the suffix's put at ``+∞``. The same floats as ``PLDAccountant``'s, so a profile and
+        the accountant agree to the bit (tests/profiles/test_profiles_dpaccounting.py)."""
+        from scipy import signal
+
+        probs = signal.fftconvolve(np.ones(1), self.probs)
+        half = tail_mass_truncation / 2
+        left = _prefix_within(probs, half)
+        right = max(probs.size - _prefix_within(probs[::-1], half), left + 1)
+        left_mass, right_mass = np.sum(probs[:left]), np.sum(probs[right:])
+        kept = probs[left:right]
+        kept[0] += left_mass
+        return PmfArrays(self.discretization, self.lower_loss + left, kept, self.infinity_mass + right_mass)
+
+    def to_pmf(self) -> Any:
+        """dp-accounting's pmf of these masses (public constructors: ``DensePLDPmf``, or ``create_pmf`` for a pmf
+        small enough that dp-accounting would keep it sparse)."""
+        from dp_accounting.pld import pld_pmf
+
+        if self.probs.size > SPARSE_PMF_MAX:
+            return pld_pmf.DensePLDPmf(self.discretization, self.lower_loss, self.probs, self.infinity_mass, True)
+        masses = dict(zip(range(self.lower_loss, self.lower_loss + self.probs.size), self.probs.tolist(),
+                          strict=True))
+        return pld_pmf.create_pmf(masses, self.discretization, self.infinity_mass, True)
+
+
+def _prefix_within(values: np.ndarray, threshold: float) -> int:
+    """The length of the longest prefix of ``values`` whose running sums (added in order) stay at most
+    ``threshold``."""
+    over = np.flatnonzero(np.cumsum(values) > threshold)
+    return int(over[0]) if over.size else int(values.size)
+
+
+@dataclass(frozen=True, eq=False)
+class PldArrays:
+    """A pessimistic PLD as symsel holds it: the remove direction and, when the PLD is not symmetric, the add
+    direction (:class:`PmfArrays`)."""
+
+    remove: PmfArrays
+    add: PmfArrays | None = None
+
+    def directions(self) -> list[tuple[str, PmfArrays]]:
+        """``("remove", pmf)``, and ``("add", pmf)`` when not symmetric."""
+        return [("remove", self.remove)] + ([] if self.add is None else [("add", self.add)])
+
+    def self_compose(self, count: int) -> PldArrays:
+        """``count`` compositions with itself (each direction: :meth:`PmfArrays.self_compose`)."""
+        return PldArrays(self.remove.self_compose(count), None if self.add is None else self.add.self_compose(count))
+
+    def accounted(self) -> PldArrays:
+        """As ``PLDAccountant`` holds these masses once composed (each direction: :meth:`PmfArrays.accounted`)."""
+        return PldArrays(self.remove.accounted(), None if self.add is None else self.add.accounted())
+
+    def to_pld(self) -> Any:
+        """dp-accounting's ``PrivacyLossDistribution`` of these arrays (its public constructor)."""
+        from dp_accounting.pld import privacy_loss_distribution
+
+        return privacy_loss_distribution.PrivacyLossDistribution(
+            self.remove.to_pmf(), None if self.add is None else self.add.to_pmf())
+
+
+def connect_dots_masses(deltas: np.ndarray, discretization: float, clip: bool = True) -> tuple[np.ndarray, float]:
+    """The pessimistic connect-the-dots masses (Doroshenko et al., PETS 2022, Algorithm 1) on the contiguous loss
+    grid ``ε_i = (lower + i) h`` whose hockey-stick divergence at ``ε_i`` is ``deltas[i]`` (made non-increasing first),
+    and the mass at ``+∞`` (the last ``δ``). Between grid points its ``δ`` is the chord in ``e^ε``, which lies above
+    any curve convex in ``e^ε`` through (or below) the points: the PLD dominates every mechanism whose ``δ`` is at
+    most ``deltas`` on the grid. Formed with the operations of dp-accounting's fixed-gap construction (its
+    numerically stable form: first mass ``1 − δ_1 + (δ_2 − δ_1)/(e^h − 1)``, inner masses
+    ``((δ_{i+1} − δ_i) − e^h (δ_i − δ_{i−1}))/(e^h − 1)``, last ``(δ_n − δ_{n−1})/(e^{−h} − 1)``, negative ones
+    raised to 0 unless ``clip`` is false), so that the same ``δ`` give the same floats."""
+    deltas = np.minimum.accumulate(np.asarray(deltas, dtype=float))
+    if deltas.size == 1:
+        return np.array([1.0 - deltas[0]]), float(deltas[0])
+    diffs = np.diff(deltas)
+    probs = np.empty_like(deltas)
+    probs[0] = 1 - deltas[0] + diffs[0] / math.expm1(discretization)
+    probs[1:-1] = (diffs[1:] - diffs[:-1] * math.exp(discretization)) / math.expm1(discretization)
+    probs[-1] = diffs[-1] / math.expm1(-discretization)
+    return (np.maximum(0.0, probs) if clip else probs), float(deltas[-1])
+
+
+#: the widest loss range, in grid points, that :func:`arrays_from_queries` asks a PLD's ``δ`` on.
+QUERY_GRID_MAX = 4_000_000
+#: :func:`arrays_from_queries` lowers the grid's end at most this many times (doubling it) ...
+LOWER_END_DOUBLINGS = 12
+#: ... while ``δ`` at twice the end lies more than this below the chord from ``(−∞, 1)`` through the end (a convex
+#: curve that meets its chord inside the segment is affine there: no mass below the end).
+AFFINE_TOLERANCE = 1e-12
+
+
+def arrays_from_queries(held: Any, discretization: float) -> PldArrays | None:
+    """A pessimistic PLD of symsel's own that dominates a PLD known only through dp-accounting's public queries
+    (``held``: a ``PrivacyLossDistribution``, a ``PLDAccountant`` or a :class:`HeldPld`) whose losses are multiples
+    of ``discretization``: its ``δ`` on every grid point from ``bottom`` to ``top`` (one vectorized public
+    ``get_delta_for_epsilon`` call; ``top`` the largest loss: ``get_epsilon_for_delta(δ(∞))``, raised until
+    ``δ(top) = δ(∞)``; ``bottom`` from ``−top``, doubled while the curve below it is not affine in ``e^ε``), turned
+    into masses by :func:`connect_dots_masses`, each raised by the rounding error bound of its formula. Certified:
+    the PLD's ``δ`` (the larger of its two directions) is affine in ``e^ε`` between grid points and convex, so the
+    chord through its grid values is the curve itself on ``[bottom, top]`` and above it below ``bottom`` (the chord
+    from ``(−∞, 1)``); above ``top`` both are ``δ(∞)``. One symmetric PLD (dominating both
+    directions). ``None`` when the PLD has no finite top (``δ(∞) ≥ 1``) or is wider than :data:`QUERY_GRID_MAX`."""
+    delta, epsilon = _queries(held)
+    h = float(discretization)
+    at_infinity = float(delta(math.inf))
+    if not 0.0 <= at_infinity < 1.0:
+        return None
+    top = float(epsilon(at_infinity))
+    if not math.isfinite(top):
+        return None
+    last = max(1, math.ceil(top / h) + 1)
+    while float(delta(last * h)) > at_infinity:
+        last *= 2
+        if 2 * last > QUERY_GRID_MAX:
+            return None
+    first = -last
+    for _ in range(LOWER_END_DOUBLINGS):  # down to the smallest loss: below it δ is affine in e^ε (no mass there)
+        near, far = float(delta(first * h)), float(delta(2 * first * h))
+        if far >= 1 - math.exp(first * h) * (1 - near) - AFFINE_TOLERANCE or last - 2 * first + 1 > QUERY_GRID_MAX:
+            break
+        first *= 2
+    if last - first + 1 > QUERY_GRID_MAX:
+        return None
+    grid = np.arange(first, last + 1)
+    deltas = np.clip(np.asarray(delta(grid * h), dtype=float), 0.0, 1.0)
+    deltas[-1] = max(deltas[-1], at_infinity)
+    # not clipped: where the PLD has no mass the formula gives rounding noise of either sign (about u/h), which
+    # cancels in the sums; raising each negative one to 0 would add about u/h of mass per grid point
+    probs, infinity = connect_dots_masses(deltas, h, clip=False)
+    # each mass is a sum of two quotients of differences: raise it by a bound on the rounding of that formula
+    steps = np.abs(np.diff(np.minimum.accumulate(deltas)))
+    nearby = np.concatenate([[1.0], steps]) * math.exp(h) + np.concatenate([steps, [0.0]])
+    probs = probs + 8 * np.finfo(float).eps * nearby / math.expm1(h)
+    return PldArrays(PmfArrays(h, first, probs, infinity))
+
+
+#: relative rise of ``ε(δ)`` read from arrays rebuilt by :func:`arrays_from_queries` (:func:`epsilon_tables`): their
+#: ``ε`` is at least dp-accounting's in exact arithmetic, and this covers the rounding of the two computations.
+QUERY_EPSILON_SLACK = 1e-12
+
+
+def _queries(held: Any) -> tuple[Any, Any]:
+    """``(δ(ε), ε(δ))`` of a ``PrivacyLossDistribution``, an accountant or a :class:`HeldPld` (public methods)."""
+    if hasattr(held, "get_delta_for_epsilon"):
+        return held.get_delta_for_epsilon, held.get_epsilon_for_delta
+    return held.get_delta, held.get_epsilon
+
+
+def pld_arrays(pld: Any, discretization: float | None = None) -> PldArrays | None:
+    """The arrays of a PLD: its own when symsel built it (a :class:`PldArrays` or a :class:`HeldPld` holding them),
+    else from dp-accounting's public queries (:func:`arrays_from_queries`, when ``discretization`` is known);
+    ``None`` otherwise."""
+    if isinstance(pld, PldArrays):
+        return pld
+    own = pld.arrays if isinstance(pld, HeldPld) else None
+    if own is not None:
+        return own
+    if pld is None or discretization is None:
+        return None
+    return arrays_from_queries(pld, discretization)
+
+
+class HeldPld:
+    """A dp-accounting ``PrivacyLossDistribution`` answered as an accountant answers (``get_delta``,
+    ``get_epsilon``: the PLD's public queries), with the arrays it was made from when symsel built it
+    (:class:`PldArrays`, else ``None``)."""
+
+    def __init__(self, pld: Any, arrays: PldArrays | None = None):
+        self.pld, self.arrays = pld, arrays
+
+    def get_delta(self, target_epsilon: Any) -> Any:
+        return self.pld.get_delta_for_epsilon(target_epsilon)
+
+    def get_epsilon(self, target_delta: float) -> float:
+        return float(self.pld.get_epsilon_for_delta(target_delta))
 
 
 #: ``PldProfile.epsilon`` answers its first this many queries by dp-accounting's own call, the later ones from the
 #: :class:`EpsilonTable` (the same floats).
 EPSILON_TABLE_AFTER = 2
 
-#: when its internals are not as expected (no suffix tables), up to this many ε values the PLD is queried one
-#: float at a time (dp-accounting's fast path).
+#: a PLD without arrays of symsel's own (not built by symsel) is queried one float at a time (dp-accounting's fast
+#: path) for up to this many ε values, until its arrays are rebuilt from its public queries
+#: (:func:`arrays_from_queries`).
 _SCALAR_QUERY_MAX = 256
 
 
@@ -174,13 +395,13 @@ class PldProfile(Profile):
 
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         flat = eps.ravel()
-        tables = self._suffix_tables  # built once (a few tens of ms); then a query is one searchsorted
-        if tables is None and flat.size <= _SCALAR_QUERY_MAX:
+        if flat.size <= _SCALAR_QUERY_MAX and "_suffix_tables" not in self.__dict__ and self._own_arrays is None:
             # dp-accounting answers a float by one dot product (6-13 ms at 1000 DP-SGD steps) but walks its whole
             # support in Python for an array (about 0.5 s), whatever the array's length.
             values = [float(self.accountant.get_delta(float(e))) for e in flat]
             return np.clip(np.asarray(values, dtype=float).reshape(eps.shape), 0.0, 1.0)
-        if tables is None:  # dp-accounting internals not as expected: its own (slow) array path
+        tables = self._suffix_tables  # built once (a few tens of ms); then a query is one searchsorted
+        if tables is None:  # no arrays (a PLD too wide to query on its grid): dp-accounting's own (slow) array path
             order = np.argsort(flat, kind="stable")
             values = np.asarray(self.accountant.get_delta(flat[order]), dtype=float)
             out = np.empty_like(flat)
@@ -188,10 +409,21 @@ class PldProfile(Profile):
             return np.clip(out.reshape(eps.shape), 0.0, 1.0)
         return suffix_tables_delta(tables, flat).reshape(eps.shape)
 
+    @property
+    def _own_arrays(self) -> PldArrays | None:
+        """The PLD's arrays when symsel built it (DP-SGD), else ``None``."""
+        return self.accountant.arrays if isinstance(self.accountant, HeldPld) else None
+
+    @cached_property
+    def _arrays(self) -> PldArrays | None:
+        """The PLD's arrays: symsel's own, else from dp-accounting's public queries on the PLD's loss grid
+        (:func:`arrays_from_queries`: one vectorized query, a PLD that dominates the event's)."""
+        return pld_arrays(self.accountant, self.value_discretization_interval)
+
     @cached_property
     def _suffix_tables(self) -> list[tuple[Any, ...]] | None:
-        """:func:`pld_suffix_tables` of the composed PLD (``None``: dp-accounting's internals not as expected)."""
-        return pld_suffix_tables(getattr(self.accountant, "_pld", None))
+        """:func:`pld_suffix_tables` of the composed PLD (``None``: no arrays)."""
+        return pld_suffix_tables(self._arrays)
 
     def dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
         """The pessimistic PLD's dominating pairs, one per direction (remove; add when the PLD is not symmetric),
@@ -206,7 +438,7 @@ class PldProfile(Profile):
 
     @cached_property
     def _dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
-        return pld_loss_pairs(getattr(self.accountant, "_pld", None), f"{self.spec}, pessimistic PLD")
+        return pld_loss_pairs(self._arrays, f"{self.spec}, pessimistic PLD")
 
     def self_composed(self, k: int) -> tuple[Profile, str]:
         """Pessimistic: the PLD accountant's profile of ``SelfComposedDpEvent(event, k)``, same neighbouring
@@ -235,8 +467,8 @@ class PldProfile(Profile):
 
     def epsilon(self, delta: float) -> float:
         """``get_epsilon_for_delta`` of the pessimistic PLD (``inf`` below ``δ(∞)``), from the :class:`EpsilonTable`
-        of each direction (dp-accounting's value to the bit, about 40 times faster) when its internals are as
-        expected."""
+        of each direction (dp-accounting's value to the bit on symsel's own arrays, about 40 times faster; on arrays
+        rebuilt from public queries, at least dp-accounting's value)."""
         d = self._check_delta(delta)
         if self.delta(0.0) <= d:
             return 0.0
@@ -250,7 +482,7 @@ class PldProfile(Profile):
 
     @cached_property
     def _epsilon_tables(self) -> list[EpsilonTable] | None:
-        return epsilon_tables(getattr(self.accountant, "_pld", None))
+        return epsilon_tables(self._arrays)
 
 
 class EpsilonTable:
@@ -269,18 +501,19 @@ class EpsilonTable:
     #: losses formed at first (then twice as many each time a query needs more).
     CHUNK = 8192
 
-    def __init__(self, pmf: Any):
-        self._probs = np.flip(np.asarray(pmf._probs, dtype=float))
-        self._top = (pmf._lower_loss + len(pmf._probs) - 1) * pmf._discretization
-        self._step = -pmf._discretization
-        self.infinity_mass = float(pmf._infinity_mass)
+    def __init__(self, pmf: PmfArrays, slack: float = 0.0):
+        self.slack = slack  # added (relative, at least absolute) to every finite answer
+        self._masses = np.flip(np.asarray(pmf.probs, dtype=float))
+        self._top = (pmf.lower_loss + len(pmf.probs) - 1) * pmf.discretization
+        self._step = -pmf.discretization
+        self.infinity_mass = float(pmf.infinity_mass)
         self.losses = np.empty(0)
         self.upper = np.asarray([self.infinity_mass])  # U before the loss of the same index (and after the last)
         self.lower = np.asarray([0.0])
 
     def _extend(self) -> None:
         """Form the next losses, terms and running sums (as many again as formed so far, at least :data:`CHUNK`)."""
-        done, n = self.losses.size, self._probs.size
+        done, n = self.losses.size, self._masses.size
         more = min(n, done + max(self.CHUNK, done)) - done
         steps = np.full(more, self._step)
         if done == 0:
@@ -288,18 +521,23 @@ class EpsilonTable:
             losses = np.cumsum(steps)  # the top loss, then one step down at a time, as itertools.count adds
         else:
             losses = np.cumsum(np.concatenate([[self.losses[-1]], steps]))[1:]
-        probs = self._probs[done:done + more]
+        probs = self._masses[done:done + more]
         terms = np.asarray([math.exp(-loss) for loss in losses.tolist()]) * probs
         self.losses = np.concatenate([self.losses, losses])
         self.upper = np.concatenate([self.upper, np.cumsum(np.concatenate([self.upper[-1:], probs]))[1:]])
         self.lower = np.concatenate([self.lower, np.cumsum(np.concatenate([self.lower[-1:], terms]))[1:]])
 
     def epsilon(self, delta: float) -> float:
-        """The smallest ``ε`` with the pmf's hockey-stick divergence at most ``delta`` (``inf`` if none)."""
+        """The smallest ``ε`` with the pmf's hockey-stick divergence at most ``delta`` (``inf`` if none), raised by
+        :attr:`slack`."""
+        value = self._epsilon(delta)
+        return value + self.slack * max(1.0, abs(value)) if math.isfinite(value) and value > 0 else value
+
+    def _epsilon(self, delta: float) -> float:
         if self.infinity_mass > delta:
             return math.inf
         while True:
-            m, n = self.losses.size, self._probs.size
+            m, n = self.losses.size, self._masses.size
             upper, lower, losses = self.upper[:m], self.lower[:m], self.losses
             with np.errstate(divide="ignore", invalid="ignore"):
                 level = np.log((upper - delta) / lower)
@@ -321,17 +559,15 @@ class EpsilonTable:
         return math.log((mass_upper - delta) / mass_lower)
 
 
-def epsilon_tables(pld: Any) -> list[EpsilonTable] | None:
-    """The :class:`EpsilonTable` of each direction of a dp-accounting ``PrivacyLossDistribution`` (remove, and add
-    when it is not symmetric: ``get_epsilon_for_delta`` is their larger value); ``None`` when its pmfs are not dense
-    pmfs with the expected fields (dp-accounting's own call is then used)."""
-    tables = []
-    for _, pmf in pld_directions(pld):
-        if type(pmf).__name__ != "DensePLDPmf" or not all(
-                hasattr(pmf, name) for name in ("_probs", "_lower_loss", "_discretization", "_infinity_mass")):
-            return None
-        tables.append(EpsilonTable(pmf))
-    return tables or None
+def epsilon_tables(pld: Any, discretization: float | None = None) -> list[EpsilonTable] | None:
+    """The :class:`EpsilonTable` of each direction of a PLD (:func:`pld_arrays`; remove, and add when it is not
+    symmetric: ``get_epsilon_for_delta`` is their larger value); ``None`` without arrays."""
+    arrays = pld_arrays(pld, discretization)
+    if arrays is None:
+        return None
+    # arrays rebuilt from queries: the table's logarithm of other sums may land an ulp below dp-accounting's answer
+    slack = 0.0 if arrays is pld or arrays is getattr(pld, "arrays", None) else QUERY_EPSILON_SLACK
+    return [EpsilonTable(pmf, slack) for _, pmf in arrays.directions()]
 
 
 #: the widest loss width to which a PLD is coarsened (by rounding up) before ``interval`` uses it as a dominating
@@ -353,47 +589,31 @@ def loss_pair_width(losses: np.ndarray, probs: np.ndarray, grid: float) -> float
     return width if width >= 2 * grid else 0.0
 
 
-def pld_directions(pld: Any) -> list[tuple[str, Any]]:
-    """The pmfs of a dp-accounting ``PrivacyLossDistribution`` with their direction: remove, and add when the PLD
-    is not symmetric (empty when its internals are not as expected)."""
-    found = [("remove", getattr(pld, "_pmf_remove", None))]
-    if not getattr(pld, "_symmetric", True):
-        found.append(("add", getattr(pld, "_pmf_add", None)))
-    return [(name, pmf) for name, pmf in found if pmf is not None and hasattr(pmf, "to_dense_pmf")]
-
-
-def pld_loss_pairs(pld: Any, source: str) -> tuple[DominatingPair, ...]:
-    """The dominating pairs of a dp-accounting ``PrivacyLossDistribution`` (pessimistic), one per direction,
-    coarsened to :func:`loss_pair_width` by rounding losses up (:func:`from_loss_grid`); empty when its internals
-    are not as expected."""
+def pld_loss_pairs(pld: Any, source: str, discretization: float | None = None) -> tuple[DominatingPair, ...]:
+    """The dominating pairs of a pessimistic PLD (:func:`pld_arrays`), one per direction, coarsened to
+    :func:`loss_pair_width` by rounding losses up (:func:`from_loss_grid`); empty without arrays."""
+    arrays = pld_arrays(pld, discretization)
+    if arrays is None:
+        return ()
     pairs = []
-    for direction, pmf in pld_directions(pld):
-        dense = pmf.to_dense_pmf()
-        probs = np.asarray(dense._probs, dtype=float)
-        losses = (np.arange(probs.size) + dense._lower_loss) * dense._discretization
-        width = loss_pair_width(losses, probs, float(dense._discretization))
-        pairs.append(from_loss_grid(losses, probs, float(dense._infinity_mass), width, direction,
+    for direction, pmf in arrays.directions():
+        probs, losses = np.asarray(pmf.probs, dtype=float), pmf.losses
+        width = loss_pair_width(losses, probs, float(pmf.discretization))
+        pairs.append(from_loss_grid(losses, probs, float(pmf.infinity_mass), width, direction,
                                     f"{source}, {direction}"))
     return tuple(pairs)
 
 
-def pld_suffix_tables(pld: Any) -> list[tuple[Any, ...]] | None:
-    """Per pmf of a dp-accounting ``PrivacyLossDistribution`` (remove, and add when not symmetric): losses, suffix
-    sums of ``p`` and of ``p e^{-l}`` and of their absolute values, and the mass at ``+inf``, for
-    :func:`_suffix_delta`; ``None`` when dp-accounting's internals are not as expected (then its own evaluation is
-    used) or ``e^{-l}`` would overflow."""
-    pmfs = [getattr(pld, "_pmf_remove", None)]
-    if not getattr(pld, "_symmetric", True):
-        pmfs.append(getattr(pld, "_pmf_add", None))
+def pld_suffix_tables(pld: Any, discretization: float | None = None) -> list[tuple[Any, ...]] | None:
+    """Per direction of a PLD (:func:`pld_arrays`; remove, and add when not symmetric): losses, suffix sums of
+    ``p`` and of ``p e^{-l}`` and of their absolute values, and the mass at ``+inf``, for :func:`_suffix_delta`;
+    ``None`` without arrays (then dp-accounting's own evaluation is used) or when ``e^{-l}`` would overflow."""
+    arrays = pld_arrays(pld, discretization)
+    if arrays is None:
+        return None
     tables = []
-    for pmf in pmfs:
-        try:
-            dense = pmf.to_dense_pmf()
-            probs = np.asarray(dense._probs, dtype=float)
-            losses = (np.arange(probs.size) + dense._lower_loss) * dense._discretization
-            inf_mass = float(dense._infinity_mass)
-        except AttributeError:
-            return None
+    for _, pmf in arrays.directions():
+        probs, losses, inf_mass = np.asarray(pmf.probs, dtype=float), pmf.losses, float(pmf.infinity_mass)
         if probs.size == 0 or losses[0] < -700:  # e^{-l} would overflow
             return None
         weights = np.exp(-losses)

@@ -133,6 +133,29 @@ def to_pld(profile: Profile, points: int = DEFAULT_POINTS,
     return privacy_loss_distribution.PrivacyLossDistribution(pmf)
 
 
+def to_pld_arrays(profile: Profile, points: int = DEFAULT_POINTS,
+                  discretization: float = DEFAULT_DISCRETIZATION) -> Any:
+    """The masses of :func:`to_pld` as symsel's own :class:`~symsel.profiles.dpaccounting.PldArrays` (symmetric), for
+    what needs the arrays (dominating pairs): the pessimistic connect-the-dots masses of the grid of
+    :func:`export_grid` (Doroshenko et al., PETS 2022, Algorithm 1; the operations of dp-accounting's
+    ``create_pmf_pessimistic_connect_dots``: at ``ε_i`` the mass ``(δ_i − δ_{i−1})/(e^{ε_{i−1} − ε_i} − 1) +
+    (δ_{i+1} − δ_i)/(e^{ε_{i+1} − ε_i} − 1)``, with ``δ_0 = 1`` at ``−∞`` and no second term at the last point,
+    negative masses raised to 0), zeros between grid points, and ``δ`` of the last point at ``+∞``."""
+    from symsel.profiles.dpaccounting import PldArrays, PmfArrays
+
+    if not isinstance(profile, Profile):
+        raise ParameterError("profile", repr(profile), "a symsel Profile (e.g. symsel.bound(law, base))",
+                             "to_pld_arrays")
+    rounded, deltas = export_grid(profile, points, discretization)
+    rounded = np.asarray(rounded, dtype=int)
+    deltas = np.minimum.accumulate(np.asarray(deltas, dtype=float))
+    gaps, steps = np.diff(rounded) * discretization, np.diff(deltas)
+    masses = np.maximum(0.0, np.append(1 - deltas[0], steps / np.expm1(-gaps)) + np.append(steps / np.expm1(gaps), 0.0))
+    probs = np.zeros(int(rounded[-1] - rounded[0]) + 1)
+    probs[rounded - rounded[0]] = masses
+    return PldArrays(PmfArrays(discretization, int(rounded[0]), probs, float(deltas[-1])))
+
+
 def compose(profiles: list[Profile]) -> Any:
     """The dp-accounting composition of several mechanisms given by symsel profiles (selections, or base
     profiles such as ``dpsgd(...)``), each exported by :func:`to_pld` on the same discretization and composed

@@ -12,16 +12,17 @@ release composed after a tuning, each step of a calibration). For the add and th
 Gaussian with ``0 < q < 1`` the inverse has a closed form too:
 with ``l'(ε) = log(1 + (e^ε − 1)/q)`` the loss of the Gaussian without subsampling (for remove; add uses
 ``−l'(−ε)``), the Gaussian's inverse is ``x = −Δ/2 − l' σ²/Δ`` (remove) and ``x = Δ/2 − l' σ²/Δ`` (add).
-:class:`_TabledGaussianLoss` computes it for the whole grid at once, with the same floating-point operations in the
-same order as dp-accounting's scalar code, and hands dp-accounting's unchanged construction a table to read instead
-of solving per point. Points where that code takes a special branch (``ε = 0``, ``ε`` at or next to the
-``±log(1 − q)`` limit, a logarithm of a non-positive number) are not in the table and go through dp-accounting's own
-scalar code. The result is the very PLD of ``from_gaussian_mechanism``, array for array: the numpy functions used
-(``log``, ``exp``, ``log1p``) give the same bits on an array as on each of its elements, and
-tests/profiles/test_subsampled_gaussian_pld.py compares the two builds bit for bit.
+:class:`_TabledGaussianLoss` (a subclass of dp-accounting's public ``GaussianPrivacyLoss``) computes it for the whole
+grid at once, with the same floating-point operations in the same order as dp-accounting's scalar code, and its
+public ``get_delta_for_epsilon`` reads that table instead of solving per point. Points where that code takes a special
+branch (``ε = 0``, ``ε`` at or next to the ``±log(1 − q)`` limit, a logarithm of a non-positive number) are not in
+the table and go through dp-accounting's own scalar code. The PLD is then formed from dp-accounting's public pieces
+as its ``from_gaussian_mechanism`` forms it (:func:`subsampled_gaussian_arrays`), as arrays symsel keeps: the very
+masses of ``from_gaussian_mechanism``, array for array (the numpy functions used, ``log``, ``exp``, ``log1p``, give the
+same bits on an array as on each of its elements); tests/profiles/test_subsampled_gaussian_pld.py compares the two
+builds bit for bit.
 
-Not sped up (dp-accounting's own ``from_gaussian_mechanism``): the replace-one relation, and any dp-accounting whose
-internals are not the ones this module was written against.
+Not sped up (dp-accounting's own ``from_gaussian_mechanism``): the replace-one relation.
 """
 
 from __future__ import annotations
@@ -40,28 +41,52 @@ _NEAR_LIMIT = 1e-8
 
 def subsampled_gaussian_pld(rate: float, sigma: float, relation: Any, interval: float) -> Any:
     """``from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=interval,
-    sampling_prob=rate, neighboring_relation=relation)``, built with the inverse privacy loss tabled (module
-    docstring) when the relation is add-or-remove or replace-special and ``0 < rate ≤ 1``."""
-    from dp_accounting import privacy_accountant
+    sampling_prob=rate, neighboring_relation=relation)``, made from :func:`subsampled_gaussian_arrays` (the same
+    masses, sooner) when that builds it, else dp-accounting's own call."""
+    arrays = subsampled_gaussian_arrays(rate, sigma, relation, interval)
+    if arrays is not None:
+        return arrays.to_pld()
     from dp_accounting.pld import privacy_loss_distribution as pld_module
 
-    relations = privacy_accountant.NeighboringRelation
-    build = getattr(pld_module, "_create_pld_pmf_from_monotone_privacy_loss", None)
-    both_directions = getattr(pld_module, "_pld_for_subsampled_mechanism", None)
-    loss_class = _tabled_gaussian_loss_class()
-    if (relation not in (relations.ADD_OR_REMOVE_ONE, relations.REPLACE_SPECIAL) or not 0.0 < rate <= 1.0
-            or build is None or both_directions is None or loss_class is None):
-        return pld_module.from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=interval,
-                                                  sampling_prob=rate, neighboring_relation=relation)
+    return pld_module.from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=interval,
+                                              sampling_prob=rate, neighboring_relation=relation)
 
-    def one_direction(adjacency: Any) -> Any:
+
+def subsampled_gaussian_arrays(rate: float, sigma: float, relation: Any, interval: float) -> Any:
+    """The masses of ``from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=interval,
+    sampling_prob=rate, neighboring_relation=relation)`` as symsel's own
+    :class:`~symsel.profiles.dpaccounting.PldArrays`, for the add-or-remove and replace-special relations and
+    ``0 < rate ≤ 1`` (else ``None``). dp-accounting's construction, from its public pieces: per direction (remove;
+    add too when ``rate < 1``) the ``GaussianPrivacyLoss`` it builds (sensitivity 1, pessimistic, truncation bound
+    −50), the loss grid between the rounded ends of its ``connect_dots_bounds``, the loss's ``δ`` on that grid (its
+    public ``get_delta_for_epsilon``, with the inverse privacy loss tabled: module docstring) and the connect-the-dots
+    masses of those ``δ`` (:func:`~symsel.profiles.dpaccounting.connect_dots_masses`, the operations of its fixed-gap
+    construction)."""
+    from dp_accounting import privacy_accountant
+    from dp_accounting.pld.privacy_loss_mechanism import AdjacencyType
+
+    from symsel.profiles.dpaccounting import PldArrays, PmfArrays, connect_dots_masses
+
+    relations = privacy_accountant.NeighboringRelation
+    loss_class = _tabled_gaussian_loss_class()
+    if relation not in (relations.ADD_OR_REMOVE_ONE, relations.REPLACE_SPECIAL) or not 0.0 < rate <= 1.0 \
+            or loss_class is None:
+        return None
+
+    def one_direction(adjacency: Any) -> PmfArrays:
         # the arguments from_gaussian_mechanism passes with its defaults (sensitivity 1, pessimistic, truncation
-        # bound -50, connect the dots); the bit-for-bit test fails if a dp-accounting release changes them
+        # bound -50, connect the dots); the test against it fails if a dp-accounting release changes them
         loss = loss_class(sigma, sensitivity=1, pessimistic_estimate=True, log_mass_truncation_bound=-50,
                           sampling_prob=rate, adjacency_type=adjacency)
-        return build(loss, pessimistic_estimate=True, value_discretization_interval=interval, use_connect_dots=True)
+        bounds = loss.connect_dots_bounds()
+        lower = math.floor(bounds.epsilon_lower / interval)
+        upper = math.ceil(bounds.epsilon_upper / interval)
+        deltas = loss.get_delta_for_epsilon(np.arange(lower, upper + 1) * interval)
+        probs, infinity = connect_dots_masses(np.asarray(deltas, dtype=float), interval)
+        return PmfArrays(interval, lower, probs, infinity)
 
-    return both_directions(one_direction, rate)
+    remove = one_direction(AdjacencyType.REMOVE)
+    return PldArrays(remove, None if rate == 1.0 else one_direction(AdjacencyType.ADD))
 
 
 @lru_cache(maxsize=1)
@@ -79,7 +104,7 @@ def _tabled_gaussian_loss_class() -> type | None:
         _table: dict[float, float] | None = None
 
         def get_delta_for_epsilon(self, epsilon: Any) -> Any:
-            if isinstance(epsilon, numbers.Number) or not hasattr(self, "_standard_deviation"):
+            if isinstance(epsilon, numbers.Number):
                 return super().get_delta_for_epsilon(epsilon)
             unsubsampled = unsubsampled_delta(self, np.asarray(epsilon, dtype=float))
             if unsubsampled is not None:
@@ -103,7 +128,7 @@ def _tabled_gaussian_loss_class() -> type | None:
 def _unsubsampled_inverse(loss: Any, eps: np.ndarray) -> np.ndarray:
     """``x = −Δ/2 − ε σ²/Δ``, the inverse privacy loss of the Gaussian ``loss`` without subsampling (remove
     direction), in dp-accounting's order of operations."""
-    return -0.5 * loss.sensitivity - eps * (loss._standard_deviation**2) / loss.sensitivity
+    return -0.5 * loss.sensitivity - eps * (loss.standard_deviation**2) / loss.sensitivity
 
 
 def unsubsampled_delta(loss: Any, eps: np.ndarray) -> np.ndarray | None:
@@ -151,7 +176,7 @@ def inverse_loss_table(loss: Any, eps: np.ndarray) -> dict[float, float]:
         general &= np.abs(eps - limit) > _NEAR_LIMIT * np.maximum(np.abs(eps), abs(limit))
         general &= (b != 0) & (log_minus_c < d) & np.isfinite(eps)
         unsubsampled = d + np.log1p(-np.exp(log_minus_c - d))
-        variance = loss._standard_deviation**2
+        variance = loss.standard_deviation**2
         if remove:
             x = -0.5 * sensitivity - unsubsampled * variance / sensitivity
         else:

@@ -298,25 +298,14 @@ def _fig7_run_rdp() -> tuple[Any, Any]:
 
 
 def _repeat_and_select_epsilon(run: tuple[Any, Any], mean: float, shape: float, delta: float) -> float:
-    """``RdpAccountant().compose(RepeatAndSelectDpEvent(event, mean, shape)).get_epsilon(delta)``, the same number:
-    composing that event computes the run's RDP, applies dp-accounting's ``_compute_rdp_repeat_and_select`` to it
-    and converts. ``run`` is ``(event, an accountant holding it)``, so the run's RDP (the subsampled Gaussian's
-    series at every order, 0.2 s) is computed once instead of at every mean; where dp-accounting's internals are not
-    as expected, the event is composed in full."""
+    """``RdpAccountant().compose(RepeatAndSelectDpEvent(event, mean, shape)).get_epsilon(delta)`` (dp-accounting's
+    public API: the run's RDP is computed again for each mean). ``run`` is ``(event, an accountant holding it)``."""
     from dp_accounting import dp_event
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    event, held = run
+    event, _ = run
     accountant = rdp_privacy_accountant.RdpAccountant()
-    try:
-        orders, rdp = held._orders, held._rdp
-        selected = rdp_privacy_accountant._compute_rdp_repeat_and_select(orders, rdp, mean, shape)
-        if not np.array_equal(orders, accountant._orders):
-            raise TypeError("different orders")
-        accountant._rdp = 1 * np.asarray(selected, dtype=np.float64) + np.zeros_like(orders, dtype=np.float64)
-    except (AttributeError, TypeError):
-        accountant = rdp_privacy_accountant.RdpAccountant()
-        accountant.compose(dp_event.RepeatAndSelectDpEvent(event, mean, shape))
+    accountant.compose(dp_event.RepeatAndSelectDpEvent(event, mean, shape))
     return accountant.get_epsilon(delta)
 
 
