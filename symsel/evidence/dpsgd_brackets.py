@@ -39,8 +39,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from symsel.errors import NotApplicableError
-from symsel.evidence.pld_lower import PldLowerBound, _largest_epsilon
+from symsel.evidence.pld_lower import PldLowerBound, _largest_epsilon, split_dominated_pairs
 from symsel.pairs.dpsgd import (
     FINAL_ATOMS,
     MAX_LABELS,
@@ -201,14 +200,8 @@ def searched_lower_bound(pairs: tuple[DominatedPair, ...], dist: Any, delta: flo
     only; the reported ``ε`` is :func:`symsel.evidence.pld_lower.selection_delta_below`'s."""
     from symsel.evidence.lower import ExpandingIntervals, slice_insertion_order
 
-    if not pairs:
-        raise NotApplicableError("lower bound: the base hands out no dominated pair")
     best: PldLowerBound | None = None
-    for pair in pairs:
-        a = np.repeat(pair.a / pieces, pieces)
-        b = np.repeat(pair.b / pieces, pieces)
-        if pair.a_infinity > 0:
-            a, b = np.append(a, pair.a_infinity), np.append(b, 0.0)
+    for pair, a, b in split_dominated_pairs(pairs, pieces):
         constructions = (ExpandingIntervals(a, b, dist).order,
                          lambda t, a=a, b=b: slice_insertion_order(a, b, dist, t))
         for order_for in constructions:
@@ -216,10 +209,11 @@ def searched_lower_bound(pairs: tuple[DominatedPair, ...], dist: Any, delta: flo
             if found is None:
                 continue
             target, order = found
-            value = _largest_epsilon(a, b, order, dist, delta, pair.relative_error + 4 * UNIT, target)
+            relative_error = pair.relative_error + 4 * UNIT
+            value = _largest_epsilon(a, b, order, dist, delta, relative_error, target)
             if best is None or value > best.epsilon:
                 best = PldLowerBound(value, float(delta), pair.direction, int(a.size), pair.source, a, b,
-                                     tuple(int(i) for i in order))
+                                     tuple(int(i) for i in order), relative_error)
     if best is None:
         return PldLowerBound(0.0, float(delta), pairs[0].direction, 0, pairs[0].source)
     return best

@@ -135,6 +135,25 @@ def _mass_digits(a: np.ndarray, b: np.ndarray) -> int:
     return max(0, math.ceil(-math.log10(float(positive.min())))) if positive.size else 0
 
 
+def split_dominated_pairs(pairs: tuple[DominatedPair, ...], pieces: int
+                          ) -> list[tuple[DominatedPair, np.ndarray, np.ndarray]]:
+    """Each pair with its atoms cut into ``pieces`` equal parts (a post-processing: the finer pair is still one the
+    base dominates) and its mass at ``+∞`` as a last atom: ``(pair, a, b)``. A pair that dominates the base
+    (:class:`~symsel.pairs.loss.DominatingPair`) is refused: a selection on it can leak more than the base allows,
+    so its value is no lower bound."""
+    pairs = require(pairs, DominatedPair, "lower bound")
+    if not pairs:
+        raise NotApplicableError("lower bound: the base hands out no dominated pair")
+    out = []
+    for pair in pairs:
+        a = np.repeat(pair.a / pieces, pieces)
+        b = np.repeat(pair.b / pieces, pieces)
+        if pair.a_infinity > 0:
+            a, b = np.append(a, pair.a_infinity), np.append(b, 0.0)
+        out.append((pair, a, b))
+    return out
+
+
 def loss_pair_lower_bound(pairs: tuple[DominatedPair, ...], dist: Distribution, delta: float, eps_guess: float,
                           pieces: int = 2, rounds: int = 3) -> PldLowerBound:
     """The certified lower bound on dominated pairs (module docstring): per pair, the best expanding-interval
@@ -144,15 +163,8 @@ def loss_pair_lower_bound(pairs: tuple[DominatedPair, ...], dist: Distribution, 
     than the base allows, so its value is no lower bound."""
     from symsel.evidence.lower import ExpandingIntervals
 
-    pairs = require(pairs, DominatedPair, "lower bound")
-    if not pairs:
-        raise NotApplicableError("lower bound: the base hands out no dominated pair")
     best: PldLowerBound | None = None
-    for pair in pairs:
-        a = np.repeat(pair.a / pieces, pieces)
-        b = np.repeat(pair.b / pieces, pieces)
-        if pair.a_infinity > 0:
-            a, b = np.append(a, pair.a_infinity), np.append(b, 0.0)
+    for pair, a, b in split_dominated_pairs(pairs, pieces):
         target, found, found_order = float(eps_guess), 0.0, np.arange(a.size)
         intervals = ExpandingIntervals(a, b, dist)  # the orders' ε-free increments, once for every round
         for _ in range(rounds):

@@ -26,12 +26,18 @@ from symsel.spec import parse_profile
 DPSGD = "dpsgd(q=0.1, sigma=1, steps=1, value_discretization_interval=0.01)"
 
 
-def test_the_dpsgd_lower_bound_refuses_the_dominating_pair():
+@pytest.mark.parametrize("search", ["fixed point", "bisected"])
+def test_the_dpsgd_lower_bound_refuses_the_dominating_pair(search):
+    """Both searches on dominated pairs (the fixed-point one and the bisected one DP-SGD uses) refuse a pair that
+    dominates the base."""
+    from symsel.evidence.dpsgd_brackets import searched_lower_bound
+
     base = parse_profile(DPSGD)
     dominating = base.dominating_loss_pairs()
     assert dominating and all(isinstance(pair, DominatingPair) for pair in dominating)
+    function = loss_pair_lower_bound if search == "fixed point" else searched_lower_bound
     with pytest.raises(PairDirectionError, match="needs a DominatedPair") as caught:
-        loss_pair_lower_bound(dominating, point(2), 1e-18, 2.0)
+        function(dominating, point(2), 1e-18, 2.0)
     assert isinstance(caught.value, TypeError)
 
 
