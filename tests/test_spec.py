@@ -126,7 +126,7 @@ def test_the_degree_of_the_whole_expression_is_limited(formula):
 
 
 def test_an_expression_built_in_python_is_limited_in_size():
-    from symsel.spec import MAX_EXPRESSION_NODES, check_expression
+    from symsel.formula import MAX_EXPRESSION_NODES, check_expression
 
     z = sympy.Symbol("z")
     wide = sympy.Add(*[sympy.Pow(z, i, evaluate=False) for i in range(MAX_EXPRESSION_NODES)], evaluate=False)

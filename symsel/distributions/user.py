@@ -23,7 +23,7 @@ from symsel.distributions.expressions import (
 )
 from symsel.distributions.params import Number, _check, exact_number
 from symsel.errors import ParameterError, SymselError
-from symsel.spec import check_expression, parse_expression
+from symsel.formula import check_expression, parse_expression
 
 _SERIES_TERMS_CHECKED = 16
 

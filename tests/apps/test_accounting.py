@@ -483,10 +483,14 @@ def test_a_fixed_k_selection_exports_interval_at_some_points_and_stays_above_the
 
 def test_a_selection_with_no_finite_export_composes_as_non_private():
     # best of K runs of GaussianDpEvent(1e-3): δ ≈ 1 up to the export's top ε (dp-accounting's truncation would
-    # leave its PLD empty); alone it is answered from its bound, composed it is ε = ∞
+    # leave its PLD empty); alone, or with its final run (symsel.with_final_run), it is answered from its bound;
+    # composed with anything more it is ε = ∞
     selection = SelectionDpEvent(dp_event.GaussianDpEvent(1e-3), "geometric(mean=3)")
     accountant = SelectionAccountant().compose(selection)
-    assert math.isfinite(accountant.get_epsilon(1e-6))
+    alone = accountant.get_epsilon(1e-6)
+    assert math.isfinite(alone)
+    accountant.compose(dp_event.GaussianDpEvent(4.0))
+    assert alone <= accountant.get_epsilon(1e-6) < math.inf
     accountant.compose(dp_event.GaussianDpEvent(4.0))
     assert accountant.get_epsilon(1e-6) == math.inf
     assert len(accountant.selection_bounds) == 1

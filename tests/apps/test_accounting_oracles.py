@@ -149,7 +149,9 @@ def test_a_selection_beside_gaussians_adds_up_to_the_exact_gdp() -> None:
     other = SelectionAccountant(method="composition").compose(G(2.0)).compose(selection).compose(G(2.0))
     for accountant in (one, other):
         assert exact * (1 - 1e-9) <= accountant.get_epsilon(DELTA) <= exact * 1.003
-    assert one.get_epsilon(DELTA) == pytest.approx(other.get_epsilon(DELTA), rel=1e-6)
+    # handed over as one composed event, the selection comes first and the Gaussians are held as its final run
+    # (symsel.with_final_run, a certified bound on its own grid): the two ways agree to its tolerance
+    assert one.get_epsilon(DELTA) == pytest.approx(other.get_epsilon(DELTA), rel=3e-3)
 
 
 def test_one_run_beside_other_events_is_dp_accountings_composition() -> None:

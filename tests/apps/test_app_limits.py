@@ -222,7 +222,7 @@ ALIAS_BOMB = ("a: &a ['x','x','x','x','x','x','x','x','x']\nb: &b [*a,*a,*a,*a,*
 
 
 @pytest.mark.parametrize(("text", "name"), [
-    (ALIAS_BOMB, "laws"),  # was accepted: the nested lists' repr (600 kB) became one cell's law, written to the CSV
+    (ALIAS_BOMB, "grid"),  # was accepted (a 600 kB repr as one law); now refused from its cell count, before any cell
     ("laws: [3]\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\n", "laws"),
     ("laws: ['geometric(mean=3)']\nbases: [{sigma: 4}]\ndeltas: [1e-6]\n", "bases"),
     ("laws: ['geometric(mean=3)']\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\nmethods: [[paper]]\n", "methods"),

@@ -158,7 +158,9 @@ def test_an_event_whose_pld_cannot_be_built_is_a_one_line_error_and_leaves_the_a
     from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
 
     first = SelectionDpEvent(dp_event.GaussianDpEvent(4.0), "point(k=3)")
-    accountant = SelectionAccountant(value_discretization_interval=1e-3).compose(first)
+    # the selection and its final run: held as the pipeline, so the bad event that follows is composed as a PLD
+    accountant = SelectionAccountant(value_discretization_interval=1e-3).compose(first).compose(
+        dp_event.GaussianDpEvent(4.0))
     before = (accountant.get_epsilon(1e-6), accountant.ledger, len(accountant.selection_bounds))
     for bad in (dp_event.GaussianDpEvent(noise), dp_event.PoissonSampledDpEvent(0.5, dp_event.GaussianDpEvent(noise)),
                 dp_event.ComposedDpEvent([dp_event.LaplaceDpEvent(1.0), dp_event.GaussianDpEvent(noise)])):
