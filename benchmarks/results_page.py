@@ -416,6 +416,40 @@ def brackets_section(results: Results) -> list[str]:
                    rows)]
 
 
+def opacus_section(results: Results) -> list[str]:
+    result = results["opacus"]
+    cal = result["calibration"]
+    goals = cal["goals"]
+    routes = result["routes"]
+    route_rows = [[name, fixed(row["epsilon"]), f"{row['cpu_seconds']:.1f}"] for name, row in routes["routes"].items()]
+    composed = routes["dp_accounting_composition_of_exports"]
+    route_rows.append(["dp-accounting: `to_pld(selection).compose(to_pld(base))` (not a route)",
+                       fixed(composed["epsilon"]), f"{composed['cpu_seconds']:.1f}"])
+    trials, rdp = result["trials"], result["rdp_fixed_k"]
+    yes = {True: "met", False: "**not met**"}
+    return ["## The Opacus accountant and the whole pipeline", "",
+            f"Calibration through the Opacus interface, by {cal['how']}: {cal['question']}. σ found "
+            f"{fixed(cal['sigma'], 5)} (the planner's {fixed(cal['planner_sigma'], 5)}, "
+            f"{cal['sigma_relative_to_planner'] * 100:+.3f} %: {yes[goals['sigma_within_0.5%']]}), ε at that σ "
+            f"{fixed(cal['epsilon_at_sigma'])} (at most the budget: {yes[goals['never_above_budget']]}), in "
+            f"{cal['cpu_seconds']:.1f} CPU s over {num(cal['get_epsilon_calls'])} calls of `get_epsilon` (at most "
+            f"20 CPU s: {yes[goals['cpu_seconds_at_most_20']]}); the planner took {cal['planner_cpu_seconds']:.1f} "
+            f"CPU s. The same bisection on dp-accounting's PLD accountant for one candidate (what Opacus calibrates "
+            f"without symsel) finds σ = {fixed(cal['peer_one_candidate_sigma'], 5)} in "
+            f"{cal['peer_cpu_seconds']:.1f} CPU s.",
+            "", f"Routes to the whole pipeline's number: {routes['question']}; relative spread "
+            f"{routes['relative_spread'] * 100:.3f} % (within 0.1 %: {yes[routes['goal_within_0.1%']]}).", "",
+            *table(["route", "ε", "CPU s"], route_rows),
+            "", f"Trials: {trials['question']}: the planner says {trials['planner_trials']} "
+            f"(ε {fixed(trials['planner_epsilon'])}); `SelectionAccountant` gives "
+            + ", ".join(f"{fixed(e)} for {k}" for k, e in trials["accountant_epsilon"].items())
+            + f" ({'agree' if trials['agree'] else '**disagree**'}).",
+            "", f"rdp for a fixed K: {rdp['question']}: the planner {rdp['planner_trials']}, dp-accounting's RDP "
+            f"composition of the runs {rdp['dp_accounting_rdp_composition_trials']} "
+            f"({'agree' if rdp['agree'] else '**disagree**'}).",
+            "", measured(result, "benchmarks/bench_opacus.py")]
+
+
 def hostile_section(results: Results) -> list[str]:
     result = results["hostile"]
     groups = result["summary"]["by_group"]
@@ -501,7 +535,7 @@ SECTIONS: list[Callable[[Results], list[str]]] = [
     candidates_section, fixed_k_section, every_base_section, papers_laws_section, dpsgd_settings_section,
     speed_section, speed_per_method_section, speed_breakdown_section, accounting_section, scale_section,
     precision_section, derive_section, fixed_trials_section, brackets_section,
-    practitioner_section, tradeoff_section, hostile_section,
+    practitioner_section, opacus_section, tradeoff_section, hostile_section,
     mutation_section, first_call_section, memory_section, timings_section,
 ]
 

@@ -17,7 +17,8 @@ two grid values, so every atom takes the chord's value (:func:`chord`). The grid
 :data:`COARSE_SPACING`; the interval whose chords could lose the most is halved until the possible gain is below
 :data:`REFINE_TOLERANCE` of the bound or :data:`MAX_EVALUATIONS` values of ``S`` are spent. Atoms above the grid's
 top take its value there (the curve is non-increasing), atoms below :data:`X_FLOOR` the symmetry bound with
-``S(−X_FLOOR)``. Rounding: the masses' own allowances (:class:`~symsel.pairs.loss.LossPair`) and the float sums'
+``S(−X_FLOOR)``. While ``ε(δ)`` is searched, the lowest atoms, of total mass at most :data:`BOTTOM_SHARE` of
+``δ``, take ``S ≤ 1`` (the answer's ``δ`` moves by at most that fraction). Rounding: the masses' own allowances (:class:`~symsel.pairs.loss.LossPair`) and the float sums'
 are carried outward, so the result never comes out below the exact sum over the grid values.
 """
 
@@ -45,8 +46,14 @@ MAX_EVALUATIONS = 160
 TRUNCATION = 1e-4
 #: atoms at ``x = ε − ℓ`` below this take the symmetry bound ``1 − e^x + e^x S(−X_FLOOR)``.
 X_FLOOR = -8.0
+#: the extrapolated crossing that :meth:`PipelineProfile.epsilon` tries before doubling is moved up by this fraction.
+BRACKET_MARGIN = 0.02
 #: the most coarse grid points (then the atoms above take the value at the last one).
 MAX_COARSE = 256
+#: while ``ε(δ)`` is searched (a target ``δ``), the lowest atoms in ``x``, of total ``Q``-mass at most this fraction
+#: of the target, take the trivial bound ``S ≤ 1`` instead of grid values: they move the answer by at most that
+#: fraction of ``δ`` (a final run's largest losses carry little mass, and spared the grid points far below them).
+BOTTOM_SHARE = 1e-4
 
 
 def chord(x: np.ndarray, g0: np.ndarray, g1: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
@@ -175,9 +182,45 @@ class PipelineProfile(Profile):
         d = self._check_delta(delta)
         previous, self._target = self._target, (d if 0 < d < 1 else None)
         try:
-            return super().epsilon(d)
+            if self._target is None or float(self.delta_at_infinity) > d:
+                return super().epsilon(d)
+            return self._search(d)
         finally:
             self._target = previous
+
+    def _search(self, delta: float) -> float:
+        """:meth:`Profile.epsilon`'s search (double ``ε`` from 1 to a bracket, then
+        :func:`~symsel.numeric.last_feasible` to a relative ``1e-12``, the upper end checked), except that before
+        doubling past a point over ``delta`` it tries the crossing extrapolated in ``log δ`` from the last two points
+        (plus :data:`BRACKET_MARGIN`): a doubling far past the crossing asks the selection's bound at grid points no
+        later step needs. Only the work depends on the guess: both ends of the bracket are checked."""
+        from symsel.numeric import last_feasible
+        from symsel.profiles.base import EPSILON_RTOL, EPSILON_SEARCH_CAP
+
+        log_target = math.log(delta)
+        seen: dict[float, float] = {}
+
+        def value(eps: float) -> float:
+            if eps not in seen:
+                seen[eps] = math.log(max(self.delta_within(eps, delta), 1e-320))
+            return seen[eps]
+
+        if value(0.0) <= log_target:
+            return 0.0
+        lo, hi, previous = 0.0, 1.0, None
+        while value(hi) > log_target:
+            if previous is not None and value(previous) > value(hi):
+                slope = (value(hi) - value(previous)) / (hi - previous)
+                guess = hi + (log_target - value(hi)) / slope * (1 + BRACKET_MARGIN)
+                if hi < guess < 2 * hi and value(guess) <= log_target:
+                    lo, hi = hi, guess
+                    break
+            previous, lo, hi = hi, hi, hi * 2.0
+            if hi > EPSILON_SEARCH_CAP:
+                return math.inf
+        answer = last_feasible(lambda e: value(e) - log_target, lo, hi, xtol=EPSILON_RTOL, rtol=EPSILON_RTOL)
+        loss = self.max_privacy_loss
+        return answer if loss is None or not math.isfinite(loss) else min(answer, max(0.0, float(loss)))
 
     def delta_within(self, eps: float, target: float | None = None) -> float:
         """``δ(ε)`` of the pipeline (module docstring). With ``target``, refinement stops as soon as the bound is
@@ -187,8 +230,13 @@ class PipelineProfile(Profile):
     def _one_direction(self, atoms: _Atoms, eps: float, target: float | None) -> float:
         x = eps - atoms.loss[::-1]  # increasing
         mass = atoms.mass[::-1]
-        low = x < X_FLOOR
         certain = atoms.infinity
+        if target is not None:  # the lowest atoms, of mass at most BOTTOM_SHARE · target: S ≤ 1 there
+            cut = int(np.searchsorted(np.cumsum(mass), BOTTOM_SHARE * target, side="right"))
+            if cut:
+                certain += float(np.sum(mass[:cut]))
+                x, mass = x[cut:], mass[cut:]
+        low = x < X_FLOOR
         if np.any(low):  # δ(x) = 1 − e^x + e^x δ(−x) ≤ 1 − e^x + e^x S(−X_FLOOR): δ(−x) ≤ δ(8) for −x ≥ 8
             xl = x[low]
             certain += float(np.dot(mass[low], np.minimum(1.0, -np.expm1(xl) + np.exp(xl) * self._floor_value())))

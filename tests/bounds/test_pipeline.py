@@ -158,3 +158,35 @@ def test_wrong_arguments_are_refused() -> None:
         with_final_run(base, 3)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="final"):
         with_final_run(base)  # a base profile has no base of its own
+
+
+def test_the_lowest_atoms_cut_in_a_search_are_charged_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While ``ε(δ)`` is searched, atoms of total mass at most ``BOTTOM_SHARE · target`` at the lowest ``x`` take
+    ``S ≤ 1``: the value is at or above the same evaluation without the cut (the other atoms keep the same grid
+    intervals), and above it by at most that mass. Dropping their charge fails here."""
+    from symsel.bounds import pipeline as module
+
+    g = GaussianProfile(1.0)
+    target = 0.5  # far above δ(4): the lowest atoms' mass (up to 5e-5) is a large share of δ
+    cut = with_final_run(g, g).delta_within(4.0, target)
+    monkeypatch.setattr(module, "BOTTOM_SHARE", 0.0)
+    whole = with_final_run(g, g).delta_within(4.0, target)
+    assert whole < 1e-2
+    assert whole <= cut <= whole + 1e-4 * target * (1 + 1e-9)
+    assert cut > whole * (1 + 1e-3), (cut, whole)  # the cut is active in this case
+
+
+@pytest.mark.parametrize("sigma", [0.9, 2.0])
+def test_the_search_with_an_extrapolated_bracket_finds_the_same_crossing(sigma: float) -> None:
+    """The pipeline's own search (extrapolated bracket) and the generic one (doubling) on the same targeted δ(ε)
+    agree to the root finder's tolerance: the guess only changes the work, and the answer is checked within δ."""
+    from symsel.profiles.base import Profile
+
+    g = GaussianProfile(sigma)
+    pipeline = with_final_run(g, g)
+    found = pipeline.epsilon(1e-6)
+    pipeline._target = 1e-6
+    generic = Profile.epsilon(pipeline, 1e-6)
+    pipeline._target = None
+    assert found == pytest.approx(generic, rel=1e-9)
+    assert pipeline.delta_within(found, 1e-6) <= 1e-6
