@@ -134,7 +134,7 @@ class ComposedPld(Profile):
 
     family = "composed"
 
-    def __init__(self, pld: object, label: str):
+    def __init__(self, pld: Any, label: str):
         self.pld, self._label = pld, label
 
     @property
@@ -240,7 +240,7 @@ def _exported_pld(base: Profile) -> object:
     return to_pld(base, discretization=PLD_INTERVAL)
 
 
-def _finite_pair_plds(P: Sequence[float], Pp: Sequence[float]) -> tuple[object, object]:
+def _finite_pair_plds(P: Sequence[float], Pp: Sequence[float]) -> tuple[Any, Any]:
     """dp-accounting's pessimistic PLDs of a finite pair, one per direction (``P`` against ``P'``, then ``P'``
     against ``P``): its constructor from two pmfs builds one direction only."""
     from dp_accounting.pld import privacy_loss_distribution

@@ -179,9 +179,9 @@ class PldProfile(Profile):
             return np.clip(np.asarray(values, dtype=float).reshape(eps.shape), 0.0, 1.0)
         if tables is None:  # dp-accounting internals not as expected: its own (slow) array path
             order = np.argsort(flat, kind="stable")
-            values = np.asarray(self.accountant.get_delta(flat[order]), dtype=float)
+            deltas = np.asarray(self.accountant.get_delta(flat[order]), dtype=float)
             out = np.empty_like(flat)
-            out[order] = np.broadcast_to(values, flat.shape)
+            out[order] = np.broadcast_to(deltas, flat.shape)
             return np.clip(out.reshape(eps.shape), 0.0, 1.0)
         return suffix_tables_delta(tables, flat).reshape(eps.shape)
 
@@ -379,7 +379,7 @@ def pld_suffix_tables(pld: Any) -> list[tuple[Any, ...]] | None:
     sums of ``p`` and of ``p e^{-l}`` and of their absolute values, and the mass at ``+inf``, for
     :func:`_suffix_delta`; ``None`` when dp-accounting's internals are not as expected (then its own evaluation is
     used) or ``e^{-l}`` would overflow."""
-    pmfs = [getattr(pld, "_pmf_remove", None)]
+    pmfs: list[Any] = [getattr(pld, "_pmf_remove", None)]
     if not getattr(pld, "_symmetric", True):
         pmfs.append(getattr(pld, "_pmf_add", None))
     tables = []
@@ -456,8 +456,8 @@ def _check_pld_size(q: float, sigma: float, steps: int, interval: float) -> None
 
     one_step = RdpProfile(lambda orders: rdp_poisson_subsampled_gaussian(q, sigma, orders), orders=SUBSAMPLED_ORDERS)
     for count, name, value in ((1, "sigma", sigma), (steps, "steps", steps)):
-        curve = one_step if count == 1 else RdpProfile(
-            lambda orders, n=count: n * rdp_poisson_subsampled_gaussian(q, sigma, orders), orders=SUBSAMPLED_ORDERS)
+        curve = one_step if count == 1 else RdpProfile(  # mypy cannot type a lambda with a default argument
+            lambda orders, n=count: n * rdp_poisson_subsampled_gaussian(q, sigma, orders), orders=SUBSAMPLED_ORDERS)  # type: ignore[misc]
         points = curve.epsilon(1e-15) / interval
         if not points <= DPSGD_MAX_PLD_POINTS:
             raise ParameterError(
