@@ -78,7 +78,7 @@ def to_float(value: numbers.Real) -> float:
     try:
         return float(value)
     except OverflowError:
-        return math.copysign(sys.float_info.max, 1 if value > 0 else -1)
+        return math.copysign(sys.float_info.max, 1 if int(value) > 0 else -1)
 
 
 def _shown(value: Any) -> Any:

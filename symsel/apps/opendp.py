@@ -305,7 +305,7 @@ def _measurement_class(dp: Any) -> type:
     if _CLASS:
         return _CLASS[0]
 
-    class SelectionMeasurement(dp.Measurement):  # type: ignore[misc, name-defined]
+    class SelectionMeasurement(dp.Measurement):
         """An OpenDP ``Measurement`` of a private selection (from :func:`make_selection`). ``map`` and calling it
         check their argument first, so bad input raises a symsel ``ValueError`` naming it (inside OpenDP's own
         combinators the map's errors arrive as ``OpenDPException``, with symsel's message in them)."""

@@ -16,7 +16,7 @@ envelope bound (Thm 4.1 per output, docs/envelope.md), which only needs the poin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from symsel import validate
 from symsel.errors import ParameterError
@@ -45,7 +45,7 @@ def ptr_profile(guarantees: Sequence[Guarantee]) -> Any:
 
     if isinstance(guarantees, str | bytes) or not guarantees:
         raise ParameterError("guarantees", guarantees, "a non-empty list of (epsilon, delta) pairs", WHERE)
-    return PointwiseProfile([tuple(g) for g in guarantees])
+    return PointwiseProfile(cast(list[tuple[float, float]], [tuple(g) for g in guarantees]))  # it checks each pair
 
 
 def ptr_tuning(law: Any, guarantees: Sequence[Guarantee], delta: float,

@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -625,7 +625,8 @@ def run_sweep(cells: list[Cell], out: str | Path, jobs: int = -1, dask_address: 
                    "last whole row")
         done = found.keys
         todo = list({cell.key: cell for cell in cells if cell.key not in done}.values())
-        summary = {"out": str(out), "cells": len(cells), "skipped": len(cells) - len(todo), "ran": 0, "errors": 0}
+        summary: dict[str, Any] = {"out": str(out), "cells": len(cells), "skipped": len(cells) - len(todo), "ran": 0,
+                                   "errors": 0}
         if todo or found.dropped is not None:
             workers = None if dask_address else min(jobs if jobs > 0 else MAX_JOBS, len(todo) or 1, _cores())
             with (_cluster(dask_address if todo else None), _appending(out, found.end, stop) as fd,
@@ -640,7 +641,8 @@ def run_sweep(cells: list[Cell], out: str | Path, jobs: int = -1, dask_address: 
 def check_jobs(jobs: Any, dask_address: str | None = None) -> int:
     """``jobs`` checked: ``-1`` (every core) or an integer from 1 to :data:`MAX_JOBS` (``-1`` only, with a Dask
     cluster: its workers run the cells)."""
-    if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or not (jobs == -1 or 1 <= jobs <= MAX_JOBS):
+    if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or not (jobs == -1
+                                                                            or 1 <= int(jobs) <= MAX_JOBS):
         raise ParameterError("--jobs", jobs, f"-1 (every core) or an integer from 1 to {MAX_JOBS} local processes",
                              "sweep")
     jobs = int(jobs)
@@ -674,7 +676,7 @@ def _checked_cells(cells: Any) -> list[Cell]:
     return cells
 
 
-def _records(cells: list[Cell], n_jobs: int | None, progress: bool) -> Iterator[dict[str, Any]]:
+def _records(cells: list[Cell], n_jobs: int | None, progress: bool) -> Generator[dict[str, Any], None, None]:
     """The cells' records as they finish (joblib; ``n_jobs=None``: the backend's own, e.g. Dask's)."""
     if not cells:
         return

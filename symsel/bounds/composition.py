@@ -133,7 +133,7 @@ class WeightedSum(Profile):
         if self.constant > 0:
             return math.inf
         losses = [p.max_privacy_loss for _, p in self.parts]
-        return None if any(x is None for x in losses) else max(losses, default=0.0)
+        return None if any(x is None for x in losses) else max((x for x in losses if x is not None), default=0.0)
 
     def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
         eps = np.asarray(eps, dtype=float)

@@ -111,7 +111,7 @@ def _dphi_down(dist: Distribution, x: np.ndarray, margin: float) -> np.ndarray:
     return np.where(values >= 1e-300, values, 0.0)
 
 
-def _boundary(boundary: Callable[[np.ndarray], np.ndarray], u: np.ndarray) -> np.ndarray:
+def _boundary(boundary: Callable[[np.ndarray], float | np.ndarray], u: np.ndarray) -> np.ndarray:
     """``L`` at ``u`` moved left first (``L`` is non-decreasing, so this rounds the boundary down)."""
     values = np.asarray(boundary(np.maximum(0.0, u * (1 - ARGUMENT_NUDGE))), dtype=float)
     return np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0) * (1 - ARGUMENT_NUDGE)
@@ -145,7 +145,7 @@ def _cell_slopes(dist: Distribution, u: np.ndarray, a: np.ndarray, floor: np.nda
 
 
 def _cell_lines(
-    dist: Distribution, boundary: Callable[[np.ndarray], np.ndarray], corner_slope: float, tau_u: float,
+    dist: Distribution, boundary: Callable[[np.ndarray], float | np.ndarray], corner_slope: float, tau_u: float,
     max_cells: int, margin: float,
 ) -> tuple[np.ndarray, np.ndarray, float, int, bool]:
     """Lines ``(a_j, b_j)`` that bound ``[φ'(u) − t φ'(L(u))]_+`` on each cell, on a grid refined

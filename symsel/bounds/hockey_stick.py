@@ -89,7 +89,7 @@ FDP_THEOREM = "Koskela et al. Thm 4.1 over the f-DP region"
 
 def fdp_ratio(dist: Distribution, base: Profile, tol: float | None = None) -> RatioBound:
     """``log R`` over the whole privacy region of the base (its f-DP lower boundary), certified."""
-    kwargs = {} if tol is None else {"tol": tol}
+    kwargs: dict[str, Any] = {} if tol is None else {"tol": tol}
     cert = certified_log_sup(dist.log_dphi, base.region_lower, corner_slope=corner_slope(base), **kwargs)
     return RatioBound(cert.upper + _float_allowance(dist), None, cert, FDP_THEOREM)
 
@@ -112,7 +112,7 @@ def _float_allowance(dist: Distribution) -> float:
 def polygon_ratio_at(dist: Distribution, base: Profile, eps1: float, tol: float | None = None) -> RatioBound:
     """``log R`` over the single ``(eps1, delta(eps1))`` polygon, certified."""
     delta1 = float(base.delta(eps1))
-    kwargs = {} if tol is None else {"tol": tol}
+    kwargs: dict[str, Any] = {} if tol is None else {"tol": tol}
     slope = math.exp(-eps1) if delta1 == 0.0 else None
     cert = certified_log_sup(dist.log_dphi, lambda q: polygon_lower(q, eps1, delta1), corner_slope=slope, **kwargs)
     theorem = "Koskela et al. Thm 4.1 over the (eps1, delta(eps1)) polygon"
@@ -127,7 +127,9 @@ def polygon_ratio(dist: Distribution, base: Profile) -> RatioBound:
     (at equal ``eps1`` the polygon is never worse than the paper's relaxation)."""
     extra: list[float] = []
     try:
-        extra.append(float(paper_ratio(dist, base).eps1))
+        paper_eps1 = paper_ratio(dist, base).eps1
+        assert paper_eps1 is not None  # the paper's scan always picks an eps1
+        extra.append(float(paper_eps1))
     except NotApplicableError:
         pass
     coarse = _minimize_over_eps1(lambda e1: polygon_ratio_at(dist, base, e1, tol=1e-4), base, extra)
@@ -183,6 +185,7 @@ def paper_log_ratio_at(dist: Distribution, eps1: float, delta1: float) -> float:
             f"binomial and poisson laws of K (Koskela et al. Thm 5.2, 5.7, Cor 5.8); got {dist.spec}: "
             f"use method 'envelope', 'polygon' or 'fdp'"
         )
+    assert family is not None  # name is None otherwise
     params = family.floats()
     if name == "tnb":  # (η+1) log(e^ε1 + (1−γ)δ1/γ), in log space (ε1 may be in the hundreds)
         eta, gamma = params["eta"], params["gamma"]
@@ -214,6 +217,7 @@ PAPER_THEOREM = {
 def paper_ratio(dist: Distribution, base: Profile) -> RatioBound:
     """``min_{eps1 >= 0} log R_paper(eps1)`` (scan and local refinement; any ``eps1`` is valid)."""
     paper_log_ratio_at(dist, 0.0, 1.0)  # raises NotApplicableError early for other laws
+    assert dist.family is not None  # paper_log_ratio_at raised otherwise
     theorem = PAPER_THEOREM[dist.family.name]
 
     def evaluate(e1: float) -> RatioBound:

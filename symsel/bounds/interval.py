@@ -177,7 +177,7 @@ def coarse_then_fine(coarse: np.ndarray, fine_total: Callable[[np.ndarray], floa
 
 def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray,
                        lb: np.ndarray, e: float, q_side: tuple, p_side: tuple,
-                       at_h: tuple[dict, dict] | None = None) -> np.ndarray:
+                       at_h: tuple[dict, ...] | None = None) -> np.ndarray:
     """An upper bound on ``r(h) φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h ∈ [h_a, h_b]``, ``l ∈ [l_a, l_b]``,
     ``l_b ≤ h_a``, exact to second order in the cell (docs/interval.md, "Certified evaluation").
 
@@ -217,7 +217,7 @@ def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray,
 
 
 def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: int,
-                     bounds: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+                     bounds: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
                      points: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
     """For each row ``i`` (an ``h``-cell), an upper bound on the integrand over the row and every ``l``-cell of a
     grid of finest cells ``[0, end[i])``, by branch and bound on the ``l``-axis (docs/interval.md, "Certified

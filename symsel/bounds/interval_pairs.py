@@ -90,8 +90,8 @@ class _Pieces:
             head = extended_sums.astype(float)
             self.sums[name] = (head, (extended_sums - head).astype(float))
         extended = float(np.finfo(np.longdouble).eps)
-        total = max(1.0, float(self.sums["A"][0][-1]), float(self.sums["B"][0][-1]))
-        self.error = pair.mass_error + (self.a.size + 4) * extended * total
+        mass_total = max(1.0, float(self.sums["A"][0][-1]), float(self.sums["B"][0][-1]))
+        self.error = pair.mass_error + (self.a.size + 4) * extended * mass_total
         #: relative allowance on interval masses: the pair's, the split into pieces and the roundings of a difference
         self.relative = pair.relative_error + 8 * 2.0**-53
         self.n = int(self.a.size)

@@ -48,8 +48,8 @@ ARGUMENT_NUDGE = 1e-13
 DEFAULT_TOL = 1e-7
 DEFAULT_MAX_CELLS = 200_000
 
-LogDphi = Callable[[np.ndarray], np.ndarray]
-Boundary = Callable[[np.ndarray], np.ndarray]
+LogDphi = Callable[[np.ndarray], float | np.ndarray]
+Boundary = Callable[[np.ndarray], float | np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ def certified_log_sup(
     )
 
 
-def _combine(a: float, b: float, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def _combine(a: float, b: float, num: float | np.ndarray, den: float | np.ndarray) -> np.ndarray:
     """``a num - b den`` with the conventions ``x - (-inf) = +inf`` and ``-inf - x = -inf``."""
     with np.errstate(invalid="ignore"):
         out = a * num - b * den

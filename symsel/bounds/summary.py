@@ -34,6 +34,7 @@ def bound_summary(
     if delta is not None:
         record.update(epsilon=float(result.epsilon(delta)), delta=delta)
     else:
+        assert epsilon is not None  # exactly one of delta and epsilon (checked above)
         log_delta = float(result.log_delta(epsilon))
         record.update(epsilon=epsilon, delta=float(result.delta(epsilon)), log_delta=log_delta)
         if record["delta"] == 0.0 and log_delta > -math.inf:  # below the float range: say so, never a silent 0

@@ -158,6 +158,7 @@ def _composed(dist: Any, base: Any, method: str, others: tuple[str, ...], delta:
     if delta is not None:
         record.update(delta=delta, epsilon=float(pipeline.epsilon(delta)))
     else:
+        assert epsilon is not None  # the command line gives exactly one of delta and epsilon
         record.update(epsilon=epsilon, delta=float(pipeline.delta(epsilon)))
     return record
 
@@ -328,7 +329,7 @@ def rnm_command(m: int, base_spec: str, delta: float | None, epsilon: float | No
     if method != "all" and method not in methods:
         raise ParameterError("method", method, " | ".join(methods) + " | all", "rnm")
     base = parse_profile(base_spec)
-    results = []
+    results: list[dict[str, Any]] = []
     for name in methods if method == "all" else (method,):
         try:
             bound = report_noisy_max_bound(m, base, rounds=rounds, monotone=monotone, method=name)

@@ -218,8 +218,9 @@ def polynomial_degree(expr: sympy.Expr) -> int | None:
     if expr == z:
         return 1
     if expr.is_Add or expr.is_Mul:
-        parts = [polynomial_degree(a) for a in expr.args]
-        if None in parts:
+        degrees = [polynomial_degree(a) for a in expr.args]
+        parts = [d for d in degrees if d is not None]
+        if len(parts) < len(degrees):
             return None
         return max(parts) if expr.is_Add else sum(parts)
     if expr.is_Pow and expr.exp.is_Integer and expr.exp >= 0:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import mpmath
 import sympy
@@ -82,6 +82,7 @@ class Candidate:
         if self.t_range is not None:
             return sympy.And(self.t_range[0] <= T, T <= self.t_range[1])
         if self.u_star is not None:
+            assert self.segment is not None  # set with u_star
             return sympy.And(self.segment[0] <= self.u_star, self.u_star <= self.segment[1])
         return sympy.true
 
@@ -261,6 +262,7 @@ def _mp_function(expr: sympy.Expr, dps: int) -> Callable[[mpmath.mpf], mpmath.mp
 
 def _u_star_range(c: Candidate, values: dict, dps: int) -> tuple[mpmath.mpf, mpmath.mpf]:
     """``t``-range on which the (monotone) ``u*(t)`` lies in the segment: ``T`` at the segment's ends."""
+    assert c.segment is not None and c.u_star is not None  # called for undecided stationary points only
     ends = [c.segment[0].subs(values), c.segment[1].subs(values)]
     f = sympy.lambdify(T, c.u_star.subs(values), "mpmath")
     with mpmath.workdps(dps + 10):
@@ -397,7 +399,9 @@ def _second_order(parts: tuple, lower: sympy.Expr, s: sympy.Expr, seg: tuple) ->
         ends = {_sign_of(base.subs(_U, x)) for x in seg}
         if len(ends) != 1 or None in ends or 0 in ends:
             return None, d
-        sign *= ends.pop() ** int(power % 2)
+        end_sign = ends.pop()
+        assert end_sign is not None  # None was ruled out above
+        sign *= end_sign ** int(power % 2)
     known = _sign_of(rest)
     return (None, sign * rest) if known is None else (sign * known, sign * rest)
 
@@ -470,8 +474,8 @@ def polygon_envelope(dphi: sympy.Expr, eps1: Any, delta1: Any,
                            profile_condition=sympy.GreaterThan(EPS + e1, sympy.log(ratio)), family=family)
 
 
-def _segment_candidate(name: str, form: sympy.Expr, d2: sympy.Expr, parts: tuple, s: sympy.Expr,
-                       lower: sympy.Expr, seg: tuple, second: dict, breakpoints: dict) -> Candidate | bool | None:
+def _segment_candidate(name: str, form: sympy.Expr, d2: sympy.Expr, parts: tuple, s: sympy.Expr, lower: sympy.Expr,
+                       seg: tuple, second: dict, breakpoints: dict) -> Candidate | Literal[False] | None:
     """The interior candidate of one segment: ``None`` (none kept), ``False`` (not closed) or a :class:`Candidate`."""
     sign, factor = _second_order(parts, lower, s, seg)
     if sign is not None and sign >= 0:

@@ -66,6 +66,7 @@ def _certified_check(spec: str, phi: sympy.Expr, dist: Distribution | None, log_
         for e0 in values:
             ours = n50(log_r.subs(point).subs(EPS0, e0))
             cert = fdp_ratio(law, pure(float(e0))).certificate
+            assert cert is not None  # fdp_ratio always certifies
             slack = 1e-9 * max(1.0, abs(cert.lower))
             ok &= bool(ours.is_real) and cert.lower - slack <= ours <= cert.upper + slack
             worst = max(worst, abs(float(ours) - cert.lower))

@@ -51,7 +51,7 @@ def descartes_sign(expr: sympy.Expr) -> int | None:
         return 0
     num, den = sympy.fraction(sympy.together(expr))
     signs = [_poly_sign(num), _poly_sign(den)]
-    if None not in signs:
+    if signs[0] is not None and signs[1] is not None:
         return signs[0] * signs[1]
     if sympy.count_ops(expr) >= 80 or expansion_bound(expr) > MAX_EXPANDED_TERMS:
         return None
@@ -61,7 +61,7 @@ def descartes_sign(expr: sympy.Expr) -> int | None:
     if expr.is_negative:
         return -1
     num, den = sympy.fraction(sympy.together(expr))
-    signs = []
+    factor_signs: list[int] = []
     for part in (num, den):
         if expansion_bound(part) > MAX_EXPANDED_TERMS:
             return None
@@ -72,8 +72,10 @@ def descartes_sign(expr: sympy.Expr) -> int | None:
         coeff_signs = {_coeff_sign(c) for c in poly.coeffs()}
         if len(coeff_signs) != 1 or None in coeff_signs:
             return None
-        signs.append(coeff_signs.pop())
-    return signs[0] * signs[1]
+        sign = coeff_signs.pop()
+        assert sign is not None  # None was ruled out above
+        factor_signs.append(sign)
+    return factor_signs[0] * factor_signs[1]
 
 
 def _poly_sign(part: sympy.Expr) -> int | None:

@@ -15,9 +15,9 @@ and reads its fields ``pgf``/``dpgf``, ``values``, ``stable_form`` and ``log_dpg
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
@@ -122,6 +122,17 @@ def _derivative(expr: Any, order: int) -> Any:
 class EvaluationMixin:
     """``phi`` and ``phi'`` of a :class:`~symsel.distributions.core.Distribution` as numbers (float64 and mpmath),
     and the stable form's derivatives at ``z = 1`` that its moments use."""
+
+    if TYPE_CHECKING:  # what it reads from Distribution
+        values: Mapping[sympy.Symbol, sympy.Expr]
+        stable_form: sympy.Expr | None
+        log_dpgf_form: sympy.Expr | None
+
+        @property
+        def pgf(self) -> sympy.Expr: ...
+
+        @property
+        def dpgf(self) -> sympy.Expr: ...
 
     def _lambdify(self, derivative: bool, module: str) -> Callable:
         """Compile ``phi`` (or ``phi'``) once. With a ``stable_form`` the parameters stay

@@ -83,7 +83,7 @@ def _blocked_horner(ascending: np.ndarray) -> Callable:
     ``numpy.polyval``'s cost, whose Python loop takes one array operation per coefficient (a 5000-term pmf
     spent 60 s there in one bound)."""
     blocks = -(-len(ascending) // _BLOCK)
-    table = np.zeros(blocks * _BLOCK)
+    table: np.ndarray = np.zeros(blocks * _BLOCK)
     table[: len(ascending)] = ascending
     table = table.reshape(blocks, _BLOCK).T  # column b: the coefficients of x^(bB), ..., x^(bB + B - 1)
     exponents = np.arange(_BLOCK)

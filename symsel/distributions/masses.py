@@ -9,9 +9,9 @@ its fields ``pgf``, ``values``, ``pmf_symbolic``, ``support_min``/``support_max`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
@@ -35,6 +35,24 @@ def _exact_power_too_large(expr: sympy.Expr) -> bool:
 
 class MassesMixin:
     """``P[K = k]`` and ``P[K <= k]`` of a :class:`~symsel.distributions.core.Distribution`."""
+
+    if TYPE_CHECKING:  # what it reads from Distribution and EvaluationMixin
+        name: str
+        values: Mapping[sympy.Symbol, sympy.Expr]
+        pmf_symbolic: sympy.Expr | None
+        support_min: int
+        support_max: int | None
+        stable_form: sympy.Expr | None
+
+        @property
+        def pgf(self) -> sympy.Expr: ...
+
+        @property
+        def spec(self) -> str: ...
+
+        def _number(self, expr: sympy.Expr) -> sympy.Expr: ...
+
+        def phi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf: ...
 
     @cached_property
     def p0(self) -> float:

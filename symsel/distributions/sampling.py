@@ -7,7 +7,9 @@ of cumulative masses (built once, until the remaining tail is below :data:`_SAMP
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import mpmath
 import numpy as np
@@ -19,6 +21,13 @@ _SAMPLER_TAIL = 1e-15
 
 class SamplingMixin:
     """Draws of ``K`` from a :class:`~symsel.distributions.core.Distribution`."""
+
+    if TYPE_CHECKING:  # what it reads from Distribution and MassesMixin
+        sampler: Callable[[np.random.Generator, int], np.ndarray] | None
+        support_min: int
+        support_max: int | None
+
+        def pmf_mp(self, kk: int, dps: int = DEFAULT_DPS) -> mpmath.mpf: ...
 
     def rvs(self, size: int | tuple[int, ...] = 1, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Draw ``size`` samples of ``K`` with a numpy ``Generator`` (or a seed)."""

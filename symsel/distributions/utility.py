@@ -9,7 +9,8 @@ candidate, and a Chernoff bound on the tail ``P[K >= k]``.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import sympy
@@ -26,6 +27,25 @@ FINITE_SUM_MAX_TERMS = 5000
 
 class UtilityMixin:
     """Expected quantile, success probability and tail bound of a :class:`~symsel.distributions.core.Distribution`."""
+
+    if TYPE_CHECKING:  # what it reads from Distribution and EvaluationMixin
+        name: str
+        values: Mapping[sympy.Symbol, sympy.Expr]
+        support_max: int | None
+        known_family: Family | None
+
+        @property
+        def pgf(self) -> sympy.Expr: ...
+
+        @property
+        def mean(self) -> float: ...
+
+        @property
+        def _phi_mpf(self) -> Callable: ...
+
+        def _args_mp(self) -> tuple[mpmath.mpf, ...]: ...
+
+        def phi_mp(self, x: Any, dps: int = DEFAULT_DPS) -> mpmath.mpf: ...
 
     def expected_quantile(self, dps: int = DEFAULT_DPS) -> float:
         """``E[K/(K+1)] = 1 - int_0^1 phi(x) dx``: expected quantile of the best of ``K`` runs

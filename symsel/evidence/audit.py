@@ -208,16 +208,16 @@ def audit(dist: Any, pair_or_base: Any, trials: int, delta: float, confidence: f
     rng = np.random.default_rng(seed)
     trials = int(trials)
     finite = isinstance(target, FinitePair)
-    sampler = _FiniteSampler(target) if finite else _ContinuousSampler(target)
+    sampler = _FiniteSampler(target) if isinstance(target, FinitePair) else _ContinuousSampler(target)
 
     def simulate(side: int, size: int) -> np.ndarray:
         return sampler.sample(side, dist.rvs(size, rng), rng, method)
 
     # ---- choose the tests
-    n_out = target.n + 1 if finite else None
+    n_out = target.n + 1 if isinstance(target, FinitePair) else 0  # used for finite pairs only
     all_subsets = finite and n_out <= max_subset_outcomes
     n_cal = 0 if all_subsets else max(1, min(trials - 1, round(calibration * trials)))
-    if finite:
+    if isinstance(target, FinitePair):
         if all_subsets:
             masks = np.array([[(s >> j) & 1 for j in range(n_out)] for s in range(1, 2**n_out - 1)], dtype=float)
             names = [_subset_name(row, target) for row in masks]
@@ -231,13 +231,13 @@ def audit(dist: Any, pair_or_base: Any, trials: int, delta: float, confidence: f
                 masks[i, ranking[: i + 1]] = 1.0
             names = [_subset_name(row, target) for row in masks]
     else:
-        cal = np.concatenate([simulate(s, n_cal) for s in (0, 1)])
-        cal = cal[np.isfinite(cal)]
-        if cal.size == 0:
+        scores = np.concatenate([simulate(s, n_cal) for s in (0, 1)])
+        scores = scores[np.isfinite(scores)]
+        if scores.size == 0:
             cuts = np.array([0.0])
         else:
-            levels = 1 / (1 + np.exp(-np.linspace(-math.log(cal.size), math.log(cal.size), thresholds)))
-            cuts = np.unique(np.quantile(cal, levels))
+            levels = 1 / (1 + np.exp(-np.linspace(-math.log(scores.size), math.log(scores.size), thresholds)))
+            cuts = np.unique(np.quantile(scores, levels))
         names = [f"x > {c:.6g}" for c in cuts]
     n_eval = trials - n_cal
 

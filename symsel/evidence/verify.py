@@ -47,6 +47,7 @@ def _rnm_bounds(example: Example) -> dict[str, dict[str, Any]]:
     from symsel.bounds.rnm import report_noisy_max_bound
 
     monotone = bool(example.params["monotone"])
+    assert example.base_profile is not None  # every Report Noisy Max example carries its noise profile
     out: dict[str, dict[str, Any]] = {}
     for method in ("profile", "rdp", "gaussian_tail"):
         try:

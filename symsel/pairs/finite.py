@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeAlias
 
 import mpmath
 import numpy as np
@@ -25,7 +25,7 @@ from symsel.errors import ParameterError
 DEFAULT_DPS = 50
 _SUM_TOLERANCE = 1e-9
 
-Number = int | float | str | Fraction | mpmath.mpf | sympy.Expr
+Number: TypeAlias = int | float | str | Fraction | mpmath.mpf | sympy.Expr
 """Accepted mass types: floats are read by their shortest decimal representation."""
 
 
@@ -77,7 +77,7 @@ def to_float(value: Any) -> float:
     return float(value)
 
 
-def check_masses(values: Sequence[Any], name: str, where: str) -> tuple[Any, ...]:
+def check_masses(values: Sequence[Any] | np.ndarray, name: str, where: str) -> tuple[Any, ...]:
     """Validate a pmf: a non-empty sequence of finite non-negative numbers summing to 1."""
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
         raise ParameterError(name, values, "a sequence of probabilities", where)

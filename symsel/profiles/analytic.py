@@ -57,7 +57,7 @@ _ERFCX_RTOL = 64 * _UNIT
 _SQRT2 = math.sqrt(2.0)
 
 
-def _gaussian_log_error(eps: np.ndarray, mu: float, a: np.ndarray, b: np.ndarray, la: np.ndarray,
+def _gaussian_log_error(eps: np.ndarray, mu: float | np.ndarray, a: np.ndarray, b: np.ndarray, la: np.ndarray,
                         lb: np.ndarray, x: np.ndarray, out: np.ndarray) -> np.ndarray:
     """A bound on the absolute error of the float64 ``log δ = log Φ(a) + log(−expm1(x))``,
     ``x = ε + log Φ(b) − log Φ(a)``, as an approximation of the exact value for the profile's

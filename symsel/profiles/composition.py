@@ -136,7 +136,7 @@ class ComposedPld(Profile):
 
     family = "composed"
 
-    def __init__(self, pld: object, label: str, discretization: float = PLD_INTERVAL, arrays: object = None):
+    def __init__(self, pld: Any, label: str, discretization: float = PLD_INTERVAL, arrays: object = None):
         self.pld, self._label, self.discretization, self.arrays = pld, label, discretization, arrays
 
     @property
@@ -257,7 +257,7 @@ def _exported_pld(base: Profile) -> object:
     return to_pld_arrays(base, discretization=PLD_INTERVAL)
 
 
-def _finite_pair_plds(P: Sequence[float], Pp: Sequence[float]) -> tuple[object, object]:
+def _finite_pair_plds(P: Sequence[float], Pp: Sequence[float]) -> tuple[Any, Any]:
     """dp-accounting's pessimistic PLDs of a finite pair, one per direction (``P`` against ``P'``, then ``P'``
     against ``P``): its constructor from two pmfs builds one direction only."""
     from dp_accounting.pld import privacy_loss_distribution

@@ -403,9 +403,9 @@ class PldProfile(Profile):
         tables = self._suffix_tables  # built once (a few tens of ms); then a query is one searchsorted
         if tables is None:  # no arrays (a PLD too wide to query on its grid): dp-accounting's own (slow) array path
             order = np.argsort(flat, kind="stable")
-            values = np.asarray(self.accountant.get_delta(flat[order]), dtype=float)
+            deltas = np.asarray(self.accountant.get_delta(flat[order]), dtype=float)
             out = np.empty_like(flat)
-            out[order] = np.broadcast_to(values, flat.shape)
+            out[order] = np.broadcast_to(deltas, flat.shape)
             return np.clip(out.reshape(eps.shape), 0.0, 1.0)
         return suffix_tables_delta(tables, flat).reshape(eps.shape)
 
@@ -679,8 +679,8 @@ def _check_pld_size(q: float, sigma: float, steps: int, interval: float) -> None
 
     one_step = RdpProfile(lambda orders: rdp_poisson_subsampled_gaussian(q, sigma, orders), orders=SUBSAMPLED_ORDERS)
     for count, name, value in ((1, "sigma", sigma), (steps, "steps", steps)):
-        curve = one_step if count == 1 else RdpProfile(
-            lambda orders, n=count: n * rdp_poisson_subsampled_gaussian(q, sigma, orders), orders=SUBSAMPLED_ORDERS)
+        curve = one_step if count == 1 else RdpProfile(  # mypy cannot type a lambda with a default argument
+            lambda orders, n=count: n * rdp_poisson_subsampled_gaussian(q, sigma, orders), orders=SUBSAMPLED_ORDERS)  # type: ignore[misc]
         points = curve.epsilon(1e-15) / interval
         if not points <= DPSGD_MAX_PLD_POINTS:
             raise ParameterError(

@@ -54,7 +54,7 @@ class RdpProfile(Profile):
     def __init__(
         self,
         rdp_fn: Callable[[np.ndarray], Any],
-        orders: Sequence[float] | None = None,
+        orders: Sequence[float] | np.ndarray | None = None,
         name: str = "rdp",
         spec: str | None = None,
         pure_eps: float | None = None,

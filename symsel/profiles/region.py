@@ -263,7 +263,7 @@ def laplace_lower_mp(q: Any, a: Any, dps: int) -> mpmath.mpf:
 # --------------------------------------------------------------------------- finite pairs
 
 
-def _pair_arrays(P: Sequence[float], Pp: Sequence[float], where: str) -> tuple[np.ndarray, np.ndarray]:
+def _pair_arrays(P: ArrayLike, Pp: ArrayLike, where: str) -> tuple[np.ndarray, np.ndarray]:
     p, _ = as_float_array(P, "P", where, lo=0.0, hi=1.0)
     pp, _ = as_float_array(Pp, "Pp", where, lo=0.0, hi=1.0)
     if p.ndim != 1 or p.shape != pp.shape or p.size == 0:
@@ -274,7 +274,7 @@ def _pair_arrays(P: Sequence[float], Pp: Sequence[float], where: str) -> tuple[n
     return p, pp
 
 
-def finite_pair_hockey_stick(eps: ArrayLike, P: Sequence[float], Pp: Sequence[float]) -> float | np.ndarray:
+def finite_pair_hockey_stick(eps: ArrayLike, P: ArrayLike, Pp: ArrayLike) -> float | np.ndarray:
     """``H_{e^ε}(P‖P') = Σ_y [P(y) − e^ε P'(y)]_+`` by direct summation, vectorized over ``ε``.
 
     ``ε`` may be any real or ``±inf``; ``e^ε P'(y)`` is formed as ``exp(ε + log P'(y))`` so that
@@ -297,7 +297,7 @@ def finite_pair_hockey_stick_mp(eps: Any, P: Sequence[Any], Pp: Sequence[Any], d
         return mpmath.fsum(max(mpmath.mpf(0), mpmath.mpf(a) - g * mpmath.mpf(b)) for a, b in zip(P, Pp, strict=True))
 
 
-def finite_pair_renyi(order: float, P: Sequence[float], Pp: Sequence[float]) -> float:
+def finite_pair_renyi(order: float, P: ArrayLike, Pp: ArrayLike) -> float:
     """Rényi divergence ``D_λ(P‖P') = log(Σ P^λ P'^(1−λ))/(λ − 1)``; ``λ = inf`` gives ``log max P/P'``.
 
     Computed with a log-sum-exp; ``inf`` when ``P`` has mass where ``P'`` has none (:func:`finite_pair_renyi_curve`
@@ -313,7 +313,7 @@ def finite_pair_renyi(order: float, P: Sequence[float], Pp: Sequence[float]) -> 
 _RENYI_BLOCK = 1 << 20
 
 
-def finite_pair_renyi_curve(orders: np.ndarray, P: Sequence[float], Pp: Sequence[float]) -> np.ndarray:
+def finite_pair_renyi_curve(orders: np.ndarray, P: ArrayLike, Pp: ArrayLike) -> np.ndarray:
     """:func:`finite_pair_renyi` at every one of ``orders`` (each ``> 1`` or ``inf``), one log-sum-exp per order
     over the outcomes, computed for blocks of orders at once (a Lemma 7 or Theorem 2 curve asks for hundreds of
     orders, one call each before)."""
@@ -338,7 +338,7 @@ def finite_pair_renyi_curve(orders: np.ndarray, P: Sequence[float], Pp: Sequence
     return out
 
 
-def neyman_pearson_vertices(P: Sequence[float], Pp: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def neyman_pearson_vertices(P: ArrayLike, Pp: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Vertices ``(q_j, q'_j)`` of the lower boundary of the privacy region of a finite pair.
 
     Neyman--Pearson: the optimal tests take outcomes in decreasing order of ``P/P'`` (randomizing
@@ -464,7 +464,8 @@ class LinesEnvelope:
     def _float_lines(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Slopes, anchors and breaks as float64 arrays, converted once (a profile's hull holds up to ~32000 lines
         and is evaluated thousands of times by a certified supremum)."""
-        return tuple(np.asarray(t, dtype=float) for t in (self.slopes, self.x0, self.y0, self.breaks))
+        slopes, x0, y0, breaks = (np.asarray(t, dtype=float) for t in (self.slopes, self.x0, self.y0, self.breaks))
+        return slopes, x0, y0, breaks
 
     def __call__(self, q: ArrayLike) -> float | np.ndarray:
         """Evaluate in float64 (vectorized)."""

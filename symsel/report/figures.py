@@ -33,7 +33,7 @@ import numpy as np
 Rows = list[dict[str, Any]]
 Draw = Callable[[Any], None]
 
-FIG7 = {"q": 16384 / 50000, "sigma": 21.1, "steps": 250, "delta": 1e-5}
+FIG7: dict[str, Any] = {"q": 16384 / 50000, "sigma": 21.1, "steps": 250, "delta": 1e-5}
 GAUSSIAN = "gaussian(sigma=4)"
 DELTA = 1e-6
 #: processes of the builders that spread their cells over joblib (its ``n_jobs``): -1, every core, when a builder

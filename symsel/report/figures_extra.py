@@ -32,7 +32,7 @@ from typing import Any
 
 from symsel.report.figures import FIG7, Draw, Rows, _style, decorate
 
-FIG6 = {"q": 256 / 60000, "sigma": 1.1, "steps": math.ceil(60 / (256 / 60000)), "delta": 1e-5}
+FIG6: dict[str, Any] = {"q": 256 / 60000, "sigma": 1.1, "steps": math.ceil(60 / (256 / 60000)), "delta": 1e-5}
 RNM_LABELS = {"profile": "HS bound, Thm 3.2", "rdp": "RDP bound, Thm 3.1", "gaussian_tail": "Cor 3.4 (tail)"}
 RNM_STYLE = {"profile": "envelope", "rdp": "rdp", "gaussian_tail": "paper"}
 

@@ -26,7 +26,7 @@ from symsel.errors import ParameterError
 from symsel.report.figures import Draw, Rows
 from symsel.report.figures_extra import _latex_number
 
-FIG8 = {"q": 0.01, "epsilon_q": 1.5, "delta": 1e-6, "sigmas": (2.0, 3.0, 4.0)}
+FIG8: dict[str, Any] = {"q": 0.01, "epsilon_q": 1.5, "delta": 1e-6, "sigmas": (2.0, 3.0, 4.0)}
 WHERE = "sigma_tuning_vs_mean"
 
 

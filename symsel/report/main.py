@@ -293,7 +293,7 @@ def linear_grid(lo: float, hi: float, count: int) -> tuple[float, ...]:
 
 
 PS_ORDERS = tuple(1.25 + 0.625 * i for i in range(63))  # Renyi orders 1.25 .. 40 of the Papernot-Steinke figures
-FULL = {
+FULL: dict[str, Any] = {
     "budgets": (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0),
     "fig7_laws": (("geometric", "geometric(mean={mean})", 1.0), ("logarithmic", "logarithmic(mean={mean})", 0.0),
                   ("tnb(eta=0.5)", "tnb(eta=0.5, mean={mean})", 0.5), ("poisson", "poisson(mean={mean})", math.inf)),
@@ -339,7 +339,7 @@ FULL = {
          "GDP Gaussian-pair value and its audit"),
     ),
 }
-QUICK = {
+QUICK: dict[str, Any] = {
     "budgets": (2.5,),
     "fig7_laws": (("geometric", "geometric(mean={mean})", 1.0), ("poisson", "poisson(mean={mean})", math.inf)),
     "means": (2, 10, 50),

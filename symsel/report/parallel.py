@@ -13,7 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -137,11 +137,11 @@ def _call(function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         return _Failure(str(exc))
 
 
-def _start_worker(errors: dict[str, str], filters: list[Any]) -> None:
+def _start_worker(errors: Mapping[str, Any], filters: list[Any]) -> None:
     """A worker takes the parent's floating-point error handling and warning filters (the command line silences
     RuntimeWarning), and runs the cells of a figure itself (the pool already uses every core)."""
     from symsel.report import figures
 
     np.seterr(**errors)
-    warnings.filters[:] = filters
+    warnings.filters[:] = filters  # type: ignore[index]  # a list at run time (typeshed says Sequence)
     figures.JOBS = 1

@@ -39,7 +39,7 @@ def renyi_selection_curve(
     *,
     extended: bool = False,
     region: str = "profile",
-    eps_hat_grid: Sequence[float] | None = None,
+    eps_hat_grid: Sequence[float] | np.ndarray | None = None,
 ) -> SelectionCurve:
     """The selection's RDP curve ``λ ↦ ε'(λ)`` (Papernot & Steinke, ICLR 2022).
 
@@ -88,11 +88,11 @@ def _selection_curve(
     dist: Distribution,
     base: Profile,
     method: str,
-    orders: Sequence[float] | None,
+    orders: Sequence[float] | np.ndarray | None,
     *,
     extended: bool,
     region: str,
-    eps_hat_grid: Sequence[float] | None,
+    eps_hat_grid: Sequence[float] | np.ndarray | None,
 ) -> SelectionCurve:
     where = "renyi_selection_curve"
     _check_inputs(dist, base, method, where)
@@ -200,7 +200,7 @@ def renyi_bound(
     *,
     extended: bool = False,
     region: str = "profile",
-    eps_hat_grid: Sequence[float] | None = None,
+    eps_hat_grid: Sequence[float] | np.ndarray | None = None,
 ) -> RenyiSelectionProfile | ApproximateRenyiProfile:
     """The selection's ``(ε, δ)`` profile by the Rényi route (arguments as :func:`renyi_selection_curve`).
 

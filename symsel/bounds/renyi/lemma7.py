@@ -21,7 +21,7 @@ from symsel.profiles.region import polygon_lower
 
 def lemma7_log_sup(
     dist: Distribution,
-    boundary: Callable[[np.ndarray], np.ndarray],
+    boundary: Callable[[np.ndarray], float | np.ndarray],
     order: float,
     corner_slope: float | None = None,
     tol: float = 1e-7,
@@ -110,11 +110,12 @@ def convex_upper_fill(orders: np.ndarray, upper: Callable[[float], float],
 
 
 def _lemma7(
-    dist: Distribution, base: Profile, grid: np.ndarray, region: str, eps_hat_grid: Sequence[float] | None
+    dist: Distribution, base: Profile, grid: np.ndarray, region: str, eps_hat_grid: Sequence[float] | np.ndarray | None
 ) -> SelectionCurve:
     if region not in _REGIONS:
         raise ParameterError("region", region, "one of " + ", ".join(map(repr, _REGIONS)), "renyi")
     loss = _pure_loss(base)
+    boundaries: list[tuple[Callable[[np.ndarray], float | np.ndarray], float | None, float | None]]
     if region == "profile":
         boundaries = [(base.region_lower, math.exp(-loss) if loss is not None else None, None)]
     else:
@@ -128,7 +129,7 @@ def _lemma7(
                 raise ParameterError("eps_hat_grid", float(e1), "finite eps_hat >= 0", "renyi")
             d1 = float(base.delta(float(e1)))
             corner = math.exp(-e1) if d1 == 0 else None
-            boundaries.append(((lambda q, e1=e1, d1=d1: polygon_lower(q, e1, d1)), corner, float(e1)))
+            boundaries.append(((lambda q, e1=e1, d1=d1: polygon_lower(q, e1, d1)), corner, float(e1)))  # type: ignore[misc]  # a lambda with default arguments
 
     def raw(lam: np.ndarray) -> np.ndarray:
         lam = np.atleast_1d(np.asarray(lam, dtype=float))
@@ -137,7 +138,7 @@ def _lemma7(
         rdp = base_rdp_curve(base, sorted_lam)
         sup = np.full(sorted_lam.shape, np.inf)
         for b, c, _ in boundaries:
-            sup = np.minimum(sup, convex_upper_fill(sorted_lam, lambda x, b=b, c=c: lemma7_log_sup(dist, b, x, c)))
+            sup = np.minimum(sup, convex_upper_fill(sorted_lam, lambda x, b=b, c=c: lemma7_log_sup(dist, b, x, c)))  # type: ignore[misc]  # a lambda with default arguments
         out = np.empty(lam.shape)
         with np.errstate(invalid="ignore"):
             out[order] = np.where(np.isfinite(rdp), rdp + sup / (sorted_lam - 1.0), np.inf)
