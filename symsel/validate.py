@@ -78,7 +78,8 @@ def to_float(value: numbers.Real) -> float:
     try:
         return float(value)
     except OverflowError:
-        return math.copysign(sys.float_info.max, 1 if int(value) > 0 else -1)
+        positive: Any = value > 0  # type: ignore[operator]  # numbers.Real declares no comparison with int
+        return math.copysign(sys.float_info.max, 1 if positive else -1)
 
 
 def _shown(value: Any) -> Any:
