@@ -269,8 +269,18 @@ def test_rnm_with_a_401_digit_m_is_answered():
     assert math.isfinite(json.loads(result.stdout)["epsilon"])
 
 
-def test_composing_with_a_nearly_non_private_base_answers_infinity():
+def test_composing_with_a_nearly_non_private_base_is_answered_by_the_pipeline():
+    """A final run of gaussian(sigma=1e-3) (μ = 1000) after the search: answered by symsel.with_final_run, a finite
+    certified ε that is at least the final run's own exact ε (the pipeline releases it)."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
     result = CliRunner().invoke(main, ["bound", "--dist", "geometric(mean=3)", "--base", "gaussian(sigma=4)",
                                        "--delta", "1e-6", "--compose-with", "gaussian(sigma=1e-3)", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["composed"]["epsilon"] == "inf"
+    composed = float(json.loads(result.stdout)["composed"]["epsilon"])
+    mu = 1000.0  # the Gaussian mechanism's exact δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), solved in log space
+    log_delta = lambda eps: norm.logcdf(-eps / mu + mu / 2) + math.log1p(  # noqa: E731
+        -math.exp(eps + norm.logcdf(-eps / mu - mu / 2) - norm.logcdf(-eps / mu + mu / 2)))
+    own = brentq(lambda eps: log_delta(eps) - math.log(1e-6), 1.0, 1e7)
+    assert own <= composed < math.inf

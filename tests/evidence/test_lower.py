@@ -481,7 +481,7 @@ def test_size_arguments_are_limited_and_a_law_may_be_a_spec():
 
 def test_dpsgd_pairs_at_the_smallest_rate_are_one_null_atom():
     # q = 1e-300: the whole loss range lies inside one bucket; one atom of mass 1 on both sides (the lower bound 0)
-    from symsel.evidence.pld_lower import dpsgd_dominated_pairs
+    from symsel.pairs.dpsgd import dpsgd_dominated_pairs
 
     pairs = dpsgd_dominated_pairs(1e-300, 1.0, 10)
     for pair in pairs:
