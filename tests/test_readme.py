@@ -178,10 +178,10 @@ def test_the_candidates_setting_is_the_measured_one():
 def test_the_timings_line_is_read_from_the_results():
     timings = NUMBERS["timings"]
     line = " ".join(README[README.index("Measured on"):].split("\n\n")[0].split())
-    report, test = timings["python3 run.py report"], timings["python3 run.py test"]
+    report, test = (" to ".join(dict.fromkeys(timings[command])) for command in ("python3 run.py report",
+                                                                              "python3 run.py test"))
     assert line == (f"Measured on {timings['date']} on fresh clones of a {timings['cores']}-core machine, each with "
-                    f"its set-up: `python3 run.py report` {report[0]} to {report[1]}, `python3 run.py test` {test[0]} "
-                    f"to {test[1]}.")
+                    f"its set-up: `python3 run.py report` {report}, `python3 run.py test` {test}.")
 
 
 #: numbers of the README's prose that are not measurements: the Python version, citations (years, a theorem, a
