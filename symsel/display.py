@@ -392,17 +392,20 @@ def risk_table_html(epsilons: Sequence[float], deltas: Sequence[float]) -> str:
             "</tbody></table>")
 
 
-def _checked_fprs(fprs: Sequence[float] | None) -> list[float]:
-    allowed = "a non-empty sequence of numbers with 0 < fpr <= 1 (a log axis)"
-    if fprs is None:
-        return list(PLOT_FPRS)
+def _checked_axis_points(values: Sequence[float] | None, default: Sequence[float], name: str, top_included: bool,
+                         where: str) -> list[float]:
+    """The points of a plot's log axis, sorted: ``default`` for ``None``, else a non-empty sequence of numbers in
+    ``(0, 1]`` (``top_included``) or ``(0, 1)``; anything else a :class:`ParameterError` naming ``name``."""
+    allowed = f"a non-empty sequence of numbers with 0 < {name[:-1]} {'<=' if top_included else '<'} 1 (a log axis)"
+    if values is None:
+        return list(default)
     try:
-        values = [float(f) for f in fprs]
+        points = [float(v) for v in values]
     except (TypeError, ValueError):
-        raise ParameterError("fprs", fprs, allowed, "plot_tradeoff") from None
-    if not values or not all(0 < f <= 1 for f in values):
-        raise ParameterError("fprs", fprs, allowed, "plot_tradeoff")
-    return sorted(values)
+        raise ParameterError(name, values, allowed, where) from None
+    if not points or not all(0 < v < 1 or (top_included and v == 1) for v in points):
+        raise ParameterError(name, values, allowed, where)
+    return sorted(points)
 
 
 def plot_tradeoff(bound: SelectionBound, ax: Axes | None = None, fprs: Sequence[float] | None = None) -> Axes:
@@ -410,7 +413,7 @@ def plot_tradeoff(bound: SelectionBound, ax: Axes | None = None, fprs: Sequence[
     :meth:`~symsel.profiles.Profile.tradeoff_points` call) for the selection and for one run of the base, with the
     line ``β = 1 − α`` of a blind guess; log ``α`` axis. Draws on ``ax`` (a new figure when ``None``) and returns
     it (matplotlib: the ``notebooks`` extra)."""
-    values = _checked_fprs(fprs)
+    values = _checked_axis_points(fprs, PLOT_FPRS, "fprs", True, "plot_tradeoff")
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:
@@ -430,19 +433,6 @@ def plot_tradeoff(bound: SelectionBound, ax: Axes | None = None, fprs: Sequence[
     return ax
 
 
-def _checked_deltas(deltas: Sequence[float] | None) -> list[float]:
-    allowed = "a non-empty sequence of numbers with 0 < delta < 1 (a log axis)"
-    if deltas is None:
-        return list(PLOT_DELTAS)
-    try:
-        values = [float(d) for d in deltas]
-    except (TypeError, ValueError):
-        raise ParameterError("deltas", deltas, allowed, "SelectionBound.plot") from None
-    if not values or not all(0 < d < 1 for d in values):
-        raise ParameterError("deltas", deltas, allowed, "SelectionBound.plot")
-    return sorted(values)
-
-
 def plot_bound(bound: SelectionBound, ax: Axes | None = None, deltas: Sequence[float] | None = None,
                lower: bool = False) -> Axes:
     """``ε`` against ``δ`` (log ``δ`` axis) at ``deltas`` (default :data:`PLOT_DELTAS`): the bound (each point
@@ -451,7 +441,7 @@ def plot_bound(bound: SelectionBound, ax: Axes | None = None, deltas: Sequence[f
     when ``None``) and returns it. matplotlib is imported here: a missing one raises an ``ImportError`` naming the
     ``notebooks`` extra."""
 
-    values = _checked_deltas(deltas)
+    values = _checked_axis_points(deltas, PLOT_DELTAS, "deltas", False, "SelectionBound.plot")
     if lower is not True and lower is not False:
         raise ParameterError("lower", lower, "True or False", "SelectionBound.plot")
     reason = lower_bound_cost(bound.dist, bound.base) if lower else None
