@@ -408,19 +408,28 @@ def _checked_axis_points(values: Sequence[float] | None, default: Sequence[float
     return sorted(points)
 
 
+def _axes(ax: Any, where: str) -> Axes:
+    """``ax``, or a new figure's axes when ``None``; anything but a matplotlib ``Axes`` is a :class:`ParameterError`.
+    matplotlib is imported here: a missing one raises an ``ImportError`` naming the ``notebooks`` extra."""
+    try:
+        import matplotlib.pyplot as plt
+        from matplotlib.axes import Axes
+    except ImportError as exc:
+        raise ImportError(f"{where} needs matplotlib: pip install 'symsel[notebooks]' (the notebooks extra)") from exc
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    elif not isinstance(ax, Axes):
+        raise ParameterError("ax", ax, "None or a matplotlib Axes", where)
+    return ax
+
+
 def plot_tradeoff(bound: SelectionBound, ax: Axes | None = None, fprs: Sequence[float] | None = None) -> Axes:
     """The certified trade-off curve: the lower bound on ``β(α)`` at ``fprs`` (default :data:`PLOT_FPRS`; one
     :meth:`~symsel.profiles.Profile.tradeoff_points` call) for the selection and for one run of the base, with the
     line ``β = 1 − α`` of a blind guess; log ``α`` axis. Draws on ``ax`` (a new figure when ``None``) and returns
     it (matplotlib: the ``notebooks`` extra)."""
     values = _checked_axis_points(fprs, PLOT_FPRS, "fprs", True, "plot_tradeoff")
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError("SelectionBound.plot_tradeoff needs matplotlib: pip install 'symsel[notebooks]' "
-                          "(the notebooks extra)") from exc
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
+    ax = _axes(ax, "SelectionBound.plot_tradeoff")
     ax.semilogx(values, bound.tradeoff_points(values, rtol=DISPLAY_RTOL).beta, "o-",
                 label=f"{bound.method}: certified lower bound on β")
     ax.semilogx(values, bound.base.tradeoff_points(values, rtol=DISPLAY_RTOL).beta, ":", color="grey",
@@ -447,17 +456,7 @@ def plot_bound(bound: SelectionBound, ax: Axes | None = None, deltas: Sequence[f
     reason = lower_bound_cost(bound.dist, bound.base) if lower else None
     if reason is not None:
         raise NotApplicableError(f"SelectionBound.plot(lower=True): lower bound {reason}")
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError("SelectionBound.plot needs matplotlib: pip install 'symsel[notebooks]' "
-                          "(the notebooks extra)") from exc
-    from matplotlib.axes import Axes
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
-    elif not isinstance(ax, Axes):
-        raise ParameterError("ax", ax, "None or a matplotlib Axes", "SelectionBound.plot")
+    ax = _axes(ax, "SelectionBound.plot")
 
     def finite(x: float) -> float:
         return x if math.isfinite(x) else math.nan

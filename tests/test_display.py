@@ -338,3 +338,5 @@ def test_plot_refuses_an_axes_that_is_not_one():
     b = symsel.bound(symsel.geometric(mean=3), symsel.parse_profile("gaussian(sigma=4)"))
     with pytest.raises(ParameterError, match="ax='x'"):
         b.plot(ax="x")
+    with pytest.raises(ParameterError, match=r"plot_tradeoff: parameter ax='x'"):
+        b.plot_tradeoff(ax="x")
