@@ -309,7 +309,7 @@ class PipelineProfile(Profile):
 FinalRuns = Profile | str | Sequence[Profile | str] | None
 
 
-def with_final_run(selection: Profile, final: FinalRuns = None) -> PipelineProfile:
+def with_final_run(selection: Profile, final: FinalRuns = None) -> Profile:
     """The whole pipeline's bound, the one number for "a selection, then the final run of the chosen configuration"
     (docs/composition.md, Proposition 5): ``selection`` (a :class:`~symsel.bounds.SelectionBound` or any profile
     bound), then one run of ``final`` (default: the selection's own base; a spec string is parsed; a list: those
@@ -318,7 +318,9 @@ def with_final_run(selection: Profile, final: FinalRuns = None) -> PipelineProfi
     selection, ``bound --compose-with`` and the Opacus accountant (:mod:`symsel.apps.opacus`).
 
     Its ``ε(δ)`` is certified (an upper bound) and within about 0.1 % of the same sum with the selection's bound
-    evaluated at every atom (:data:`REFINE_TOLERANCE`)."""
+    evaluated at every atom (:data:`REFINE_TOLERANCE`). Where a final run's dominating pair cannot be built (a PLD
+    too large for memory, or no pair known), the answer is the basic composition theorem on the profiles
+    (:class:`~symsel.profiles.composition.BasicComposition`): certified, looser."""
     if final is None:
         final = getattr(selection, "base", None)
         if final is None:
@@ -335,5 +337,13 @@ def with_final_run(selection: Profile, final: FinalRuns = None) -> PipelineProfi
         if not isinstance(one, Profile):
             raise ParameterError("final", repr(one), "a symsel Profile or a base spec string", "with_final_run")
         parsed.append(one)
-    return PipelineProfile(selection, parsed[0] if len(parsed) == 1 else tuple(parsed))
+    try:
+        return PipelineProfile(selection, parsed[0] if len(parsed) == 1 else tuple(parsed))
+    except (MemoryError, NotApplicableError):
+        # the final run's pair cannot be built (a noise so small that its PLD does not fit in memory, or no pair
+        # known): the basic composition theorem still certifies the pipeline, from the profiles alone
+        from symsel.profiles.composition import BasicComposition
+
+        names = ", ".join(p.spec for p in parsed)
+        return BasicComposition([selection, *parsed], f"basic composition of {selection.spec} and {names}")
 

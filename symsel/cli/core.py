@@ -150,30 +150,20 @@ def _composed(dist: Any, base: Any, method: str, others: tuple[str, ...], delta:
     :func:`symsel.bounds.pipeline.with_final_run`, the pipeline's one number."""
     from symsel.bounds import bound
     from symsel.bounds.pipeline import with_final_run
-    from symsel.errors import NotApplicableError
+    from symsel.profiles.composition import BasicComposition
     from symsel.spec import parse_profile
 
     selection = bound(dist, base, "best" if method == "all" else method)
     finals = [parse_profile(spec) for spec in others]
     record: dict[str, Any] = {"with": list(others), "method": selection.method}
-    try:
-        pipeline = with_final_run(selection, finals)
-        if delta is not None:
-            record.update(delta=delta, epsilon=float(pipeline.epsilon(delta)))
-        else:
-            assert epsilon is not None  # the command line gives exactly one of delta and epsilon
-            record.update(epsilon=epsilon, delta=float(pipeline.delta(epsilon)))
-    except (MemoryError, NotApplicableError):
-        # the final run's pair cannot be built (a noise so small that its PLD does not fit): the basic composition
-        # theorem, (ε₁ + ε₂ + …, δ₁ + δ₂ + …), with the budget split evenly, still certifies the pipeline
-        parts = [selection, *finals]
-        if delta is not None:
-            record.update(delta=delta, epsilon=float(sum(p.epsilon(delta / len(parts)) for p in parts)),
-                          how="basic composition (the final run's pair does not fit)")
-        else:
-            assert epsilon is not None
-            record.update(epsilon=epsilon, delta=min(1.0, float(sum(p.delta(epsilon / len(parts)) for p in parts))),
-                          how="basic composition (the final run's pair does not fit)")
+    pipeline = with_final_run(selection, finals)
+    if isinstance(pipeline, BasicComposition):
+        record["how"] = "basic composition (the final run's pair does not fit)"
+    if delta is not None:
+        record.update(delta=delta, epsilon=float(pipeline.epsilon(delta)))
+    else:
+        assert epsilon is not None  # the command line gives exactly one of delta and epsilon
+        record.update(epsilon=epsilon, delta=float(pipeline.delta(epsilon)))
     return record
 
 

@@ -291,3 +291,29 @@ def test_composition_module_tests_no_profile_type() -> None:
         assert "isinstance(base" not in source
         for name in ("LaplaceProfile", "PldProfile", "ApproxDPProfile"):
             assert name not in source
+
+
+def _gdp_delta(mu: float, eps: float) -> mpmath.mpf:
+    """The μ-GDP profile at 50 digits: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)."""
+    with mpmath.workdps(50):
+        m, e = mpmath.mpf(mu), mpmath.mpf(eps)
+        return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+
+
+@pytest.mark.parametrize("sigmas", [(1.0, 1.0), (1.0, 3.0), (0.5, 2.0, 4.0)])
+def test_basic_composition_is_above_the_exact_composition(sigmas: tuple[float, ...]) -> None:
+    """Gaussian runs compose exactly to ``μ = sqrt(Σ 1/σ²)``-GDP (50-digit reference): the basic composition's
+    profile is at or above it at every ``ε`` and its ``ε(δ)`` at or above the exact one, and at most the even
+    split's ``Σ δ_i(ε/n)`` summed here at 50 digits (up to its rounding allowance). A split that is not a split (each
+    part at the whole ``ε``) falls below the exact composition here."""
+    parts = [GaussianProfile(s) for s in sigmas]
+    composed = base_comp.BasicComposition(parts, "test")
+    mu = math.sqrt(sum(1.0 / s**2 for s in sigmas))
+    for eps in (0.5, 2.0, 6.0):
+        split = mpmath.fsum(_gdp_delta(1.0 / s, eps / len(sigmas)) for s in sigmas)
+        value = float(composed.delta(eps))
+        assert value >= float(_gdp_delta(mu, eps))
+        assert value <= min(1.0, float(split) * (1 + 1e-9))
+    exact_eps = float(mpmath.findroot(lambda e: _gdp_delta(mu, e) - mpmath.mpf("1e-6"), 4.0))
+    assert composed.epsilon(1e-6) >= exact_eps
+    assert composed.delta(-1.0) == 1.0

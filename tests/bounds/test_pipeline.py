@@ -190,3 +190,19 @@ def test_the_search_with_an_extrapolated_bracket_finds_the_same_crossing(sigma: 
     pipeline._target = None
     assert found == pytest.approx(generic, rel=1e-9)
     assert pipeline.delta_within(found, 1e-6) <= 1e-6
+
+
+def test_a_final_run_whose_pair_does_not_fit_falls_back_to_basic_composition() -> None:
+    """``gaussian(sigma=1e-3)`` as the final run: its PLD would need tens of GiB, so the pipeline is bounded by the
+    basic composition theorem. The answer is above the final run's own ε (the pipeline releases it: a lower bound)
+    and at most the even split of δ between the two (the basic theorem at another split, certified as well)."""
+    from symsel.profiles.composition import BasicComposition
+
+    base = GaussianProfile(4.0)
+    selection = symsel.bound(symsel.geometric(mean=3), base)
+    final = GaussianProfile(1e-3)
+    pipeline = with_final_run(selection, "gaussian(sigma=1e-3)")
+    assert isinstance(pipeline, BasicComposition)
+    eps = pipeline.epsilon(1e-6)
+    assert final.epsilon(1e-6) < eps <= (selection.epsilon(5e-7) + final.epsilon(5e-7)) * (1 + 1e-9)
+    assert eps <= final.epsilon(1e-6) * 1.001  # the proportional split: the final run's ε and little more
