@@ -858,7 +858,12 @@ def _dominated_pairs_lower_bound(base: Profile, dist: Any, delta: float) -> Lowe
     search = searched_lower_bound if base.family == "dpsgd" else loss_pair_lower_bound
     found = search(pairs, dist, delta, guess if math.isfinite(guess) else 10.0)
     below_upper_bound(found.epsilon, guess, "lower_bound")  # best: an upper bound, computed anyway
-    assert found.a is not None and found.b is not None
+    if found.a is None or found.b is None:  # no atom tells the pair apart (q = 1e-300): the trivial lower bound 0
+        return LowerBoundResult(
+            epsilon=0.0, epsilon_mp=mpmath.mpf(0), pair=FinitePair([1.0], [1.0], (0,), label="identical outputs"),
+            order=(0,), evaluations=0, delta=delta, search_epsilon=0.0, seconds=time.perf_counter() - start,
+            base=None, construction="the trivial lower bound (no outcome tells the dominated pair apart)",
+            monotone=0.0)
     pair = FinitePair(list(found.a / found.a.sum()), list(found.b / found.b.sum()), found.order,
                       label=f"{found.construction} ({found.direction})")
     return LowerBoundResult(

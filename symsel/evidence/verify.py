@@ -105,7 +105,10 @@ def verify_selection(dist: Distribution, base: Profile, delta: float, budget: in
     tightest = min(finite) if finite else math.inf
     violations = [m for m, v in values.items() if v is not None and v < lower.epsilon - SOUNDNESS_SLACK]
     monotone = float(lower.monotone_epsilon)  # NaN only when the lower bound did not evaluate it: never output
-    ratio = tightest / lower.epsilon if lower.epsilon > 0 and math.isfinite(lower.epsilon) else math.inf
+    if tightest == 0.0:  # an upper bound of 0 closes the bracket whatever the lower bound
+        ratio = 1.0
+    else:
+        ratio = tightest / lower.epsilon if lower.epsilon > 0 and math.isfinite(lower.epsilon) else math.inf
     return {
         "dist": dist.spec,
         "base": base.spec,

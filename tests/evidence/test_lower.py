@@ -486,3 +486,14 @@ def test_dpsgd_pairs_at_the_smallest_rate_are_one_null_atom():
     pairs = dpsgd_dominated_pairs(1e-300, 1.0, 10)
     for pair in pairs:
         assert list(pair.a) == [1.0] and list(pair.b) == [1.0]
+
+
+def test_the_lower_bound_at_the_smallest_rate_is_the_trivial_zero():
+    """q = 1e-300: no outcome tells the realised pair apart, so the certified lower bound is 0, with a pair of
+    identical outputs (it ended in an AssertionError)."""
+    from symsel.spec import parse_profile
+
+    base = parse_profile("dpsgd(q=1e-300, sigma=1, steps=10)")
+    result = lower_bound(base, dists.geometric(mean=3), 1e-6)
+    assert result.epsilon == 0.0 and float(result.monotone_epsilon) == 0.0
+    assert list(result.pair.p) == list(result.pair.q)
