@@ -485,12 +485,10 @@ def test_an_accepted_law_is_accepted_again_without_its_checks_and_a_refusal_is_n
     """validate_pgf remembers the laws it accepted, by PGF (with its values), pmf formula and support: the same law
     parsed again is not checked again; the same expression with other values is, and a refused law is refused
     again at each parse, never remembered."""
-    from collections import OrderedDict
-
     import symsel.distributions.user as user
+    from symsel.memory import BoundedCache
 
-    monkeypatch.setattr(user, "_ACCEPTED", OrderedDict())
-    monkeypatch.setattr(user, "_ACCEPTED_MAX", 2)
+    monkeypatch.setattr(user, "_ACCEPTED", BoundedCache("accepted (test)", max_entries=2, max_bytes=2**24))
     checked = []
     original = user._check_pgf
 
