@@ -128,11 +128,12 @@ def _module_globals() -> set[int]:
 
 class BoundedCache:
     """A least-recently-used cache bounded both by its number of entries (``max_entries``) and by the bytes it holds
-    (``max_bytes``, :func:`held_bytes` of every key and value, what is shared counted once for the most recent entry
-    that holds it). The bytes are measured at each insertion (so that a value that filled its lazy attributes since
-    is counted as it is now); the least recently used entries beyond either bound are dropped, the newest always
-    kept: at most ``max_bytes`` plus the newest entry stay alive. A hit costs a dictionary look-up. Thread-safe;
-    the value is computed outside the lock (two threads may compute it both)."""
+    (``max_bytes``): each entry's bytes are :func:`held_bytes` of its key and value, measured alone (what entries
+    share is counted in each: an overestimate), when it is stored and again when the next one is stored (by then
+    the caller has filled its lazy tables). The least recently used entries beyond either bound are dropped, the
+    newest always kept: at most ``max_bytes``, or the newest entry alone, stay alive. A hit costs a dictionary
+    look-up, a miss one or two walks. Thread-safe; a value is computed outside the lock (two threads may compute it
+    both)."""
 
     def __init__(self, name: str, max_entries: int, max_bytes: int):
         self.name, self.max_entries, self.max_bytes = name, max_entries, max_bytes
