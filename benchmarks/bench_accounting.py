@@ -61,7 +61,7 @@ def clear_caches() -> None:
         cache = getattr(module, name, None)
         if hasattr(cache, "cache_clear"):
             cache.cache_clear()
-        elif isinstance(cache, dict):
+        elif cache is not None:  # a symsel.memory.BoundedCache
             cache.clear()
 
 

@@ -11,7 +11,8 @@ slightly different bracket (so that no cache answers it), and records the proces
 
 ``run`` is DP-SGD with sampling rate ``q = 0.01`` and ``--steps`` steps (default 100: a few minutes in all). The
 automatic garbage collector stays on, as in a user's process; RSS flat after the first calibrations (the bounded
-caches filled) means nothing accumulates. Writes ``benchmarks/results/memory.json``.
+caches filled) means nothing accumulates; beside it, the bytes symsel's caches hold (``symsel.memory.cache_bytes``,
+each cache bounded in bytes). Writes ``benchmarks/results/memory.json``.
 
     python benchmarks/bench_memory.py [--calibrations 20] [--steps 100]
 """
@@ -54,7 +55,12 @@ for i in range(calibrations):
     sigma = mechanism_calibration.calibrate_dp_mechanism(
         accountant, make_event, target_epsilon=2.0, target_delta=1e-6,
         bracket_interval=mechanism_calibration.ExplicitBracketInterval(0.5 * (1 + 1e-3 * i), 4.0), tol=1e-2)
-    print(json.dumps({"sigma": sigma, "rss_mib": rss_mib(), "seconds": time.perf_counter() - start}), flush=True)
+    seconds = time.perf_counter() - start
+    caches = None
+    if case != "peer":  # what symsel's caches hold (measured after the timing)
+        from symsel.memory import cache_bytes
+        caches = sum(cache_bytes().values()) / 2**20
+    print(json.dumps({"sigma": sigma, "rss_mib": rss_mib(), "seconds": seconds, "cache_mib": caches}), flush=True)
 """
 
 CASES = ("random K", "fixed K", "peer")
@@ -86,13 +92,16 @@ def main() -> None:
         rss = [row["rss_mib"] for row in rows]
         half = len(rss) // 2
         per_call = (rss[-1] - rss[half]) / max(1, len(rss) - 1 - half)
-        table.append([case, rss[0], rss[half], rss[-1], per_call, sum(r["seconds"] for r in rows) / len(rows)])
+        table.append([case, len(rows), rss[0], rss[half], rss[-1], per_call,
+                      sum(r["seconds"] for r in rows) / len(rows), rows[-1].get("cache_mib")])
     print_table(f"RSS (MiB) over {args.calibrations} calibrations, DP-SGD q=0.01, {args.steps} steps",
-                ["case", "after 1st", "at half", "after last", "MiB/calibration (2nd half)", "s/calibration"], table)
+                ["case", "calibrations", "after 1st", "at half", "after last", "MiB/calibration (2nd half)",
+                 "s/calibration", "symsel caches (MiB)"], table)
     path = write_results("memory", {"calibrations": args.calibrations, "steps": args.steps, "cases": results,
-                                    "summary": {row[0]: dict(zip(("rss_first", "rss_half", "rss_last",
-                                                                  "mib_per_calibration_second_half",
-                                                                  "seconds_per_calibration"), row[1:], strict=True))
+                                    "summary": {row[0]: dict(zip(("calibrations_done", "rss_first", "rss_half",
+                                                                  "rss_last", "mib_per_calibration_second_half",
+                                                                  "seconds_per_calibration", "cache_mib_last"),
+                                                                 row[1:], strict=True))
                                                 for row in table}})
     print(f"\nwritten: {path}")
 

@@ -519,15 +519,26 @@ def first_call_section(results: Results) -> list[str]:
 
 def memory_section(results: Results) -> list[str]:
     result = results["memory"]
+    peer = result["summary"].get("peer", {})
+
+    def ratio(s: dict, key: str) -> str:
+        return fixed(s[key] / peer[key], 2) if peer.get(key) and s.get(key) is not None else "-"
+
     rows = [[case, s["calibrations_done"], fixed(s["rss_first"], 0), fixed(s["rss_half"], 0), fixed(s["rss_last"], 0),
-             fixed(s["mib_per_calibration_second_half"], 1)] for case, s in result["summary"].items()]
+             ratio(s, "rss_last"), fixed(s["mib_per_calibration_second_half"], 1),
+             fixed(s.get("seconds_per_calibration"), 1), ratio(s, "seconds_per_calibration"),
+             fixed(s.get("cache_mib_last"), 0)]
+            for case, s in result["summary"].items()]
     note = [f"Partial: {result['partial']}.", ""] if result.get("partial") else []
     return ["## Memory across repeated calibrations", "",
             f"σ of a DP-SGD run ({result['steps']} steps) calibrated through `SelectionAccountant` and dp-accounting's "
-            f"`calibrate_dp_mechanism` {result['calibrations']} times in one process; RSS after each (MiB).", "",
+            f"`calibrate_dp_mechanism` {result['calibrations']} times in one process; RSS after each (MiB); "
+            "the peer: dp-accounting's `PLDAccountant` on the ten runs composed (a fixed K, without selection). The "
+            "last column: the bytes symsel's caches hold after the last calibration (`symsel.memory.cache_bytes`, "
+            "summed over the caches, so what two caches share counts twice), each cache bounded in bytes.", "",
             measured(result, "benchmarks/bench_memory.py"), "", *note,
-            *table(["case", "calibrations", "RSS after the first", "at half", "at the last",
-                    "MiB per calibration, second half"], rows)]
+            *table(["case", "calibrations", "RSS after the first", "at half", "at the last", "÷ peer",
+                    "MiB per calibration, second half", "s per calibration", "÷ peer", "symsel caches (MiB)"], rows)]
 
 
 #: the sections in page order, after the summary

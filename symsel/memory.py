@@ -1,11 +1,19 @@
-"""Keep freed memory in the process instead of handing it back to the kernel at once (glibc's malloc, Linux).
+"""Memory: caches bounded in bytes, and freed memory kept in a process that symsel owns (glibc's malloc, Linux).
 
-By default glibc serves every allocation above 128 KiB (a threshold it raises on its own up to 32 MiB) with a fresh
-``mmap`` and unmaps it when freed, and trims the heap's top above 128 KiB. A program that allocates and frees large
-numpy arrays thousands of times (the PLD convolutions of DP-SGD, the grids of exact evaluations) then faults their
-pages in again each time. With allocations up to 32 MiB kept on the heap and up to 1 GiB of freed heap kept for
-reuse, that kernel time goes away; the price is memory that stays with the process after a peak (at most its largest
-working set).
+**Caches.** Every module-level cache of symsel that can hold large objects is a :class:`BoundedCache` (or made by
+:func:`bounded_cache`; the few others hold one object, or a fixed handful of numbers an entry, as noted where they
+are): least recently used entries are dropped beyond a number of entries *and* beyond a number of bytes, counted by
+walking what each entry refers to (:func:`held_bytes`: the numpy arrays of a PLD, a bound's tables, a law's
+expressions). A sweep or a calibration that asks for a new noise at every step then keeps a bounded amount alive,
+whatever the size of each entry (a DP-SGD run's composed PLD is megabytes); :func:`cache_bytes` reports what each
+holds.
+
+**Freed memory.** By default glibc serves every allocation above 128 KiB (a threshold it raises on its own up to 32
+MiB) with a fresh ``mmap`` and unmaps it when freed, and trims the heap's top above 128 KiB. A program that
+allocates and frees large numpy arrays thousands of times (the PLD convolutions of DP-SGD, the grids of exact
+evaluations) then faults their pages in again each time. With allocations up to 32 MiB kept on the heap and up to 1
+GiB of freed heap kept for reuse, that kernel time goes away; the price is memory that stays with the process after
+a peak (at most its largest working set).
 
 This is a setting for a process, so only a program that owns its process applies it: the command line
 (:func:`symsel.cli.main`), the report's workers and the test suite's workers, through :func:`keep_freed_memory`,
@@ -17,10 +25,19 @@ of the program that imports it alone. Elsewhere (macOS, Windows, musl) it does n
 from __future__ import annotations
 
 import ctypes
+import functools
+import gc
 import os
 import platform
 import sys
-from collections.abc import Mapping, MutableMapping
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, MutableMapping
+from types import BuiltinFunctionType, CodeType, FunctionType, MethodType, ModuleType
+from typing import Any
+
+import numpy as np
 
 #: glibc's environment variables and the values set: the largest request served from the heap (its upper limit on
 #: 64-bit systems, 32 MiB) and how much freed memory at the top of the heap is kept (1 GiB).
@@ -54,3 +71,154 @@ def _mallopt(settings: Mapping[str, str]) -> bool:
                     and libc.mallopt(_M_TRIM_THRESHOLD, int(settings["MALLOC_TRIM_THRESHOLD_"])))
     except (OSError, AttributeError):
         return False
+
+
+# ------------------------------------------------------------------------------------ caches bounded in bytes
+#: every :class:`BoundedCache` alive in this process (the module-level caches), for :func:`cache_bytes`.
+CACHES: weakref.WeakSet[BoundedCache] = weakref.WeakSet()
+
+MIB = 2**20
+
+
+def held_bytes(*roots: object, seen: set[int] | None = None, stops: set[int] | None = None) -> int:
+    """The bytes of the objects reachable from ``roots`` (``sys.getsizeof`` of each, which for a numpy array that owns
+    its data includes the data; a view leads to the array it views), each container counted once, also across calls
+    given the same ``seen`` (numbers and strings are counted wherever they are referred to: an overestimate). The walk
+    follows ``gc.get_referents`` and stops at modules, classes and the globals of modules (what a function refers to
+    through them is not held by the cache that holds the function); ``stops``: the ids of those globals
+    (:func:`_module_globals`, computed once for many calls)."""
+    seen = set() if seen is None else seen
+    shared = _module_globals() if stops is None else stops
+    size, referents, atoms, ndarray = sys.getsizeof, gc.get_referents, _ATOMS, np.ndarray
+    total, stack = 0, list(roots)
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or id(obj) in shared or type(obj) in _OPAQUE or isinstance(obj, type | ModuleType):
+            continue
+        seen.add(id(obj))
+        total += size(obj, 0)
+        if isinstance(obj, ndarray):
+            if obj.base is not None:
+                stack.append(obj.base)
+            continue
+        refs = referents(obj)
+        kinds = set(map(type, refs))
+        if kinds <= atoms:  # e.g. a tuple of thousands of floats, counted without the loop
+            total += len(refs) * _FLOAT_SIZE if kinds == _FLOATS else sum(map(size, refs))
+            continue
+        for ref in refs:
+            if type(ref) in atoms:
+                total += size(ref, 0)
+            else:
+                stack.append(ref)
+    return total
+
+
+#: leaves of the walk of :func:`held_bytes`: they refer to nothing.
+_ATOMS = frozenset({float, int, bool, complex, str, bytes, type(None)})
+_FLOATS, _FLOAT_SIZE = {float}, sys.getsizeof(0.0)
+#: where the walk of :func:`held_bytes` stops (not counted): code, functions and methods (a law's compiled
+#: callables; symsel's caches keep data in objects and containers, not in closures) and numpy's functions.
+_OPAQUE = frozenset({CodeType, BuiltinFunctionType, FunctionType, MethodType, np.ufunc, type(np.sum)})
+
+
+def _module_globals() -> set[int]:
+    return {id(vars(module)) for module in list(sys.modules.values()) if isinstance(module, ModuleType)}
+
+
+class BoundedCache:
+    """A least-recently-used cache bounded both by its number of entries (``max_entries``) and by the bytes it holds
+    (``max_bytes``): each entry's bytes are :func:`held_bytes` of its key and value, measured alone (what entries
+    share is counted in each: an overestimate), when it is stored and again when the next one is stored (by then
+    the caller has filled its lazy tables). The least recently used entries beyond either bound are dropped, the
+    newest always kept: at most ``max_bytes``, or the newest entry alone, stay alive. A hit costs a dictionary
+    look-up, a miss one or two walks. Thread-safe; a value is computed outside the lock (two threads may compute it
+    both)."""
+
+    def __init__(self, name: str, max_entries: int, max_bytes: int):
+        self.name, self.max_entries, self.max_bytes = name, max_entries, max_bytes
+        self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+        self._sizes: dict[Hashable, int] = {}  # each entry's bytes, measured alone (what entries share: in each)
+        self._lock = threading.RLock()
+        self.nbytes = 0
+        CACHES.add(self)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._entries
+
+    def __repr__(self) -> str:
+        return f"BoundedCache({self.name!r}, {len(self)}/{self.max_entries} entries, max_bytes={self.max_bytes})"
+
+    def get(self, key: Hashable, default: Any = None) -> Any:
+        """The value under ``key`` (now the most recently used), else ``default``."""
+        with self._lock:
+            if key not in self._entries:
+                return default
+            self._entries.move_to_end(key)
+            return self._entries[key]
+
+    def put(self, key: Hashable, value: Any) -> Any:
+        """Store ``value`` under ``key`` as the most recently used, drop what exceeds the bounds; returns ``value``."""
+        with self._lock:
+            stops = _module_globals()
+            if self._entries:  # the previous newest entry, measured again: its lazy attributes are filled by now
+                last = next(reversed(self._entries))
+                self._sizes[last] = held_bytes(last, self._entries[last], stops=stops)
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            self._sizes[key] = held_bytes(key, value, stops=stops)
+            while len(self._entries) > 1 and (len(self._entries) > self.max_entries
+                                              or sum(self._sizes.values()) > self.max_bytes):
+                oldest, _ = self._entries.popitem(last=False)
+                del self._sizes[oldest]
+            self.nbytes = sum(self._sizes.values())
+        return value
+
+    def pop(self, key: Hashable, default: Any = None) -> Any:
+        with self._lock:
+            self._sizes.pop(key, None)
+            return self._entries.pop(key, default)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._sizes.clear()
+            self.nbytes = 0
+
+    def measure(self) -> int:
+        """The bytes the entries hold now (:func:`held_bytes`, what entries share counted once)."""
+        with self._lock:
+            seen: set[int] = set()
+            stops = _module_globals()
+            return sum(held_bytes(key, value, seen=seen, stops=stops) for key, value in self._entries.items())
+
+
+def bounded_cache(max_entries: int, max_bytes: int) -> Callable[[Callable[..., Any]], Any]:
+    """A decorator like ``functools.lru_cache`` whose cache is a :class:`BoundedCache` (``wrapper.cache``; also
+    ``wrapper.cache_clear()``). Positional and keyword arguments must be hashable; exceptions are not cached."""
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        cache = BoundedCache(f"{function.__module__}.{function.__qualname__}", max_entries, max_bytes)
+        missing = object()
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            key = args if not kwargs else (*args, missing, *sorted(kwargs.items()))
+            value = cache.get(key, missing)
+            if value is missing:
+                value = cache.put(key, function(*args, **kwargs))
+            return value
+
+        wrapper.cache = cache  # type: ignore[attr-defined]
+        wrapper.cache_clear = cache.clear  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def cache_bytes() -> dict[str, int]:
+    """The bytes each :class:`BoundedCache` of this process holds now, by its name (measured: a few milliseconds)."""
+    return {cache.name: cache.measure() for cache in list(CACHES)}

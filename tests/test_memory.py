@@ -105,17 +105,15 @@ def _clear_module_caches() -> None:
     behind is only what reference cycles hold)."""
     import functools
 
-    from symsel.apps import accounting
-    from symsel.profiles import dpaccounting
+    from symsel.memory import CACHES
 
     for name, module in list(sys.modules.items()):
         if name == "symsel" or name.startswith("symsel."):
             for value in list(vars(module).values()):
                 if isinstance(value, functools._lru_cache_wrapper):
                     value.cache_clear()
-    accounting._PARTS.clear()
-    accounting._LAWS.clear()
-    dpaccounting._CACHE.clear()
+    for cache in list(CACHES):
+        cache.clear()
 
 
 #: what reference cycles may hold, in bytes of numpy arrays: a few scalars (SymPy's recursive closures, compiling a
@@ -197,3 +195,70 @@ def test_a_plan_leaves_no_bound_to_the_garbage_collector():
 
     count, size = _arrays_held_by_cycles(calls)
     assert size < SCALARS_ONLY, (count, size)
+
+
+# ------------------------------------------------------------------------------ caches bounded in bytes
+def test_a_bounded_cache_keeps_at_most_its_bytes_counting_what_entries_filled_since():
+    """Ten 1 MiB arrays into a 3 MiB cache: the two newest stay (three would exceed the bytes). An entry that grew
+    after it was stored (a lazy table filled) is measured again at the next insertion and dropped when the bytes
+    no longer fit; the newest entry stays even alone above the bound; the entry bound holds as well."""
+    import numpy as np
+
+    from symsel.memory import MIB, BoundedCache, held_bytes
+
+    cache = BoundedCache("test", max_entries=100, max_bytes=3 * MIB)
+    for i in range(10):
+        cache.put(i, np.ones(MIB // 8))
+    assert list(cache._entries) == [8, 9]
+    assert 2 * MIB < cache.measure() <= 3 * MIB
+    grown: dict[str, object] = {}
+    cache.put("lazy", grown)
+    grown["table"] = np.ones(3 * MIB // 16)  # 1.5 MiB, filled after it was stored
+    cache.put("next", np.ones(MIB // 8))
+    assert list(cache._entries) == ["lazy", "next"] and cache.measure() <= 3 * MIB + 4096
+    cache.put("huge", np.ones(5 * MIB // 8))
+    assert list(cache._entries) == ["huge"]
+    small = BoundedCache("test", max_entries=3, max_bytes=100 * MIB)
+    for i in range(10):
+        small.put(i, i)
+    assert list(small._entries) == [7, 8, 9]
+    array = np.ones(MIB // 8)
+    assert MIB <= held_bytes([array, array[10:], array[::2]]) < MIB + 4096  # views lead to the array, counted once
+
+
+def _symsel_module_bytes() -> int:
+    """The bytes reachable from the globals of symsel's modules (caches included: an ``lru_cache``'s entries, a
+    :func:`~symsel.memory.bounded_cache`'s), each object counted once."""
+    from symsel.memory import held_bytes
+
+    seen: set[int] = set()
+    total = 0
+    for name, module in list(sys.modules.items()):
+        if name == "symsel" or name.startswith("symsel."):
+            for value in list(vars(module).values()):
+                total += held_bytes(value, getattr(value, "cache", None), seen=seen)
+    return total
+
+
+def test_module_level_caches_stop_growing_in_repeated_dpsgd_accounting(monkeypatch):
+    """A calibration's steps (a new noise each: no cache answers), a fixed and a random ``K`` on a short DP-SGD run,
+    every cache's byte bound lowered to 1 MiB: after the first noise, what symsel's module globals hold stays flat
+    (each cache keeps its newest entry). A cache bounded by entries only (e.g. the composed profiles in an
+    ``lru_cache(maxsize=512)``: about 8 MiB a noise here, 22 then 30 then 39 MiB held) grows at every noise and fails
+    this."""
+    from dp_accounting import dp_event
+
+    from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
+    from symsel.memory import CACHES, MIB
+
+    _clear_module_caches()
+    for cache in list(CACHES):
+        monkeypatch.setattr(cache, "max_bytes", MIB)
+    held = []
+    for sigma in (1.0, 1.02, 1.04):
+        run = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(sigma)), 10)
+        for event in (SelectionDpEvent(run, "point(k=10)"), dp_event.RepeatAndSelectDpEvent(run, 10, 1)):
+            SelectionAccountant().compose(event).get_epsilon(1e-6)
+        held.append(_symsel_module_bytes())
+    _clear_module_caches()
+    assert max(held[1:]) < 1.2 * held[0] + 4 * MIB, [round(h / MIB, 1) for h in held]

@@ -86,7 +86,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any, TypeAlias, cast
 
@@ -99,6 +98,7 @@ from symsel.bounds.api import METHODS, SelectionBound, bound
 from symsel.distributions import Distribution
 from symsel.distributions.core import MAX_MEAN
 from symsel.errors import ParameterError, SymselError
+from symsel.memory import MIB, BoundedCache
 from symsel.profiles import DpsgdProfile, GaussianProfile, LaplaceProfile, PldProfile, Profile
 from symsel.profiles.dpaccounting import HeldPld
 from symsel.profiles.export import MAX_EPSILON, lower_convex_hull, lowered_at_some_points, split_costly, to_pld
@@ -214,22 +214,16 @@ def selection_law(event: dp_event.DpEvent) -> Distribution:
     raise ParameterError("event", event, "a RepeatAndSelectDpEvent or a SelectionDpEvent", "selection_law")
 
 
-#: the laws of ``K`` of recent selection events, by their parameters: at most :data:`_LAWS_SIZE` entries.
-_LAWS: OrderedDict[Hashable, Distribution] = OrderedDict()
-_LAWS_SIZE = 64
+#: the laws of ``K`` of recent selection events, by their parameters: at most 64 entries and 16 MiB
+#: (:class:`~symsel.memory.BoundedCache`).
+_LAWS = BoundedCache("symsel.apps.accounting._LAWS", max_entries=64, max_bytes=16 * MIB)
 
 
 def _memo(key: Hashable, make: Any) -> Distribution:
     """A small LRU of laws (solving a TNB's ``γ`` for its mean takes milliseconds; calibration asks again and
     again). Failures are not cached."""
-    if key in _LAWS:
-        _LAWS.move_to_end(key)
-        return _LAWS[key]
-    law = make()
-    _LAWS[key] = law
-    if len(_LAWS) > _LAWS_SIZE:
-        _LAWS.popitem(last=False)
-    return law
+    law = _LAWS.get(key)
+    return law if law is not None else _LAWS.put(key, make())
 
 
 def _parsed_law(spec: str) -> Distribution:
@@ -501,9 +495,9 @@ class _Part:
 EXPORT_TAIL = 1e-12
 
 #: the selections accounted most recently in this process (any accountant), least recently used dropped first:
-#: at most :data:`_PARTS_SIZE` entries, each holding its bound (with the base's PLD for DP-SGD) and its exported PLD.
-_PARTS: OrderedDict[Hashable, _Part] = OrderedDict()
-_PARTS_SIZE = 16
+#: at most 16 entries and 128 MiB (:class:`~symsel.memory.BoundedCache`), each holding its bound (with the base's PLD
+#: for DP-SGD) and its exported PLD.
+_PARTS = BoundedCache("symsel.apps.accounting._PARTS", max_entries=16, max_bytes=128 * MIB)
 
 
 def _event_key(event: dp_event.DpEvent) -> Hashable:
@@ -898,10 +892,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         key = (_event_key(event), self.neighboring_relation, self._interval, *self._options().values())
         if key in self._prepared:
             return self._prepared[key]
-        if key in _PARTS:
-            _PARTS.move_to_end(key)
-            part = _PARTS[key]
-        else:
+        part = _PARTS.get(key)
+        if part is None:
             try:
                 part = self._account(event)
             except ParameterError as exc:  # e.g. the inner event's noise is NaN: a ValueError naming it, too
@@ -909,9 +901,7 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
             except SymselError as exc:
                 raise privacy_accountant.UnsupportedEventError(
                     f"Unsupported event: {event}. Error: [{exc}]") from exc
-            _PARTS[key] = part
-            if len(_PARTS) > _PARTS_SIZE:
-                _PARTS.popitem(last=False)
+            _PARTS.put(key, part)
         self._prepared[key] = part
         return part
 

@@ -28,12 +28,13 @@ import copy
 import math
 import numbers
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from symsel import validate
 from symsel.bounds.api import METHODS, bound
 from symsel.errors import ParameterError, SymselError
+from symsel.memory import MIB, BoundedCache
 from symsel.profiles import GaussianProfile, Profile
 
 __all__ = ["WholeSearchAccountant", "history_base", "make_accountant_class", "register", "whole_search_epsilon"]
@@ -43,10 +44,10 @@ MAX_TRIALS = 10**6
 #: the prefix of the names :func:`register` gives when none is given.
 NAME_PREFIX = "symsel"
 #: answers kept (keyed on the configuration, the history and δ): a calibration, then the epsilon a training reports
-#: at its end, ask again for the same history.
+#: at its end, ask again for the same history. At most this many, and 16 MiB (a key holds its history).
 CACHE_SIZE = 128
 
-_ANSWERS: OrderedDict[Hashable, float] = OrderedDict()
+_ANSWERS = BoundedCache("symsel.apps.opacus._ANSWERS", max_entries=CACHE_SIZE, max_bytes=16 * MIB)
 
 History = list[tuple[float, float, int]]
 
@@ -101,19 +102,16 @@ def whole_search_epsilon(history: History, delta: float, law: str = "point(k=1)"
     delta = validate.probability(delta, "delta", "get_epsilon")
     entries = tuple(_entry(e, i) for i, e in enumerate(history))
     key = (law, bool(final_run), method, entries, delta)
-    if key in _ANSWERS:
-        _ANSWERS.move_to_end(key)
-        return _ANSWERS[key]
+    cached = _ANSWERS.get(key)
+    if cached is not None:
+        return cached
     if not entries:
         value = 0.0
     elif any(sigma == 0.0 for sigma, _, _ in entries):
         value = math.inf
     else:
         value = _epsilon(entries, delta, law, final_run, method)
-    _ANSWERS[key] = value
-    if len(_ANSWERS) > CACHE_SIZE:
-        _ANSWERS.popitem(last=False)
-    return value
+    return _ANSWERS.put(key, value)
 
 
 def _epsilon(entries: tuple[tuple[float, float, int], ...], delta: float, law: str, final_run: bool,

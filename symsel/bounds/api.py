@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache, partial
+from functools import cached_property, partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
@@ -25,6 +25,7 @@ from symsel.bounds.precision import usable_float_error
 from symsel.certified import Upper
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError, ParameterError
+from symsel.memory import MIB, bounded_cache
 from symsel.profiles import Profile
 from symsel.profiles.region import ArrayLike
 from symsel.rendering import renderer
@@ -622,7 +623,7 @@ def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionB
     return result if law is dist else replace(result, dist=dist)
 
 
-@lru_cache(maxsize=16)  # small: an entry keeps its base alive, and a DP-SGD base holds its PLD
+@bounded_cache(max_entries=16, max_bytes=128 * MIB)  # an entry keeps its base alive (a DP-SGD base holds its PLD)
 def _computed(law: Distribution, base: Profile, method: str) -> SelectionBound:
     """One method on one (law, base) pair, computed once: laws and profiles are immutable and compared by
     identity, so ``best`` and ``--method all`` reuse the components they share instead of recomputing them."""

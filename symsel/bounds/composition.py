@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 
 import mpmath
 import numpy as np
@@ -34,6 +33,7 @@ from scipy import special
 
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
+from symsel.memory import MIB, bounded_cache
 from symsel.profiles.base import Profile
 from symsel.profiles.composition import check_pld_size, composed
 
@@ -67,7 +67,7 @@ def support_window(dist: Distribution) -> tuple[int, int]:
     return start, top
 
 
-@lru_cache(maxsize=64)
+@bounded_cache(max_entries=64, max_bytes=16 * MIB)  # a key holds its law
 def pooled_masses(dist: Distribution, k_min: int = 1,
                   max_anchors: int = MAX_ANCHORS) -> tuple[tuple[int, ...], tuple[float, ...], float, bool]:
     """``(anchors, weights, outside, pooled)`` with ``Σ_{k ≥ k_min} P[K=k] δ_k ≤ Σ_j weights_j δ_{anchors_j} + outside``

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from symsel.distributions import Distribution
+from symsel.memory import MIB, BoundedCache
 
 #: the smallest relative allowance on ``φ'`` values.
 VALUE_MARGIN = 1e-10
@@ -26,14 +27,12 @@ def dphi_float_error(dist: Distribution) -> float:
     larger, is the allowance every ``φ'`` value of the envelope gets. Cached on the law's value (family, PGF and
     the form its float64 ``φ'`` is compiled from), not on the object: a law built again is not measured again."""
     key = (dist.name, dist.pgf, dist.stable_form)
-    if key not in _FLOAT_ERRORS:
-        _FLOAT_ERRORS[key] = _measure(dist)
-        if len(_FLOAT_ERRORS) > 256:
-            _FLOAT_ERRORS.pop(next(iter(_FLOAT_ERRORS)))  # the oldest
-    return _FLOAT_ERRORS[key]
+    error = _FLOAT_ERRORS.get(key)
+    return error if error is not None else _FLOAT_ERRORS.put(key, _measure(dist))
 
 
-_FLOAT_ERRORS: dict[tuple, float] = {}
+#: :func:`dphi_float_error`'s measurements: at most 256 entries and 16 MiB (the keys hold PGFs).
+_FLOAT_ERRORS = BoundedCache("symsel.bounds.precision._FLOAT_ERRORS", max_entries=256, max_bytes=16 * MIB)
 
 
 def _measure(dist: Distribution) -> float:

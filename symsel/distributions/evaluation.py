@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import mpmath
@@ -31,6 +31,7 @@ from symsel.distributions.expressions import (
     _monomials,
     z,
 )
+from symsel.memory import MIB, bounded_cache
 
 
 def expm1_mp(x: Any) -> Any:
@@ -53,7 +54,7 @@ def expm1_mp(x: Any) -> Any:
 _MPMATH_MODULES = [{"expm1": expm1_mp}, "mpmath"]
 
 
-@lru_cache(maxsize=512)
+@bounded_cache(max_entries=512, max_bytes=16 * MIB)
 def _compiled(arguments: tuple[Any, ...], expr: Any, module: str) -> Callable:
     """``sympy.lambdify`` of ``expr`` in ``arguments``, cached on their values (SymPy expressions hash by structure):
     the same law built again, as a planner or a calibration does at every step, does not compile its PGF again."""
@@ -107,13 +108,13 @@ class _ConstantsHoisted:
         return self._body(x, *parameters, *parts)
 
 
-@lru_cache(maxsize=512)
+@bounded_cache(max_entries=512, max_bytes=16 * MIB)
 def _with_constants_hoisted(parameters: tuple[Any, ...], expr: Any) -> _ConstantsHoisted:
     """:class:`_ConstantsHoisted` of ``expr``, cached on its value as :func:`_compiled` is."""
     return _ConstantsHoisted(parameters, expr)
 
 
-@lru_cache(maxsize=512)
+@bounded_cache(max_entries=512, max_bytes=16 * MIB)
 def _derivative(expr: Any, order: int) -> Any:
     """``d^order expr / dz^order``, cached on the expression's value."""
     return sympy.diff(expr, z, order)

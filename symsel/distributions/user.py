@@ -3,8 +3,6 @@ on ``{0, 1, ...}``."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -24,6 +22,7 @@ from symsel.distributions.expressions import (
 from symsel.distributions.params import Number, _check, exact_number
 from symsel.errors import ParameterError, SymselError
 from symsel.formula import check_expression, parse_expression
+from symsel.memory import MIB, BoundedCache
 
 _SERIES_TERMS_CHECKED = 16
 
@@ -128,10 +127,9 @@ class _Shown:
 #: values, the pmf formula, the support): a notebook, a planner or a test suite parses one user law many times, and
 #: the checks (a Taylor series, 40-digit grids) cost a tenth of a second to seconds. A refusal is never stored, nor
 #: a PGF of more than :data:`_ACCEPTED_MAX_TERMS` top-level terms (a 5000-term pmf would keep megabytes alive).
-_ACCEPTED: OrderedDict[tuple, None] = OrderedDict()
-_ACCEPTED_MAX = 256
+#: At most 256 laws and 16 MiB (:class:`~symsel.memory.BoundedCache`).
+_ACCEPTED = BoundedCache("symsel.distributions.user._ACCEPTED", max_entries=256, max_bytes=16 * MIB)
 _ACCEPTED_MAX_TERMS = 256
-_ACCEPTED_LOCK = threading.Lock()
 
 
 def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
@@ -152,15 +150,10 @@ def validate_pgf(dist: Distribution, pmf: sympy.Expr | None = None) -> None:
         _check_pgf(dist, pmf)
         return
     key = (dist.name, dist.pgf, pmf, dist.support_min, dist.support_max)
-    with _ACCEPTED_LOCK:
-        if key in _ACCEPTED:
-            _ACCEPTED.move_to_end(key)
-            return
+    if _ACCEPTED.get(key) is not None:
+        return
     _check_pgf(dist, pmf)
-    with _ACCEPTED_LOCK:
-        _ACCEPTED[key] = None
-        if len(_ACCEPTED) > _ACCEPTED_MAX:
-            _ACCEPTED.popitem(last=False)
+    _ACCEPTED.put(key, True)
 
 
 def _check_pgf(dist: Distribution, pmf: sympy.Expr | None) -> None:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special
 
 from symsel.errors import NotApplicableError
+from symsel.memory import MIB, bounded_cache
 from symsel.profiles.base import ROUTE_PESSIMISTIC_PLD, Profile
 from symsel.profiles.export import to_pld_arrays
 
@@ -162,11 +163,12 @@ class ComposedPld(Profile):
         return float(np.clip(self.pld.get_delta_for_epsilon(math.inf), 0.0, 1.0))
 
 
-@lru_cache(maxsize=512)
+@bounded_cache(max_entries=512, max_bytes=128 * MIB)
 def composed(base: Profile, k: int) -> tuple[Profile, str]:
     """The profile of the ``k``-fold composition of ``base``'s dominating pair, and how it was obtained
     (``"exact GDP"``, ``"exact finite pair"``, ``"pessimistic PLD"``): the base's own
-    :meth:`~symsel.profiles.Profile.self_composed`, else its connect-the-dots PLD self-composed by dp-accounting."""
+    :meth:`~symsel.profiles.Profile.self_composed`, else its connect-the-dots PLD self-composed by dp-accounting.
+    Cached (at most 512 entries and 128 MiB: a composed PLD of a DP-SGD run is megabytes)."""
     if k == 1:
         return base, "the base itself"
     own = base.self_composed(k)
@@ -198,7 +200,7 @@ def pld_points(base: Profile, k: int) -> tuple[float, str] | None:
     return eps / interval, f"epsilon({PLD_TAIL_MASS:g}) of {k} runs about {eps:.4g} by RDP"
 
 
-@lru_cache(maxsize=16)
+@bounded_cache(max_entries=16, max_bytes=32 * MIB)  # the key holds the base, and a base may hold its PLD
 def _rdp_curve(base: Profile) -> tuple[tuple[float, float], ...]:
     """``(order, rdp)`` of the base at :data:`_ESTIMATE_ORDERS` (finite values only; none without a curve)."""
     if base.rdp(2.0) is None:
@@ -250,7 +252,7 @@ def composed_finite_pair_plds(base: FinitePairProfile, k: int) -> Profile:
     return LargerOf(ComposedPld(forward.self_compose(k), label), ComposedPld(backward.self_compose(k), label), label)
 
 
-@lru_cache(maxsize=16)
+@bounded_cache(max_entries=16, max_bytes=64 * MIB)
 def _exported_pld(base: Profile) -> object:
     """The base exported once as a connect-the-dots PLD (:func:`symsel.profiles.export.to_pld_arrays`), for every
     ``k``."""

@@ -28,15 +28,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from symsel import validate as v
 from symsel.errors import NotApplicableError, ParameterError
+from symsel.memory import MIB, BoundedCache, bounded_cache
 from symsel.pairs.dpsgd import dpsgd_dominated_pairs
 from symsel.pairs.loss import DominatedPair, DominatingPair, from_loss_grid, hockey_stick_below, require
 from symsel.profiles.base import ROUTE_PESSIMISTIC_PLD, Profile
@@ -61,9 +61,9 @@ def _relation(name: str) -> Any:
 
 
 #: dp-accounting's PLD accountants built most recently (with their build time), by the event's repr, neighbouring
-#: relation and loss grid; least recently used dropped first: at most :data:`_CACHE_SIZE` entries (each holds a PLD).
-_CACHE: OrderedDict[tuple, tuple[Any, float]] = OrderedDict()
-_CACHE_SIZE = 8
+#: relation and loss grid; least recently used dropped first: at most 8 entries and 128 MiB
+#: (:class:`~symsel.memory.BoundedCache`; each holds a PLD).
+_CACHE = BoundedCache("symsel.profiles.dpaccounting._CACHE", max_entries=8, max_bytes=128 * MIB)
 
 
 def _build(event: dp_event.DpEvent, relation: str, interval: float) -> tuple[Any, float]:
@@ -72,9 +72,9 @@ def _build(event: dp_event.DpEvent, relation: str, interval: float) -> tuple[Any
     dp-accounting PLD made from them (:class:`HeldPld`); for any other event, a ``PLDAccountant`` that has composed
     it (its public ``compose``)."""
     key = (repr(event), relation, interval)
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
     from dp_accounting.pld import pld_privacy_accountant
 
     start = time.perf_counter()
@@ -89,11 +89,7 @@ def _build(event: dp_event.DpEvent, relation: str, interval: float) -> tuple[Any
         held = pld_privacy_accountant.PLDAccountant(
             neighboring_relation=_relation(relation), value_discretization_interval=interval)
         held.compose(event)
-    result = (held, time.perf_counter() - start)
-    _CACHE[key] = result
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return result
+    return _CACHE.put(key, (held, time.perf_counter() - start))
 
 
 def _dpsgd_steps(event: dp_event.DpEvent) -> tuple[dp_event.PoissonSampledDpEvent, int] | None:
@@ -110,13 +106,14 @@ def _dpsgd_steps(event: dp_event.DpEvent) -> tuple[dp_event.PoissonSampledDpEven
     return None
 
 
-@lru_cache(maxsize=8)
+@bounded_cache(max_entries=8, max_bytes=64 * MIB)
 def _subsampled_gaussian_pld(rate: float, sigma: float, relation: str, interval: float) -> PldArrays | None:
     """One DP-SGD step's PLD as arrays of symsel's own (:class:`PldArrays`), the very masses of dp-accounting's
     ``from_gaussian_mechanism`` (tests/profiles/test_subsampled_gaussian_pld.py), built with the inverse privacy loss
     tabled (:mod:`symsel.profiles.subsampled_gaussian_pld`, about five times sooner), cached: a planner that varies
     the number of steps at a fixed noise builds it once instead of at every step count (it is 60 % of building a
-    1000-step run). ``None`` where that module does not build it (the replace-one relation)."""
+    1000-step run; at most 8 entries and 64 MiB). ``None`` where that module does not build it (the replace-one
+    relation)."""
     from symsel.profiles.subsampled_gaussian_pld import subsampled_gaussian_arrays
 
     return subsampled_gaussian_arrays(rate, sigma, _relation(relation), interval)
@@ -843,7 +840,7 @@ def rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: Any) -> np.n
     return np.array(_rdp_poisson_subsampled_gaussian(float(q), float(sigma), key))
 
 
-@lru_cache(maxsize=64)
+@bounded_cache(max_entries=64, max_bytes=16 * MIB)  # floats: a tuple of orders and one of values each
 def _rdp_poisson_subsampled_gaussian(q: float, sigma: float, orders: tuple[float, ...]) -> tuple[float, ...]:
     from symsel.profiles.subsampled_rdp import subsampled_gaussian_rdp
 

@@ -184,7 +184,7 @@ def polygon_lower_mp(q: Any, eps1: Any, delta1: Any, dps: int) -> mpmath.mpf:
         return max(mpmath.mpf(0), down * (x - d), (1 - d) - up * (1 - x))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # two mpmath numbers an entry: a few KiB in all
 def _exp_both_ways(e: mpmath.mpf, prec: int) -> tuple[mpmath.mpf, mpmath.mpf]:
     """``(e^-e, e^e)`` at ``prec`` bits, cached: a brute-force sup over ``q`` (``derive``'s checks) asks for one
     polygon at hundreds of points (the same numbers as computing them at every point)."""

@@ -465,11 +465,11 @@ def test_derivatives_at_one_of_a_long_polynomial_are_the_differentiated_sum(orde
 def test_a_valid_law_never_prints_its_pgf_and_an_invalid_one_shows_it_shortened(monkeypatch):
     """validate_pgf renders the PGF for an error message only when it raises one (printing a 5000-term polynomial
     took seconds); the message is what it was: the expression, 60 characters at most."""
-    from collections import OrderedDict
-
     import symsel.distributions.user as user
+    from symsel.memory import BoundedCache
 
-    monkeypatch.setattr(user, "_ACCEPTED", OrderedDict())  # checked here, not remembered from an earlier test
+    # checked here, not remembered from an earlier test
+    monkeypatch.setattr(user, "_ACCEPTED", BoundedCache("accepted (test)", max_entries=2, max_bytes=2**24))
     original = user._short
     monkeypatch.setattr(user, "_short", lambda *a, **k: pytest.fail("a valid law printed its PGF"))
     law = symsel.parse_distribution("pmf(expr='1/n', k_min=1, k_max=400, n=400)")
@@ -485,12 +485,10 @@ def test_an_accepted_law_is_accepted_again_without_its_checks_and_a_refusal_is_n
     """validate_pgf remembers the laws it accepted, by PGF (with its values), pmf formula and support: the same law
     parsed again is not checked again; the same expression with other values is, and a refused law is refused
     again at each parse, never remembered."""
-    from collections import OrderedDict
-
     import symsel.distributions.user as user
+    from symsel.memory import BoundedCache
 
-    monkeypatch.setattr(user, "_ACCEPTED", OrderedDict())
-    monkeypatch.setattr(user, "_ACCEPTED_MAX", 2)
+    monkeypatch.setattr(user, "_ACCEPTED", BoundedCache("accepted (test)", max_entries=2, max_bytes=2**24))
     checked = []
     original = user._check_pgf
 
