@@ -298,8 +298,9 @@ class PipelineProfile(Profile):
         above = np.concatenate([np.cumsum(mass[::-1])[::-1], [0.0]])  # mass of the atoms at index >= i
         points: list[float] = []
         below, done = 0.0, 0  # the floor sum of the atoms below the last point, and how many they are
-        for first in range(start, stop + 1, 8):
-            batch = np.arange(first, min(first + 8, stop + 1, start + MAX_COARSE)) * COARSE_SPACING
+        step = 8 if ceiling is None else 1  # a walk that may stop early asks one value at a time
+        for first in range(start, stop + 1, step):
+            batch = np.arange(first, min(first + step, stop + 1, start + MAX_COARSE)) * COARSE_SPACING
             if batch.size == 0:
                 break
             for g, value in zip(batch.tolist(), self._known(batch).tolist(), strict=True):

@@ -190,3 +190,23 @@ def test_the_search_with_an_extrapolated_bracket_finds_the_same_crossing(sigma: 
     pipeline._target = None
     assert found == pytest.approx(generic, rel=1e-9)
     assert pipeline.delta_within(found, 1e-6) <= 1e-6
+
+
+def test_exceeds_is_only_said_where_the_evaluation_is_over_the_target_and_costs_less() -> None:
+    """``exceeds(ε, δ)`` (the coarse grid's floor walked up from the lowest atom) is a shortcut of
+    ``delta_within(ε, δ) > δ``: never said where the evaluation fits, said on a pipeline far over the target, and
+    there with fewer values of the selection's bound than the evaluation spends."""
+    decided = fits = 0
+    base = symsel.parse_profile("randomized_response(eps=2, k=4)")
+    selection = symsel.bound(symsel.point(k=3), base)
+    for eps, target in itertools.product((0.5, 2.0, 3.0), (1e-3, 0.3, 0.9)):
+        fresh = with_final_run(selection, base)
+        evaluation = with_final_run(selection, base)
+        value = evaluation.delta_within(eps, target)
+        if fresh.exceeds(eps, target):
+            decided += 1
+            assert value > target, (eps, target)
+            assert fresh.evaluations < evaluation.evaluations
+        fits += value <= target
+    assert decided >= 3 and fits >= 3  # the shortcut is taken where the bound is far over the target, and both
+    # sides occur
