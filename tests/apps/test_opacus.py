@@ -137,6 +137,47 @@ def test_the_bisection_with_the_default_method_and_the_final_run_stays_within_th
     assert 2.0 - 0.01 <= fresh.get_epsilon(1e-6) <= 2.0
 
 
+# ------------------------------------------------------------------------------------ a target steers the work
+@pytest.mark.parametrize(("law", "entry", "final_run", "offsets"), [
+    # best takes the costly interval bound here: the cheap bounds are asked first
+    ("point(k=20)", (4.0, 1.0, 1), False, (0.005, 0.015, 0.05, 1.0, -0.005, -0.5)),
+    ("geometric(mean=8)", (2.0, 1.0, 1), True, (0.015, -0.005)),  # the pipeline's own δ at the thresholds
+])
+def test_a_target_keeps_each_answer_on_the_side_of_the_thresholds_the_bound_is_on(law: str, entry: tuple,
+                                                                                  final_run: bool,
+                                                                                  offsets: tuple) -> None:
+    """With ``target_epsilon`` t, an answer is certified (at or above the configured bound's ε, the slow answer)
+    and on the same side of t and of t − 0.01 (Opacus's tolerance) as it: targets just above it (the answer is the
+    bound's), within two tolerances (checked below t − 0.02, then searched), further above, just and far below."""
+    exact = whole_search_epsilon([entry], DELTA, law, final_run)
+    for offset in offsets:
+        target = exact + offset * (exact if abs(offset) > 0.1 else 1.0)
+        steered = whole_search_epsilon([entry], DELTA, law, final_run, target_epsilon=target)
+        assert steered >= exact * (1 - 1e-3), (offset, steered, exact)
+        assert (steered < target) == (exact < target), (offset, steered, exact)
+        assert (steered < target - 0.01) == (exact < target - 0.01), (offset, steered, exact)
+        if 0 < offset < 0.01:
+            assert steered == exact  # the answer the bisection stops on is the bound's own
+
+
+def test_a_target_answer_is_above_dp_accountings_pld_of_one_candidate() -> None:
+    """One candidate, no final run: every steered answer is at or above dp-accounting's PLD ε of the history."""
+    peer = pld_privacy_accountant.PLDAccountant().compose(dpsgd_event(1.1, 0.01, 1000)).get_epsilon(DELTA)
+    for target in (0.5 * peer, peer + 0.005, peer + 0.05, 3 * peer):
+        accountant = make_accountant_class(n_trials=1, target_epsilon=target)()
+        accountant.history = [(1.1, 0.01, 1000)]
+        assert accountant.get_epsilon(DELTA) >= peer * (1 - 1e-6)
+
+
+def test_a_calibration_with_the_target_finds_the_same_sigma() -> None:
+    """Opacus's bisection through an accountant that knows the target takes the same steps as without it (the
+    cheap ``rdp`` method: the benchmark measures the default one)."""
+    slow = opacus_bisection(make_accountant_class(n_trials=3, method="rdp")(), 3.0, DELTA, 1.0, 1)
+    cls = make_accountant_class(n_trials=3, method="rdp", target_epsilon=3.0)
+    assert cls.mechanism() == "symsel:point(k=3)@rdp~eps=3.0"
+    assert opacus_bisection(cls(), 3.0, DELTA, 1.0, 1) == slow
+
+
 # ------------------------------------------------------------------------------------ the interface
 def test_the_class_has_opacus_accountant_interface() -> None:
     cls = make_accountant_class("geometric(mean=10)", final_run=True)
