@@ -232,6 +232,12 @@ def test_state_dict_round_trip_and_refusals() -> None:
     ({"law": 3}, "spec string"),
     ({"n_trials": 2, "method": "nope"}, "method"),
     ({"n_trials": 2, "final_run": "yes"}, "final_run"),
+    ({"n_trials": 2, "target_epsilon": 0}, "target_epsilon"),
+    ({"n_trials": 2, "target_epsilon": math.nan}, "target_epsilon"),
+    ({"n_trials": 2, "target_epsilon": math.inf}, "target_epsilon"),
+    ({"n_trials": 2, "target_epsilon": "8"}, "target_epsilon"),
+    ({"n_trials": 2, "target_epsilon": 8, "epsilon_tolerance": -1}, "epsilon_tolerance"),
+    ({"n_trials": 2, "target_epsilon": 8, "epsilon_tolerance": None}, "epsilon_tolerance"),
 ])
 def test_bad_configurations_name_the_parameter(kwargs: dict, fragment: str) -> None:
     with pytest.raises(ValueError, match=fragment):
