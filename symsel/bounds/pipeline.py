@@ -18,7 +18,9 @@ two grid values, so every atom takes the chord's value (:func:`chord`). The grid
 :data:`REFINE_TOLERANCE` of the bound or :data:`MAX_EVALUATIONS` values of ``S`` are spent. Atoms above the grid's
 top take its value there (the curve is non-increasing), atoms below :data:`X_FLOOR` the symmetry bound with
 ``S(−X_FLOOR)``. While ``ε(δ)`` is searched, the lowest atoms, of total mass at most :data:`BOTTOM_SHARE` of
-``δ``, take ``S ≤ 1`` (the answer's ``δ`` moves by at most that fraction). Rounding: the masses' own allowances
+``δ``, take ``S ≤ 1`` (the answer's ``δ`` moves by at most that fraction). Whether the bound at an ``ε`` is over
+a target ``δ`` can be known early (:meth:`PipelineProfile.exceeds`): walking the coarse grid up, the atoms below a
+point take at least the selection's value there in every refinement. Rounding: the masses' own allowances
 (:class:`~symsel.pairs.loss.LossPair`) and the float sums' are carried outward, so the result never comes out below
 the exact sum over the grid values.
 """
