@@ -6,7 +6,8 @@ What is measured (CPU seconds of this process, ``time.process_time``):
    δ = 1e-5 through the Opacus interface: Opacus's ``get_noise_multiplier`` when Opacus is installed, else its
    bisection written out (double σ from 10 until ε ≤ target, halve ``[0, σ_high]`` until the target exceeds
    ε(σ_high) by at most 0.01), on :func:`symsel.apps.opacus.make_accountant_class` ``(n_trials=20, final_run=True,
-   target_epsilon=8)``, and the same without the target (every answer the tight bound);
+   target_epsilon=8)``, then the same without the target (every answer the tight bound; second, in the same
+   process);
    against symsel's planner (``plan.solve_base`` with ``{sigma}``, ``final_run=True``) and, as the peer, the same
    bisection on dp-accounting's PLD accountant for one candidate (what Opacus calibrates without symsel). Goals:
    σ within 0.5 % of the planner's, ε(σ) never above the budget, ≤ 20 CPU-s.
