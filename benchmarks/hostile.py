@@ -646,6 +646,8 @@ def api_cases() -> list[Case]:
         ("tolerance_none", "RESULT = make_accountant_class(n_trials=2, target_epsilon=8, epsilon_tolerance=None)"),
         ("target_in_function_neg", "RESULT = whole_search_epsilon([(1.0, 1.0, 1)], 1e-5, 'point(k=2)', "
                                    "target_epsilon=-1.0)"),
+        ("target_in_function_list", "RESULT = whole_search_epsilon([(1.0, 1.0, 1)], 1e-5, 'point(k=2)', "
+                                    "target_epsilon=[8.0])"),
         ("valid_target_above_tolerance", "RESULT = whole_search_epsilon([(4.0, 1.0, 1)], 1e-5, 'point(k=2)', "
                                          "target_epsilon=0.015)"),
     ]:

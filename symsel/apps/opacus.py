@@ -113,6 +113,7 @@ def whole_search_epsilon(history: History, delta: float, law: str = "point(k=1)"
     ``target_epsilon``, :func:`steered_epsilon`'s answer (certified too, tight only near the target). The answer is
     cached on its arguments."""
     delta = validate.probability(delta, "delta", "get_epsilon")
+    target_epsilon, epsilon_tolerance = _steering(target_epsilon, epsilon_tolerance)
     entries = tuple(_entry(e, i) for i, e in enumerate(history))
     key = (law, bool(final_run), method, entries, delta, target_epsilon, epsilon_tolerance)
     if key in _ANSWERS:

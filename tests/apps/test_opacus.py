@@ -260,6 +260,12 @@ def test_bad_histories_name_the_entry(history: list, fragment: str) -> None:
         accountant.get_epsilon(DELTA)
 
 
+def test_a_bad_target_in_the_function_is_refused_by_name() -> None:
+    for bad in ([8.0], -1.0, math.nan):
+        with pytest.raises(ParameterError, match="target_epsilon"):
+            whole_search_epsilon([(1.0, 1.0, 1)], DELTA, "point(k=2)", target_epsilon=bad)
+
+
 def test_bad_delta_is_refused() -> None:
     with pytest.raises(ParameterError, match="delta"):
         whole_search_epsilon([(1.0, 0.1, 10)], 2.0)
