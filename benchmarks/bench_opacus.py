@@ -5,7 +5,9 @@ What is measured (CPU seconds of this process, ``time.process_time``):
 1. **Calibration** of σ for 20 trials plus the final run of ``dpsgd(q=0.004, sigma=σ, steps=5000)`` to ε = 8,
    δ = 1e-5 through the Opacus interface: Opacus's ``get_noise_multiplier`` when Opacus is installed, else its
    bisection written out (double σ from 10 until ε ≤ target, halve ``[0, σ_high]`` until the target exceeds
-   ε(σ_high) by at most 0.01), on :func:`symsel.apps.opacus.make_accountant_class` ``(n_trials=20, final_run=True)``;
+   ε(σ_high) by at most 0.01), on :func:`symsel.apps.opacus.make_accountant_class` ``(n_trials=20, final_run=True,
+   target_epsilon=8)``, then the same without the target (every answer the tight bound; second, in the same
+   process);
    against symsel's planner (``plan.solve_base`` with ``{sigma}``, ``final_run=True``) and, as the peer, the same
    bisection on dp-accounting's PLD accountant for one candidate (what Opacus calibrates without symsel). Goals:
    σ within 0.5 % of the planner's, ε(σ) never above the budget, ≤ 20 CPU-s.
@@ -73,27 +75,34 @@ def bisection(get_epsilon: Callable[[float], float], target: float, tolerance: f
     return sigma_high, calls
 
 
-def calibration() -> dict[str, Any]:
+def calibrate(target_epsilon: float | None) -> tuple[float, float, int | None, str]:
+    """σ by Opacus's calibration for the question of part 1, through the accountant with or without the target
+    (``target_epsilon``): CPU seconds, σ, ε asked (None through Opacus), how."""
     q, steps, trials = 0.004, 5000, 20
-    cls = make_accountant_class(n_trials=trials, final_run=True)
     try:
         from opacus.accountants.utils import get_noise_multiplier
 
         from symsel.apps.opacus import register
 
-        name = register(n_trials=trials, final_run=True)
+        name = register(n_trials=trials, final_run=True, target_epsilon=target_epsilon)
         seconds, sigma = cpu(lambda: get_noise_multiplier(target_epsilon=TARGET, target_delta=DELTA, sample_rate=q,
                                                           steps=steps, accountant=name))
-        calls, how = None, "opacus.accountants.utils.get_noise_multiplier"
+        return seconds, sigma, None, "opacus.accountants.utils.get_noise_multiplier"
     except ImportError:
-        accountant = cls()
+        accountant = make_accountant_class(n_trials=trials, final_run=True, target_epsilon=target_epsilon)()
 
         def ask(sigma: float) -> float:
             accountant.history = [(sigma, q, steps)]
             return accountant.get_epsilon(DELTA)
 
         seconds, (sigma, calls) = cpu(lambda: bisection(ask, TARGET))
-        how = "Opacus's bisection written out (Opacus not installed)"
+        return seconds, sigma, calls, "Opacus's bisection written out (Opacus not installed)"
+
+
+def calibration() -> dict[str, Any]:
+    q, steps, trials = 0.004, 5000, 20
+    seconds, sigma, calls, how = calibrate(TARGET)
+    slow_seconds, slow_sigma, slow_calls, _ = calibrate(None)
     fresh = make_accountant_class(n_trials=trials, final_run=True, name="fresh")()
     fresh.history = [(sigma, q, steps)]
     epsilon = fresh.get_epsilon(DELTA)
@@ -107,7 +116,10 @@ def calibration() -> dict[str, Any]:
     ratio = sigma / planned["sigma"] - 1
     return {"question": f"{trials} trials + final run of dpsgd(q={q}, steps={steps}) to epsilon={TARGET}, "
                         f"delta={DELTA}", "how": how, "sigma": sigma, "epsilon_at_sigma": epsilon,
-            "cpu_seconds": seconds, "get_epsilon_calls": calls, "planner_sigma": planned["sigma"],
+            "cpu_seconds": seconds, "get_epsilon_calls": calls,
+            "without_target": {"sigma": slow_sigma, "cpu_seconds": slow_seconds, "get_epsilon_calls": slow_calls,
+                               "same_sigma": slow_sigma == sigma},
+            "planner_sigma": planned["sigma"],
             "planner_epsilon": planned["epsilon"], "planner_cpu_seconds": planner_seconds,
             "sigma_relative_to_planner": ratio,
             "peer_one_candidate_sigma": peer_sigma, "peer_cpu_seconds": peer_seconds, "peer_calls": peer_calls,

@@ -635,6 +635,24 @@ def api_cases() -> list[Case]:
                  "rdp_subsampled_gaussian(q=0.01, sigma=1, steps=10)"):
         add(f"pickle:valid_{spec.split('(')[0]}", pre + f"import pickle\np = parse_profile({spec!r})\nRESULT = "
             "pickle.loads(pickle.dumps(symsel.bound(law, p))).epsilon(1e-6)", invalid=False)
+    # ---- the Opacus accountant's target (symsel.apps.opacus: target_epsilon, epsilon_tolerance)
+    op = "import math\nfrom symsel.apps.opacus import make_accountant_class, whole_search_epsilon\n"
+    for name, code in [
+        ("target_zero", "RESULT = make_accountant_class(n_trials=2, target_epsilon=0)"),
+        ("target_nan", "RESULT = make_accountant_class(n_trials=2, target_epsilon=math.nan)"),
+        ("target_inf", "RESULT = make_accountant_class(n_trials=2, target_epsilon=math.inf)"),
+        ("target_text", "RESULT = make_accountant_class(n_trials=2, target_epsilon='8')"),
+        ("tolerance_negative", "RESULT = make_accountant_class(n_trials=2, target_epsilon=8, epsilon_tolerance=-1)"),
+        ("tolerance_none", "RESULT = make_accountant_class(n_trials=2, target_epsilon=8, epsilon_tolerance=None)"),
+        ("target_in_function_neg", "RESULT = whole_search_epsilon([(1.0, 1.0, 1)], 1e-5, 'point(k=2)', "
+                                   "target_epsilon=-1.0)"),
+        ("target_in_function_list", "RESULT = whole_search_epsilon([(1.0, 1.0, 1)], 1e-5, 'point(k=2)', "
+                                    "target_epsilon=[8.0])"),
+        ("valid_target_above_tolerance", "RESULT = whole_search_epsilon([(4.0, 1.0, 1)], 1e-5, 'point(k=2)', "
+                                         "target_epsilon=0.015)"),
+    ]:
+        add(f"opacus_target:{name}", op + code, invalid="valid" not in name)
+    # ---- end of the Opacus target block
     return c
 
 

@@ -64,6 +64,17 @@ def test_get_noise_multiplier_calibrates_the_whole_search() -> None:
     assert one_candidate.get_epsilon(DELTA) < fresh.get_epsilon(DELTA)  # the search costs more than one training
 
 
+def test_an_accountant_told_the_target_calibrates_to_the_same_sigma() -> None:
+    """Opacus's ``get_noise_multiplier`` through the accountant registered with ``target_epsilon`` returns the σ it
+    returns through the one without it."""
+    plain = register(LAW, final_run=True)
+    told = register(LAW, final_run=True, target_epsilon=TARGET)
+    assert told != plain
+    sigmas = [get_noise_multiplier(target_epsilon=TARGET, target_delta=DELTA, sample_rate=0.25, steps=8,
+                                   accountant=name) for name in (plain, told)]
+    assert sigmas[0] == sigmas[1]
+
+
 def test_make_private_with_epsilon_trains_and_accounts_the_whole_search() -> None:
     name = register(LAW)
     model, optimizer, loader = tiny_problem()

@@ -18,6 +18,11 @@ Gaussian mechanism with noise ``σ/√steps``, exactly); several entries (σ or 
 composition of their DP-SGD runs, taken as dp-accounting's pessimistic PLD of that composition; and each candidate is
 assumed to run the whole history. An empty history is no run at all (ε = 0).
 
+With ``target_epsilon`` (:func:`make_accountant_class`), the accountant knows the budget that Opacus's bisection
+compares its answers with, and answers a history far from it for less (:func:`steered_epsilon`): every answer is
+still a certified upper bound, and on which side of the target and of ``target − epsilon_tolerance`` it falls is
+what the bound of the configured method says, so the bisection takes the same steps and returns the same σ.
+
 Nothing here imports Opacus or torch: the class duck-types Opacus's ``IAccountant`` (:func:`make_accountant_class`),
 and only :func:`register` imports Opacus, to subclass its ``IAccountant`` and to put the class in its registry.
 """
@@ -33,11 +38,13 @@ from typing import Any
 
 from symsel import validate
 from symsel.bounds.api import METHODS, bound
-from symsel.errors import ParameterError, SymselError
+from symsel.distributions import Distribution
+from symsel.errors import NotApplicableError, ParameterError, SymselError
 from symsel.memory import MIB, BoundedCache
 from symsel.profiles import GaussianProfile, Profile
 
-__all__ = ["WholeSearchAccountant", "history_base", "make_accountant_class", "register", "whole_search_epsilon"]
+__all__ = ["WholeSearchAccountant", "history_base", "make_accountant_class", "register", "steered_epsilon",
+           "whole_search_epsilon"]
 
 #: the most trials ``n_trials`` accepts (the planner's limit, :data:`symsel.apps.plan.MAX_TRIALS`).
 MAX_TRIALS = 10**6
@@ -46,6 +53,11 @@ NAME_PREFIX = "symsel"
 #: answers kept (keyed on the configuration, the history and δ): a calibration, then the epsilon a training reports
 #: at its end, ask again for the same history. At most this many, and 16 MiB (a key holds its history).
 CACHE_SIZE = 128
+
+#: Opacus's ``get_noise_multiplier`` stops once the target exceeds ε(σ) by at most this (its ``epsilon_tolerance``).
+OPACUS_TOLERANCE = 0.01
+#: with a target, the bounds tried before the configured ``best`` (cheap: no interval bound), in this order.
+CHEAP_METHODS = ("rdp", "envelope")
 
 _ANSWERS = BoundedCache("symsel.apps.opacus._ANSWERS", max_entries=CACHE_SIZE, max_bytes=16 * MIB)
 
@@ -95,13 +107,16 @@ def history_base(history: History) -> Profile | None:
 
 
 def whole_search_epsilon(history: History, delta: float, law: str = "point(k=1)", final_run: bool = False,
-                         method: str = "best") -> float:
+                         method: str = "best", target_epsilon: float | None = None,
+                         epsilon_tolerance: float = OPACUS_TOLERANCE) -> float:
     """ε at ``delta`` of the whole search: the best of ``K ~ law`` candidate runs, each the training of ``history``,
-    then (``final_run``) one more such run. Certified (an upper bound); ``inf`` where no finite ε holds. The
-    answer is cached on its arguments."""
+    then (``final_run``) one more such run. Certified (an upper bound); ``inf`` where no finite ε holds. With
+    ``target_epsilon``, :func:`steered_epsilon`'s answer (certified too, tight only near the target). The answer is
+    cached on its arguments."""
     delta = validate.probability(delta, "delta", "get_epsilon")
+    target_epsilon, epsilon_tolerance = _steering(target_epsilon, epsilon_tolerance)
     entries = tuple(_entry(e, i) for i, e in enumerate(history))
-    key = (law, bool(final_run), method, entries, delta)
+    key = (law, bool(final_run), method, entries, delta, target_epsilon, epsilon_tolerance)
     cached = _ANSWERS.get(key)
     if cached is not None:
         return cached
@@ -110,12 +125,12 @@ def whole_search_epsilon(history: History, delta: float, law: str = "point(k=1)"
     elif any(sigma == 0.0 for sigma, _, _ in entries):
         value = math.inf
     else:
-        value = _epsilon(entries, delta, law, final_run, method)
+        value = _epsilon(entries, delta, law, final_run, method, target_epsilon, epsilon_tolerance)
     return _ANSWERS.put(key, value)
 
 
 def _epsilon(entries: tuple[tuple[float, float, int], ...], delta: float, law: str, final_run: bool,
-             method: str) -> float:
+             method: str, target_epsilon: float | None, epsilon_tolerance: float) -> float:
     try:
         base = history_base(list(entries))
     except ParameterError as exc:
@@ -126,26 +141,89 @@ def _epsilon(entries: tuple[tuple[float, float, int], ...], delta: float, law: s
     assert base is not None
     from symsel.spec import parse_distribution
 
-    selection = bound(parse_distribution(law), base, method)
+    dist = parse_distribution(law)
+    if target_epsilon is not None:
+        return steered_epsilon(dist, base, delta, final_run, method, target_epsilon, epsilon_tolerance)
+    return float(_search_bound(dist, base, method, final_run).epsilon(delta))
+
+
+def _search_bound(dist: Distribution, base: Profile, method: str, final_run: bool) -> Profile:
+    """The certified bound on the whole search's profile: the selection's, or with the final run the pipeline's."""
+    selection = bound(dist, base, method)
     if final_run:
         from symsel.bounds.pipeline import with_final_run
 
-        return float(with_final_run(selection, base).epsilon(delta))
-    return float(selection.epsilon(delta))
+        return with_final_run(selection, base)
+    return selection
+
+
+def _over(profile: Profile, epsilon: float, delta: float) -> bool:
+    """Whether the bound's ``δ(epsilon)`` is over ``delta``, evaluated as its own search of ``ε(delta)`` evaluates
+    it (a pipeline's :meth:`~symsel.bounds.pipeline.PipelineProfile.delta_within` with the target ``delta``, asked
+    first whether its floor already :meth:`~symsel.bounds.pipeline.PipelineProfile.exceeds` ``delta``)."""
+    from symsel.bounds.pipeline import PipelineProfile
+
+    if isinstance(profile, PipelineProfile):
+        return profile.exceeds(epsilon, delta) or profile.delta_within(epsilon, delta) > delta
+    return float(profile.delta(epsilon)) > delta
+
+
+def steered_epsilon(dist: Distribution, base: Profile, delta: float, final_run: bool, method: str,
+                    target_epsilon: float, epsilon_tolerance: float = OPACUS_TOLERANCE) -> float:
+    """A certified upper bound on the whole search's ε at ``delta``, as tight as the bound ``E`` of ``method``
+    (:func:`whole_search_epsilon` without a target) where Opacus's bisection needs it: its answer ``A`` is always an
+    upper bound on the search's ε (each value below is one), and is on the same side of ``t = target_epsilon`` and
+    of ``t − epsilon_tolerance`` as ``E`` — the two comparisons the bisection makes, so it takes the same steps
+    and returns the same σ as with ``E``. In order:
+
+    1. ``method='best'``: the same search bounded by the cheaper :data:`CHEAP_METHODS` (``best`` takes their
+       minimum with costlier bounds, so ``E`` is at most theirs up to the pipeline's refinement, well under
+       ``epsilon_tolerance``); the first below ``t − epsilon_tolerance`` is ``A``;
+    2. ``E``'s own ``δ(t)`` over ``delta``: ``E > t``; ``A`` is the least cheap bound above ``t``, else ``E``;
+    3. ``E``'s ``δ(t − 2·epsilon_tolerance)`` within ``delta``: ``A = t − 2·epsilon_tolerance`` (an ``ε`` whose
+       ``δ`` the bound certifies; ``E`` is at most it);
+    4. else ``E`` itself (within ``2·epsilon_tolerance`` below ``t`` or just above: the answer a bisection stops on
+       is exact).
+
+    Far from ``t`` the answer is certified but may be looser than ``E``."""
+    target = validate.positive(target_epsilon, "target_epsilon", "get_epsilon")
+    tolerance = validate.positive(epsilon_tolerance, "epsilon_tolerance", "get_epsilon")
+    above: list[float] = []
+    if method == "best":
+        for cheap in CHEAP_METHODS:
+            try:
+                value = float(_search_bound(dist, base, cheap, final_run).epsilon(delta))
+            except NotApplicableError:
+                continue
+            if value < target - tolerance:
+                return value
+            if value > target:
+                above.append(value)
+    exact = _search_bound(dist, base, method, final_run)
+    if _over(exact, target, delta):
+        return min(above) if above else float(exact.epsilon(delta))
+    below = target - 2 * tolerance
+    if below > 0 and not _over(exact, below, delta):
+        return below
+    return float(exact.epsilon(delta))
 
 
 class WholeSearchAccountant:
     """Opacus's accountant interface (duck-typed) answering for the whole search (module docstring).
 
     Class attributes, fixed per registered configuration (:func:`make_accountant_class`): ``law`` (a symsel spec
-    of the law of ``K``), ``final_run`` (bool), ``method`` (a symsel bound method) and ``name`` (what
-    :meth:`mechanism` returns: the registry's name, by which Opacus creates a fresh accountant for calibration).
+    of the law of ``K``), ``final_run`` (bool), ``method`` (a symsel bound method), ``name`` (what
+    :meth:`mechanism` returns: the registry's name, by which Opacus creates a fresh accountant for calibration),
+    and ``target_epsilon`` (``None``, or the budget a calibration bisects to: :func:`steered_epsilon`) with
+    ``epsilon_tolerance`` (the bisection's).
     """
 
     law: str = "point(k=1)"
     final_run: bool = False
     method: str = "best"
     name: str = NAME_PREFIX
+    target_epsilon: float | None = None
+    epsilon_tolerance: float = OPACUS_TOLERANCE
 
     def __init__(self) -> None:
         self.history: History = []
@@ -162,8 +240,9 @@ class WholeSearchAccountant:
     def get_epsilon(self, delta: float, **ignored: Any) -> float:
         """ε at ``delta`` of the whole search (:func:`whole_search_epsilon`). Keyword arguments other accountants
         take (``eps_error``, ``optimal``, …), which Opacus passes on from ``make_private_with_epsilon``, are ignored:
-        the answer is the certified bound."""
-        return whole_search_epsilon(self.history, delta, self.law, self.final_run, self.method)
+        the answer is the certified bound (with ``target_epsilon``, :func:`steered_epsilon`'s)."""
+        return whole_search_epsilon(self.history, delta, self.law, self.final_run, self.method,
+                                    self.target_epsilon, self.epsilon_tolerance)
 
     def __len__(self) -> int:
         """Optimizer steps of the candidate's training so far."""
@@ -208,7 +287,8 @@ class WholeSearchAccountant:
         self.history = [tuple(e) for e in history]
 
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} {self.name!r}: law={self.law!r}, final_run={self.final_run}, "
+        target = "" if self.target_epsilon is None else f", target_epsilon={self.target_epsilon!r}"
+        return (f"<{type(self).__name__} {self.name!r}: law={self.law!r}, final_run={self.final_run}{target}, "
                 f"{len(self.history)} history entries>")
 
 
@@ -233,40 +313,69 @@ def _configuration(law: str | None, n_trials: int | None, final_run: bool, metho
     return spec, final_run, method
 
 
-def default_name(law: str, final_run: bool, method: str) -> str:
-    """The registry name of a configuration when none is given, e.g. ``symsel:point(k=20)+final``."""
-    return f"{NAME_PREFIX}:{law}" + ("+final" if final_run else "") + ("" if method == "best" else f"@{method}")
+def _steering(target_epsilon: float | None, epsilon_tolerance: float) -> tuple[float | None, float]:
+    """``target_epsilon`` (``None`` or a finite ε > 0) and ``epsilon_tolerance`` (a finite ε > 0) checked."""
+    where = "opacus accountant"
+    tolerance = validate.positive(epsilon_tolerance, "epsilon_tolerance", where)
+    if target_epsilon is None:
+        return None, tolerance
+    return validate.positive(target_epsilon, "target_epsilon", where), tolerance
+
+
+def default_name(law: str, final_run: bool, method: str, target_epsilon: float | None = None,
+                 epsilon_tolerance: float = OPACUS_TOLERANCE) -> str:
+    """The registry name of a configuration when none is given, e.g. ``symsel:point(k=20)+final`` or, with a
+    target, ``symsel:point(k=20)+final~eps=8``."""
+    name = f"{NAME_PREFIX}:{law}" + ("+final" if final_run else "") + ("" if method == "best" else f"@{method}")
+    if target_epsilon is not None:
+        name += f"~eps={target_epsilon!r}"
+        if epsilon_tolerance != OPACUS_TOLERANCE:
+            name += f"~tol={epsilon_tolerance!r}"
+    return name
 
 
 def make_accountant_class(law: str | None = None, *, n_trials: int | None = None, final_run: bool = False,
-                          method: str = "best", name: str | None = None,
+                          method: str = "best", name: str | None = None, target_epsilon: float | None = None,
+                          epsilon_tolerance: float = OPACUS_TOLERANCE,
                           bases: tuple[type, ...] = ()) -> type[WholeSearchAccountant]:
     """A class, constructed with no arguments (as Opacus's registry constructs accountants), for one configuration:
     ``K ~ law`` (or ``n_trials`` fixed), with or without the final run, bounded by ``method``; ``mechanism()`` returns
     ``name`` (default :func:`default_name`). ``bases`` are further base classes (Opacus's ``IAccountant`` when
-    registered)."""
+    registered).
+
+    ``target_epsilon``: the budget a calibration (Opacus's ``get_noise_multiplier``, ``make_private_with_epsilon``)
+    will bisect σ to, with Opacus's ``epsilon_tolerance`` (default 0.01, Opacus's default). The accountant then
+    answers histories far from the target with cheaper certified bounds and only near it with the configured bound
+    (:func:`steered_epsilon`): the calibration finds the same σ for less. Every answer stays a certified upper bound,
+    but away from the target it may be looser; ask an accountant without a target for the tight ε of any history."""
     spec, final, chosen = _configuration(law, n_trials, final_run, method)
-    label = name if name is not None else default_name(spec, final, chosen)
+    target, tolerance = _steering(target_epsilon, epsilon_tolerance)
+    label = name if name is not None else default_name(spec, final, chosen, target, tolerance)
     if not isinstance(label, str) or not label:
         raise ParameterError("name", name, "a non-empty string (the registry's name of the accountant)",
                              "opacus accountant")
-    attributes = {"law": spec, "final_run": final, "method": chosen, "name": label,
+    attributes = {"law": spec, "final_run": final, "method": chosen, "name": label, "target_epsilon": target,
+                  "epsilon_tolerance": tolerance,
                   "__doc__": f"Whole-search accountant {label!r}: K ~ {spec}" + (", then the final run" if final
                                                                                   else "") + "."}
     return type("WholeSearchAccountant", (WholeSearchAccountant, *bases), attributes)
 
 
 def register(law: str | None = None, *, n_trials: int | None = None, final_run: bool = False, method: str = "best",
-             name: str | None = None, force: bool = True) -> str:
+             name: str | None = None, target_epsilon: float | None = None,
+             epsilon_tolerance: float = OPACUS_TOLERANCE, force: bool = True) -> str:
     """Register the whole-search accountant of one configuration in Opacus's registry and return its name, for
     ``PrivacyEngine(accountant=name)`` and ``get_noise_multiplier(..., accountant=name)``. Imports Opacus (and so
-    torch); the class subclasses Opacus's ``IAccountant``. ``force`` replaces a class registered under that name."""
+    torch); the class subclasses Opacus's ``IAccountant``. ``force`` replaces a class registered under that name.
+    ``target_epsilon`` and ``epsilon_tolerance``: the calibration's budget, as :func:`make_accountant_class` says
+    (the same σ for less work)."""
     try:
         from opacus.accountants.accountant import IAccountant
         from opacus.accountants.registry import register_accountant
     except ImportError as exc:
         raise SymselError(f"symsel.apps.opacus.register needs Opacus (pip install 'symsel[opacus]'): {exc}") from None
     cls = make_accountant_class(law, n_trials=n_trials, final_run=final_run, method=method, name=name,
+                                target_epsilon=target_epsilon, epsilon_tolerance=epsilon_tolerance,
                                 bases=(IAccountant,))
     register_accountant(cls.name, cls, force=force)
     return cls.name

@@ -18,7 +18,9 @@ two grid values, so every atom takes the chord's value (:func:`chord`). The grid
 :data:`REFINE_TOLERANCE` of the bound or :data:`MAX_EVALUATIONS` values of ``S`` are spent. Atoms above the grid's
 top take its value there (the curve is non-increasing), atoms below :data:`X_FLOOR` the symmetry bound with
 ``S(−X_FLOOR)``. While ``ε(δ)`` is searched, the lowest atoms, of total mass at most :data:`BOTTOM_SHARE` of
-``δ``, take ``S ≤ 1`` (the answer's ``δ`` moves by at most that fraction). Rounding: the masses' own allowances
+``δ``, take ``S ≤ 1`` (the answer's ``δ`` moves by at most that fraction). Whether the bound at an ``ε`` is over
+a target ``δ`` can be known early (:meth:`PipelineProfile.exceeds`): walking the coarse grid up, the atoms below a
+point take at least the selection's value there in every refinement. Rounding: the masses' own allowances
 (:class:`~symsel.pairs.loss.LossPair`) and the float sums' are carried outward, so the result never comes out below
 the exact sum over the grid values.
 """
@@ -228,7 +230,23 @@ class PipelineProfile(Profile):
         ``≤ target`` (it fits) or the chords' floor, the value no refinement can go below, exceeds it."""
         return max(self._one_direction(atoms, eps, target) for atoms in self._directions)
 
-    def _one_direction(self, atoms: _Atoms, eps: float, target: float | None) -> float:
+    def exceeds(self, eps: float, target: float) -> bool:
+        """Whether :meth:`delta_within` ``(eps, target)`` is certainly over ``target``, known from the first values
+        of the coarse grid: walking it up from the lowest atom, the atoms below each point take at least the
+        selection's value there in every refinement (the floor), and once that floor passes ``target`` no grid
+        could bring the bound back within it. ``False`` means not known (only then is the answer not decided);
+        a question answered ``True`` costs the grid points up to that point only."""
+        for atoms in self._directions:
+            x, mass, certain = self._prepared(atoms, eps, target)
+            if certain > target:
+                return True
+            if x.size and self._coarse_grid(x, mass, ceiling=target - certain)[1] > target - certain:
+                return True
+        return False
+
+    def _prepared(self, atoms: _Atoms, eps: float, target: float | None) -> tuple[np.ndarray, np.ndarray, float]:
+        """The atoms' ``x = ε − ℓ`` (increasing) and masses left to the grid, and the sum ``certain`` of the others:
+        the mass at ``+∞``, with a target the lowest atoms (``S ≤ 1``), and those below :data:`X_FLOOR` (symmetry)."""
         x = eps - atoms.loss[::-1]  # increasing
         mass = atoms.mass[::-1]
         certain = atoms.infinity
@@ -242,11 +260,15 @@ class PipelineProfile(Profile):
             xl = x[low]
             certain += float(np.dot(mass[low], np.minimum(1.0, -np.expm1(xl) + np.exp(xl) * self._floor_value())))
             x, mass = x[~low], mass[~low]
+        return x, mass, certain
+
+    def _one_direction(self, atoms: _Atoms, eps: float, target: float | None) -> float:
+        x, mass, certain = self._prepared(atoms, eps, target)
         total_error = atoms.absolute + (atoms.relative + (x.size + 16) * UNIT) * 2.0
         if x.size == 0:
             return min(1.0, certain * (1 + total_error) + atoms.absolute)
         spent = self.evaluations
-        grid = self._coarse_grid(x, mass)
+        grid = self._coarse_grid(x, mass)[0]
         budget = self.evaluations - spent + MAX_EVALUATIONS
         while True:
             upper, floor, gains = self._sums(x, mass, grid)
@@ -268,16 +290,19 @@ class PipelineProfile(Profile):
             self._known(midpoints)
             grid = np.union1d(grid, midpoints)
 
-    def _coarse_grid(self, x: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    def _coarse_grid(self, x: np.ndarray, mass: np.ndarray, ceiling: float | None = None) -> tuple[np.ndarray, float]:
         """Grid points ``k · COARSE_SPACING`` from below the lowest atom up to where the atoms above carry at most
-        :data:`TRUNCATION` of the sum below (or ``S`` is 0 there), at most :data:`MAX_COARSE` of them."""
+        :data:`TRUNCATION` of the sum below (or ``S`` is 0 there), at most :data:`MAX_COARSE` of them; and the floor
+        sum of the atoms below the last point (each at the selection's value at the next point). With ``ceiling``,
+        the walk stops as soon as that floor exceeds it (:meth:`exceeds`)."""
         start = math.floor(float(x[0]) / COARSE_SPACING)
         stop = math.floor(float(x[-1]) / COARSE_SPACING) + 1
         above = np.concatenate([np.cumsum(mass[::-1])[::-1], [0.0]])  # mass of the atoms at index >= i
         points: list[float] = []
         below, done = 0.0, 0  # the floor sum of the atoms below the last point, and how many they are
-        for first in range(start, stop + 1, 8):
-            batch = np.arange(first, min(first + 8, stop + 1, start + MAX_COARSE)) * COARSE_SPACING
+        step = 8 if ceiling is None else 1  # a walk that may stop early asks one value at a time
+        for first in range(start, stop + 1, step):
+            batch = np.arange(first, min(first + step, stop + 1, start + MAX_COARSE)) * COARSE_SPACING
             if batch.size == 0:
                 break
             for g, value in zip(batch.tolist(), self._known(batch).tolist(), strict=True):
@@ -286,8 +311,10 @@ class PipelineProfile(Profile):
                 below += float(np.sum(mass[done:i])) * value  # each of them is at least S(g) (non-increasing)
                 done = i
                 if value == 0.0 or value * above[i] <= TRUNCATION * below:
-                    return np.array(points)
-        return np.array(points)
+                    return np.array(points), below
+                if ceiling is not None and below > ceiling:
+                    return np.array(points), below
+        return np.array(points), below
 
     def _sums(self, x: np.ndarray, mass: np.ndarray, grid: np.ndarray
               ) -> tuple[float, float, np.ndarray]:

@@ -137,6 +137,51 @@ def test_the_bisection_with_the_default_method_and_the_final_run_stays_within_th
     assert 2.0 - 0.01 <= fresh.get_epsilon(1e-6) <= 2.0
 
 
+# ------------------------------------------------------------------------------------ a target steers the work
+@pytest.mark.parametrize(("law", "entry", "final_run", "offsets"), [
+    # best takes the costly interval bound here: the cheap bounds are asked first
+    ("point(k=20)", (4.0, 1.0, 1), False, (0.005, 0.015, 0.05, 1.0, -0.005, -0.5)),
+    ("geometric(mean=8)", (2.0, 1.0, 1), True, (0.015, -0.005)),  # the pipeline's own δ at the thresholds
+])
+def test_a_target_keeps_each_answer_on_the_side_of_the_thresholds_the_bound_is_on(law: str, entry: tuple,
+                                                                                  final_run: bool,
+                                                                                  offsets: tuple) -> None:
+    """With ``target_epsilon`` t, an answer is certified (at or above the configured bound's ε, the slow answer)
+    and on the same side of t and of t − 0.01 (Opacus's tolerance) as it: targets just above it (the answer is the
+    bound's), within two tolerances (checked below t − 0.02, then searched), further above, just and far below."""
+    exact = whole_search_epsilon([entry], DELTA, law, final_run)
+    targets = [exact + offset * (exact if abs(offset) > 0.1 else 1.0) for offset in offsets]
+    if not final_run:  # a cheap bound just below the target, where the bound is more than a tolerance below it
+        base = symsel.parse_profile(f"gaussian(sigma={entry[0]})")
+        targets.append(symsel.bound(symsel.parse_distribution(law), base, "envelope").epsilon(DELTA) + 0.005)
+    for target in targets:
+        offset = target - exact
+        steered = whole_search_epsilon([entry], DELTA, law, final_run, target_epsilon=target)
+        assert steered >= exact * (1 - 1e-3), (offset, steered, exact)
+        assert (steered < target) == (exact < target), (offset, steered, exact)
+        assert (steered < target - 0.01) == (exact < target - 0.01), (offset, steered, exact)
+        if 0 < offset < 0.01:
+            assert steered == exact  # the answer the bisection stops on is the bound's own
+
+
+def test_a_target_answer_is_above_dp_accountings_pld_of_one_candidate() -> None:
+    """One candidate, no final run: every steered answer is at or above dp-accounting's PLD ε of the history."""
+    peer = pld_privacy_accountant.PLDAccountant().compose(dpsgd_event(1.1, 0.01, 1000)).get_epsilon(DELTA)
+    for target in (0.5 * peer, peer + 0.005, peer + 0.05, 3 * peer):
+        accountant = make_accountant_class(n_trials=1, target_epsilon=target)()
+        accountant.history = [(1.1, 0.01, 1000)]
+        assert accountant.get_epsilon(DELTA) >= peer * (1 - 1e-6)
+
+
+def test_a_calibration_with_the_target_finds_the_same_sigma() -> None:
+    """Opacus's bisection through an accountant that knows the target takes the same steps as without it (the
+    cheap ``rdp`` method: the benchmark measures the default one)."""
+    slow = opacus_bisection(make_accountant_class(n_trials=3, method="rdp")(), 3.0, DELTA, 1.0, 1)
+    cls = make_accountant_class(n_trials=3, method="rdp", target_epsilon=3.0)
+    assert cls.mechanism() == "symsel:point(k=3)@rdp~eps=3.0"
+    assert opacus_bisection(cls(), 3.0, DELTA, 1.0, 1) == slow
+
+
 # ------------------------------------------------------------------------------------ the interface
 def test_the_class_has_opacus_accountant_interface() -> None:
     cls = make_accountant_class("geometric(mean=10)", final_run=True)
@@ -187,6 +232,12 @@ def test_state_dict_round_trip_and_refusals() -> None:
     ({"law": 3}, "spec string"),
     ({"n_trials": 2, "method": "nope"}, "method"),
     ({"n_trials": 2, "final_run": "yes"}, "final_run"),
+    ({"n_trials": 2, "target_epsilon": 0}, "target_epsilon"),
+    ({"n_trials": 2, "target_epsilon": math.nan}, "target_epsilon"),
+    ({"n_trials": 2, "target_epsilon": math.inf}, "target_epsilon"),
+    ({"n_trials": 2, "target_epsilon": "8"}, "target_epsilon"),
+    ({"n_trials": 2, "target_epsilon": 8, "epsilon_tolerance": -1}, "epsilon_tolerance"),
+    ({"n_trials": 2, "target_epsilon": 8, "epsilon_tolerance": None}, "epsilon_tolerance"),
 ])
 def test_bad_configurations_name_the_parameter(kwargs: dict, fragment: str) -> None:
     with pytest.raises(ValueError, match=fragment):
@@ -207,6 +258,12 @@ def test_bad_histories_name_the_entry(history: list, fragment: str) -> None:
     accountant.history = history
     with pytest.raises(ParameterError, match=fragment):
         accountant.get_epsilon(DELTA)
+
+
+def test_a_bad_target_in_the_function_is_refused_by_name() -> None:
+    for bad in ([8.0], -1.0, math.nan):
+        with pytest.raises(ParameterError, match="target_epsilon"):
+            whole_search_epsilon([(1.0, 1.0, 1)], DELTA, "point(k=2)", target_epsilon=bad)
 
 
 def test_bad_delta_is_refused() -> None:

@@ -206,3 +206,23 @@ def test_a_final_run_whose_pair_does_not_fit_falls_back_to_basic_composition() -
     eps = pipeline.epsilon(1e-6)
     assert final.epsilon(1e-6) < eps <= (selection.epsilon(5e-7) + final.epsilon(5e-7)) * (1 + 1e-9)
     assert eps <= final.epsilon(1e-6) * 1.001  # the proportional split: the final run's ε and little more
+
+
+def test_exceeds_is_only_said_where_the_evaluation_is_over_the_target_and_costs_less() -> None:
+    """``exceeds(ε, δ)`` (the coarse grid's floor walked up from the lowest atom) is a shortcut of
+    ``delta_within(ε, δ) > δ``: never said where the evaluation fits, said on a pipeline far over the target, and
+    there with fewer values of the selection's bound than the evaluation spends."""
+    decided = fits = 0
+    base = symsel.parse_profile("randomized_response(eps=2, k=4)")
+    selection = symsel.bound(symsel.point(k=3), base)
+    for eps, target in itertools.product((0.5, 2.0, 3.0), (1e-3, 0.3, 0.9)):
+        fresh = with_final_run(selection, base)
+        evaluation = with_final_run(selection, base)
+        value = evaluation.delta_within(eps, target)
+        if fresh.exceeds(eps, target):
+            decided += 1
+            assert value > target, (eps, target)
+            assert fresh.evaluations < evaluation.evaluations
+        fits += value <= target
+    assert decided >= 3 and fits >= 3  # the shortcut is taken where the bound is far over the target, and both
+    # sides occur
