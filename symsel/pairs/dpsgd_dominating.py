@@ -168,7 +168,7 @@ class GridLaw:
         lo = int(np.searchsorted(below, tail, side="right"))
         drop = int(np.searchsorted(above, tail, side="right"))
         hi = self.p.size - drop
-        if lo == 0 and drop == 0 or lo >= hi:
+        if (lo == 0 and drop == 0) or lo >= hi:
             return self
         kept = self.p[lo:hi].copy()
         kept[0] += self.p[:lo].sum()
@@ -234,7 +234,7 @@ def step_law(pair: NormalMixturePair, q: float, sigma: float, width: float | Non
     np.add.at(dense, a_label - first_label, p_a)
     np.add.at(dense, b_label - first_label, p_b)
     # the bottom bucket (−∞, lo_x]: its losses are at most loss(lo_x), rounded up to the label above it
-    bottom_label = max(int(math.ceil((bottom + 1e-12 + 16 * UNIT * (1 + abs(bottom))) / width)), first_label)
+    bottom_label = max(math.ceil((bottom + 1e-12 + 16 * UNIT * (1 + abs(bottom))) / width), first_label)
     if bottom_label > last_label:  # not reached: the loss increases, so bottom is below every bucket's
         raise AssertionError("the bottom bucket's loss is above the others'")
     dense[bottom_label - first_label] += p_mass[0]
