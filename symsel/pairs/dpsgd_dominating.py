@@ -263,12 +263,12 @@ def composed_law(pair: NormalMixturePair, q: float, sigma: float, steps: int, la
 
 
 def dpsgd_deep_pairs(q: float, sigma: float, steps: int, relation: str = "add_remove",
-                     labels: int = DEEP_LABELS) -> tuple[DominatingPair, ...]:
+                     labels: int = DEEP_LABELS, tail: float = DEEP_TAIL) -> tuple[DominatingPair, ...]:
     """The dominating pairs of ``steps`` DP-SGD steps under ``relation`` (one per direction, module docstring),
     with ``Q``-mass ``p e^{−l}`` at each loss and the rest of ``Q`` at loss ``−∞``."""
     pairs = []
     for direction, pair in step_pairs(q, sigma, relation):
-        law = composed_law(pair, q, sigma, steps, labels)
+        law = composed_law(pair, q, sigma, steps, labels, tail)
         losses = (np.arange(law.p.size) + law.first) * law.width
         keep = law.p > 0
         a, losses = law.p[keep], losses[keep]

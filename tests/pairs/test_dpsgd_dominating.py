@@ -54,6 +54,21 @@ def test_gaussian_runs_are_dominated_down_to_1e_40(steps: int) -> None:
     assert checked >= 10
 
 
+def test_truncated_tails_stay_on_the_upper_side() -> None:
+    """Tails truncated at 1e-6 (instead of 1e-45), so that the truncation decides values: ``q = 1``, 9 steps, at
+    every ``ε`` from −4 to 6 (negative ``ε`` counts the lower tail, moved up to the first label kept; large ``ε`` the
+    upper tail, moved to ``+∞``), still at least the exact GDP value."""
+    sigma, steps = 1.5, 9
+    pairs = dpsgd_deep_pairs(1.0, sigma, steps, tail=1e-6)
+    with mpmath.workdps(50):
+        mu = mpmath.sqrt(steps) / sigma
+        for pair in pairs:
+            assert pair.a_infinity > 1e-8  # the truncation is at work
+            for eps in np.linspace(-4.0, 6.0, 41):
+                value = _upper(pair, float(eps))
+                assert value >= _gdp_delta(mu, float(eps)), (pair.direction, eps)
+
+
 def _one_step_delta(q: float, sigma: float, direction: str, eps: float) -> mpmath.mpf:
     """One subsampled step's exact δ(ε) at 50 digits: ``P[x > x*] − e^ε Q[x > x*]`` where the loss (increasing in
     ``x``) equals ``ε`` at ``x*``."""
