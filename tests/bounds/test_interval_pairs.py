@@ -340,3 +340,34 @@ def test_a_pair_of_almost_no_loss_is_cut_without_overflow() -> None:
     event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.004, dp_event.GaussianDpEvent(1e4)), 5000)
     composed = pld_privacy_accountant.PLDAccountant().compose(event, 20).get_epsilon(1e-5)
     assert 0 < ours <= composed
+
+
+def test_dpsgd_interval_far_below_the_pld_tail_sits_on_the_certified_lower_bound() -> None:
+    """δ = 1e-20, far below the mass (about 1e-15) that dp-accounting's PLD truncates: on the PLD's pairs alone the
+    bound is vacuous; with the base's deep pairs (symsel.pairs.dpsgd_dominating, taken below DEEP_DELTA) it is
+    finite, above the certified lower bound of the dominated pairs (an independent construction: buckets by loss,
+    labels summed, exact selections), and within 1 % of it."""
+    from symsel.bounds.interval_pairs import PairIntervalProfile
+    from symsel.evidence.pld_lower import loss_pair_lower_bound
+
+    base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)")
+    dist = symsel.point(k=4)
+    assert PairIntervalProfile(dist, base.dominating_loss_pairs()).epsilon(1e-20) == math.inf
+    upper = symsel.bound(dist, base, "interval").epsilon(1e-20)
+    lower = loss_pair_lower_bound(base.dominated_loss_pairs(), dist, 1e-20, upper, pieces=1, rounds=1).epsilon
+    assert lower <= upper <= lower * 1.01, (lower, upper)
+
+
+def test_replace_one_dpsgd_interval_is_finite_at_every_delta() -> None:
+    """Replace-one DP-SGD: ``interval`` on the deep pairs (the replace-one PLD rebuilt from queries carries round-off
+    that left it vacuous) is finite from 1e-6 to 1e-30, increasing as δ falls, and at 1e-30 never below the certified
+    lower bound for the replace-one relation (symsel.lower_bound: exact selections of pairs the base dominates),
+    within 1 % of it."""
+    base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10, neighbouring='replace_one')")
+    dist = symsel.point(k=4)
+    bound = symsel.bound(dist, base, "interval")
+    deltas = (1e-6, 1e-15, 1e-30)
+    values = [bound.epsilon(d) for d in deltas]
+    assert all(math.isfinite(v) for v in values) and values == sorted(values)
+    lower = symsel.lower_bound(base, dist, 1e-30).epsilon  # 22.689; interval 22.703
+    assert lower <= values[-1] <= lower * 1.01, (lower, values[-1])
