@@ -39,7 +39,7 @@ from symsel.pairs.loss import UNIT, DominatingPair, loss_pair
 #: tail mass (under ``P``) moved to ``+∞`` (upper) or to the first kept label (lower) after each convolution.
 DEEP_TAIL = 1e-45
 #: the most labels a convolved vector keeps before labels are coarsened (the convolutions cost its square).
-DEEP_LABELS = 6000
+DEEP_LABELS = 8000
 #: one step's buckets span ``[−STEP_SPAN σ, 1 + STEP_SPAN σ]``: normal tails beyond carry about 1e-89.
 STEP_SPAN = 20.0
 #: the most buckets of one step (the width grows beyond it) and the widest bucket in loss.
@@ -209,41 +209,58 @@ def step_law(pair: NormalMixturePair, q: float, sigma: float, width: float | Non
     q_mass, q_err = pair.masses(edges, "Q")
     losses_at_cuts = pair.loss(cuts)
     slack = 16 * UNIT * (1.0 + np.abs(losses_at_cuts)) + 1e-12  # float error of the loss at a cut
-    # bucket j spans [edges[j], edges[j+1]]; its losses lie in [loss(lower cut), loss(upper cut)] (monotone)
-    low_loss = np.concatenate([[-np.inf], losses_at_cuts - slack])
-    high_loss = np.concatenate([losses_at_cuts + slack, [np.inf]])
-    a_label = np.floor(low_loss[1:-1] / width).astype(np.int64)
-    b_label = np.ceil(high_loss[1:-1] / width).astype(np.int64)
-    b_label = np.maximum(b_label, a_label + 1)
+    # bucket j spans [cuts[j], cuts[j+1]]; its losses lie in [loss(lower cut), loss(upper cut)] (monotone), widened
+    # by the float error of the loss
+    lo_edge, hi_edge = losses_at_cuts[:-1] - slack[:-1], losses_at_cuts[1:] + slack[1:]
     inner_p, inner_q = p_mass[1:-1], q_mass[1:-1]
     err = max(p_err, q_err)
-    a_loss, b_loss = a_label * width, b_label * width
     with np.errstate(divide="ignore", invalid="ignore"):
-        # an upper bound on the bucket's log(P_j/Q_j), also covering the float grid points a, b (a split computed
-        # with them is the exact split of a loss within 8 u (1 + |a| + |b|) of l̂)
+        # an upper bound on the bucket's log(P_j/Q_j) (its masses within err, the logs within a few u)
         loss_hat = np.log(inner_p) - np.log(inner_q) + 2.5 * err + 8 * UNIT * (
-            2 + np.abs(np.log(inner_p)) + np.abs(np.log(inner_q)) + np.abs(a_loss) + np.abs(b_loss))
-    loss_hat = np.where(inner_q > 0, np.clip(loss_hat, a_loss, b_loss), b_loss)
-    # p_b = P (1 − e^{a − l̂}) / (1 − e^{a − b}), p_a = P e^{a − l̂} (1 − e^{l̂ − b}) / (1 − e^{a − b})
-    denominator = -np.expm1(a_loss - b_loss)
-    p_b = inner_p * -np.expm1(a_loss - loss_hat) / denominator
-    p_a = inner_p * np.exp(a_loss - loss_hat) * -np.expm1(loss_hat - b_loss) / denominator
-    first_label = int(a_label.min()) - 1
-    last_label = int(b_label.max())
-    dense = np.zeros(last_label - first_label + 1)
-    np.add.at(dense, a_label - first_label, p_a)
-    np.add.at(dense, b_label - first_label, p_b)
+            2 + np.abs(np.log(inner_p)) + np.abs(np.log(inner_q)))
+    loss_hat = np.where(inner_q > 0, loss_hat, hi_edge)
+    # the bucket split onto the ends of its loss range, then each end onto its two grid neighbours
+    labels, masses = [], []
+    for mass, loss in zip(_split(inner_p, loss_hat, lo_edge, hi_edge), (lo_edge, hi_edge), strict=True):
+        for label, part in _onto_grid(mass, loss, width):
+            labels.append(label)
+            masses.append(part)
+    all_labels = np.concatenate(labels)
     # the bottom bucket (−∞, lo_x]: its losses are at most loss(lo_x), rounded up to the label above it
-    bottom_label = max(math.ceil((bottom + 1e-12 + 16 * UNIT * (1 + abs(bottom))) / width), first_label)
-    if bottom_label > last_label:  # not reached: the loss increases, so bottom is below every bucket's
+    bottom_label = math.ceil((bottom + 1e-12 + 16 * UNIT * (1 + abs(bottom))) / width)
+    first_label = min(int(all_labels.min()), bottom_label)
+    dense = np.zeros(int(all_labels.max()) - first_label + 1)
+    np.add.at(dense, all_labels - first_label, np.concatenate(masses))
+    if bottom_label - first_label >= dense.size:  # not reached: the loss increases, so bottom is below the rest
         raise AssertionError("the bottom bucket's loss is above the others'")
     dense[bottom_label - first_label] += p_mass[0]
     infinity = float(p_mass[-1]) * (1 + err)  # the top bucket [hi_x, ∞): loss up to +∞
-    # per mass: its bucket masses (err), the log ratio inside l̂ (covered by rounding up), a few u per operation,
-    # and the sums of np.add.at (at most two terms per label from buckets of one grid cell, more for tiny buckets)
-    counts = np.bincount(np.concatenate([a_label, b_label]) - first_label, minlength=dense.size)
-    # the split: a log, exp and expm1 and three products, each within a few u
-    return GridLaw(dense, first_label, width, infinity, err + (48 + int(counts.max())) * UNIT)
+    # per mass: its bucket masses (err), two splits (a log, exp, expm1 and three products each, a few u), and the
+    # sums of np.add.at (as many terms as contributions to the label)
+    counts = np.bincount(all_labels - first_label, minlength=dense.size)
+    return GridLaw(dense, first_label, width, infinity, err + (64 + int(counts.max())) * UNIT)
+
+
+def _split(mass: np.ndarray, loss: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``P``-masses ``mass`` at losses at most ``loss`` split onto losses ``a < b`` keeping ``P`` and rounding the
+    loss up (module docstring): ``p_a = m e^{a − l} (1 − e^{l − b}) / (1 − e^{a − b})``,
+    ``p_b = m (1 − e^{a − l}) / (1 − e^{a − b})``, with ``l`` the loss clipped to ``[a, b]`` (the masses' losses are
+    known to lie there)."""
+    level = np.clip(loss, a, b)
+    denominator = -np.expm1(a - b)
+    upper = mass * -np.expm1(a - level) / denominator
+    lower = mass * np.exp(a - level) * -np.expm1(level - b) / denominator
+    return lower, upper
+
+
+def _onto_grid(mass: np.ndarray, loss: np.ndarray, width: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Masses at the (float) losses ``loss`` split onto the grid labels around them (:func:`_split`, the loss
+    rounded up by a few u to cover the float grid points)."""
+    level = loss + 8 * UNIT * (1 + np.abs(loss))
+    upper = np.floor(level / width).astype(np.int64) + 1
+    upper = np.where(upper * width < level, upper + 1, upper)
+    lower_mass, upper_mass = _split(mass, level, (upper - 1) * width, upper * width)
+    return [(upper - 1, lower_mass), (upper, upper_mass)]
 
 
 def composed_law(pair: NormalMixturePair, q: float, sigma: float, steps: int, labels: int = DEEP_LABELS,
