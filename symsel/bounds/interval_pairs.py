@@ -171,17 +171,21 @@ class PairIntervalProfile(CellBoundProfile):
 
     def delta_or_more_than(self, eps: float, target: float) -> float:
         """The pairs one at a time, the one that was largest last first: the first over ``target`` answers (the
-        bound, their maximum, is at least its value) unless the deeper pairs may take over below
-        :data:`DEEP_DELTA`; else the bound itself."""
+        bound, their maximum, is at least its value) unless it is below :data:`DEEP_DELTA`, where the deeper pairs
+        may take over (then the bound itself); a point within the target on every pair answers their maximum (at
+        least the bound) without building the deeper pairs."""
         eps = float(eps)
         if eps in self._cache:
             return self._cache[eps]
         for i in sorted(range(len(self.pairs)), key=lambda j: j != self._lead):
             value = self._pair_value(i, eps)
-            if value > target and (value >= DEEP_DELTA or self._deeper is None):
-                self._lead = i
-                return value
-        return self.delta_nonnegative(eps)
+            if value > target:
+                if value >= DEEP_DELTA or self._deeper is None:
+                    self._lead = i
+                    return value
+                return self.delta_nonnegative(eps)  # the deeper pairs may bring it within the target
+        # within the target on the main pairs: the deeper pairs cannot change that, so they are not built
+        return max(self._pair_value(i, eps) for i in range(len(self.pairs)))
 
     def _deep_profile(self) -> PairIntervalProfile | None:
         """The same bound on the deeper pairs (built on first use), or ``None`` without them."""
