@@ -353,7 +353,11 @@ def test_dpsgd_interval_far_below_the_pld_tail_sits_on_the_certified_lower_bound
     base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)")
     dist = symsel.point(k=4)
     assert PairIntervalProfile(dist, base.dominating_loss_pairs()).epsilon(1e-20) == math.inf
-    upper = symsel.bound(dist, base, "interval").epsilon(1e-20)
+    bound = symsel.bound(dist, base, "interval")
+    bound.epsilon(1e-6)
+    assert "_deep_pairs" not in base.__dict__  # a query at delta >= DEEP_DELTA never builds them
+    upper = bound.epsilon(1e-20)
+    assert "_deep_pairs" in base.__dict__
     lower = loss_pair_lower_bound(base.dominated_loss_pairs(), dist, 1e-20, upper, pieces=1, rounds=1).epsilon
     assert lower <= upper <= lower * 1.01, (lower, upper)
 
