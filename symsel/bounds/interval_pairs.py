@@ -171,21 +171,40 @@ class PairIntervalProfile(CellBoundProfile):
 
     def delta_or_more_than(self, eps: float, target: float) -> float:
         """The pairs one at a time, the one that was largest last first: the first over ``target`` answers (the
-        bound, their maximum, is at least its value) unless it is below :data:`DEEP_DELTA`, where the deeper pairs
-        may take over (then the bound itself); a point within the target on every pair answers their maximum (at
-        least the bound) without building the deeper pairs."""
+        bound, their maximum, is at least its value); below :data:`DEEP_DELTA` the smaller of it and the deeper
+        pairs' value when that is over ``target`` too; else the bound itself."""
         eps = float(eps)
         if eps in self._cache:
             return self._cache[eps]
         for i in sorted(range(len(self.pairs)), key=lambda j: j != self._lead):
             value = self._pair_value(i, eps)
             if value > target:
-                if value >= DEEP_DELTA or self._deeper is None:
-                    self._lead = i
+                self._lead = i
+                deep = self._deep_profile() if value < DEEP_DELTA else None
+                if deep is None:
                     return value
-                return self.delta_nonnegative(eps)  # the deeper pairs may bring it within the target
-        # within the target on the main pairs: the deeper pairs cannot change that, so they are not built
-        return max(self._pair_value(i, eps) for i in range(len(self.pairs)))
+                deeper = deep.delta_or_more_than(eps, target)
+                # both over the target: the bound (the main maximum, or its minimum with the deeper value) is at
+                # least the smaller; else the bound itself decides
+                return min(value, deeper) if deeper > target else self.delta_nonnegative(eps)
+        return self.delta_nonnegative(eps)
+
+    def search_value(self, eps: float, target: float) -> float:
+        """:meth:`delta_or_more_than` for a target of at least :data:`DEEP_DELTA` on the main pairs alone: a point
+        within the target there is feasible whatever the deeper pairs say, and a point over it is over
+        :data:`DEEP_DELTA`, where they are not taken; so a search at such a ``δ`` never builds them."""
+        if target < DEEP_DELTA or self._deeper is None:
+            return self.delta_or_more_than(eps, target)
+        eps = float(eps)
+        if eps in self._cache:
+            return self._cache[eps]
+        values = []
+        for i in sorted(range(len(self.pairs)), key=lambda j: j != self._lead):
+            values.append(self._pair_value(i, eps))
+            if values[-1] > target:
+                self._lead = i
+                return values[-1]
+        return max(values)
 
     def _deep_profile(self) -> PairIntervalProfile | None:
         """The same bound on the deeper pairs (built on first use), or ``None`` without them."""

@@ -375,3 +375,24 @@ def test_replace_one_dpsgd_interval_is_finite_at_every_delta() -> None:
     assert all(math.isfinite(v) for v in values) and values == sorted(values)
     lower = symsel.lower_bound(base, dist, 1e-30).epsilon  # 22.689; interval 22.703
     assert lower <= values[-1] <= lower * 1.01, (lower, values[-1])
+
+
+def test_an_export_lowered_by_interval_takes_the_deep_pairs_bit_for_bit(monkeypatch) -> None:
+    """An export asks ``interval`` only for a value or something over the cheaper curve
+    (:meth:`~symsel.bounds.interval_pairs.PairIntervalProfile.delta_or_more_than`); with the deep pairs at work below
+    DEEP_DELTA every point still comes out as the minimum with the full bound, bit for bit, and the deep pairs
+    lower some of them."""
+    from symsel.profiles import export
+
+    monkeypatch.setattr(export, "COSTLY_POINTS", 10**6)  # every point inside [1e-15, 0.5]
+    best = symsel.bound(symsel.geometric(mean=100), symsel.parse_profile("dpsgd(q=0.01, sigma=1.1, steps=10)"), "best")
+    cheap, costly = export.split_costly(best)
+    grid = np.linspace(0.0, 8.0, 50)
+    deltas = np.asarray(cheap.delta(grid), dtype=float)
+    lowered = export.lowered_at_some_points(grid, deltas, costly)
+    inside = (deltas >= 1e-15) & (deltas <= 0.5)
+    full = np.minimum(deltas, np.clip(np.asarray(costly[0].delta(grid), dtype=float), 0.0, 1.0))
+    np.testing.assert_array_equal(lowered[inside], full[inside])
+    main = PairIntervalProfile(best.dist, costly[0].profile.pairs, costly[0].profile.value_margin)
+    main_only = np.minimum(deltas, np.clip(np.asarray(main.delta(grid), dtype=float), 0.0, 1.0))
+    assert np.any(lowered[inside] < main_only[inside])  # the deep pairs lower some points
