@@ -377,6 +377,11 @@ class CellBoundProfile(Profile):
         know of a point over the target (a bound made of several parts may stop at the first part over it)."""
         return self.delta_nonnegative(eps)
 
+    def search_value(self, eps: float, target: float) -> float:
+        """What the ``ε`` search reads at one point: :meth:`delta_or_more_than` (a bound may answer from fewer of
+        its parts where that decides the point's side of ``target`` as surely)."""
+        return self.delta_or_more_than(eps, target)
+
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         def nonnegative(x: np.ndarray) -> np.ndarray:
             return np.array([min(1.0, self.delta_nonnegative(v)) for v in np.ravel(x)]).reshape(np.shape(x))
@@ -399,14 +404,14 @@ class CellBoundProfile(Profile):
         d = self._check_delta(delta)
         if d <= 0:
             return math.inf
-        if upper is not None and self.delta_or_more_than(upper, d) > d:
+        if upper is not None and self.search_value(upper, d) > d:
             return math.inf
         if upper is None and self.delta_nonnegative(0.0) <= d:  # from above, 0 is asked only if the steps reach it
             return 0.0
         log_target = math.log(d)
 
         def gap(eps: float) -> float:  # > 0 (infeasible) is exact in sign; every feasible point is fully checked
-            value = self.delta_or_more_than(eps, d)
+            value = self.search_value(eps, d)
             return math.log(value) - log_target if value > 0 else -math.inf
 
         if upper is None:  # double from 1 to a bracket

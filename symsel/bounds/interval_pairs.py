@@ -25,7 +25,7 @@ measured allowance, the sum by :data:`SUM_ALLOWANCE`; an overflow makes a bound 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import mpmath
 import numpy as np
@@ -51,6 +51,10 @@ REFINE_CELLS = 24
 #: relative allowance on the final sum, and on the ratios ``a / b``.
 SUM_ALLOWANCE = 1e-9
 RATIO_ALLOWANCE = 8 * 2.0**-53
+#: below this value the bound is also computed on the base's pairs resolved deeper into the tail
+#: (:meth:`~symsel.profiles.Profile.deep_dominating_loss_pairs`), where the main pairs' truncated mass (a
+#: dp-accounting PLD's, about 1e-15) and round-off decide the value.
+DEEP_DELTA = 1e-10
 #: ``h``-cells evaluated at once.
 CHUNK = 2048
 #: the first pass charges runs of this many contributing pieces; the smallest runs keep that charge, the others are
@@ -122,8 +126,10 @@ class PairIntervalProfile(CellBoundProfile):
     (:class:`~symsel.pairs.loss.DominatedPair`) is refused: an upper bound on it need not bound the base."""
 
     def __init__(self, dist: Distribution, pairs: Sequence[DominatingPair], value_margin: float = 0.0,
-                 piece_mass: float = PIECE_MASS):
+                 piece_mass: float = PIECE_MASS, deeper: Callable[[], Sequence[DominatingPair]] | None = None):
         self.dist = dist
+        self._deeper = deeper
+        self._deep: PairIntervalProfile | None = None
         self.pairs = require(pairs, DominatingPair, "method 'interval'")
         self.value_margin = float(value_margin)
         self.piece_mass = float(piece_mass)
@@ -153,15 +159,20 @@ class PairIntervalProfile(CellBoundProfile):
         return min(1.0, float(increment) * (1 + 1e-12) + 1e-300)
 
     def delta_nonnegative(self, eps: float) -> float:
-        """The certified bound at one ``ε ≥ 0``: the largest over the pairs."""
+        """The certified bound at one ``ε ≥ 0``: the largest over the pairs; where that is below
+        :data:`DEEP_DELTA` and the base has pairs resolved further into the tail (``deeper``), the smaller of it and
+        the bound on those (both hold)."""
         eps = float(eps)
         if eps not in self._cache:
-            self._cache[eps] = max(self._pair_value(i, eps) for i in range(len(self.pairs)))
+            value = max(self._pair_value(i, eps) for i in range(len(self.pairs)))
+            deep = self._deep_profile() if value < DEEP_DELTA else None
+            self._cache[eps] = value if deep is None else min(value, deep.delta_nonnegative(eps))
         return self._cache[eps]
 
     def delta_or_more_than(self, eps: float, target: float) -> float:
         """The pairs one at a time, the one that was largest last first: the first over ``target`` answers (the
-        bound, their maximum, is at least its value); else the bound itself."""
+        bound, their maximum, is at least its value); below :data:`DEEP_DELTA` the smaller of it and the deeper
+        pairs' value when that is over ``target`` too; else the bound itself."""
         eps = float(eps)
         if eps in self._cache:
             return self._cache[eps]
@@ -169,8 +180,39 @@ class PairIntervalProfile(CellBoundProfile):
             value = self._pair_value(i, eps)
             if value > target:
                 self._lead = i
-                return value
+                deep = self._deep_profile() if value < DEEP_DELTA else None
+                if deep is None:
+                    return value
+                deeper = deep.delta_or_more_than(eps, target)
+                # both over the target: the bound (the main maximum, or its minimum with the deeper value) is at
+                # least the smaller; else the bound itself decides
+                return min(value, deeper) if deeper > target else self.delta_nonnegative(eps)
         return self.delta_nonnegative(eps)
+
+    def search_value(self, eps: float, target: float) -> float:
+        """:meth:`delta_or_more_than` for a target of at least :data:`DEEP_DELTA` on the main pairs alone: a point
+        within the target there is feasible whatever the deeper pairs say, and a point over it is over
+        :data:`DEEP_DELTA`, where they are not taken; so a search at such a ``δ`` never builds them."""
+        if target < DEEP_DELTA or self._deeper is None:
+            return self.delta_or_more_than(eps, target)
+        eps = float(eps)
+        if eps in self._cache:
+            return self._cache[eps]
+        values = []
+        for i in sorted(range(len(self.pairs)), key=lambda j: j != self._lead):
+            values.append(self._pair_value(i, eps))
+            if values[-1] > target:
+                self._lead = i
+                return values[-1]
+        return max(values)
+
+    def _deep_profile(self) -> PairIntervalProfile | None:
+        """The same bound on the deeper pairs (built on first use), or ``None`` without them."""
+        if self._deeper is None:
+            return None
+        if self._deep is None:
+            self._deep = PairIntervalProfile(self.dist, self._deeper(), self.value_margin, self.piece_mass)
+        return self._deep
 
     def _pair_value(self, index: int, eps: float) -> float:
         key = (index, eps)
@@ -325,4 +367,5 @@ def pair_interval_profile(dist: Distribution, base: Profile) -> PairIntervalProf
         raise NotApplicableError(f"method 'interval': {base.spec} hands out no dominating pair")
     if dist.support_max is not None and int(dist.support_max) < 2:
         raise NotApplicableError(f"method 'interval': needs P[K >= 2] > 0, and {dist.spec} has K <= 1")
-    return PairIntervalProfile(dist, pairs, usable_float_error(dist, "interval"))
+    deeper = base.deep_dominating_loss_pairs if base.has_deep_loss_pairs else None
+    return PairIntervalProfile(dist, pairs, usable_float_error(dist, "interval"), deeper=deeper)

@@ -308,6 +308,14 @@ class Profile(ABC):
         ``interval`` reaches a non-Gaussian base (docs/interval.md, "Every base with a dominating pair")."""
         return ()
 
+    #: whether :meth:`deep_dominating_loss_pairs` hands out pairs (known without building them).
+    has_deep_loss_pairs: bool = False
+
+    def deep_dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
+        """Dominating pairs resolved further into the tail than :meth:`dominating_loss_pairs` (for ``interval`` at
+        small ``δ``), built on demand; empty when the base has none (:attr:`has_deep_loss_pairs`)."""
+        return ()
+
     def dominated_loss_pairs(self) -> tuple[DominatedPair, ...]:
         """The base's discrete pairs ordered by privacy loss that it dominates (post-processings of its pairs), one
         per direction: the exact value of a selection on one is a lower bound on the base's worst case (the lower

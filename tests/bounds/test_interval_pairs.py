@@ -340,3 +340,59 @@ def test_a_pair_of_almost_no_loss_is_cut_without_overflow() -> None:
     event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.004, dp_event.GaussianDpEvent(1e4)), 5000)
     composed = pld_privacy_accountant.PLDAccountant().compose(event, 20).get_epsilon(1e-5)
     assert 0 < ours <= composed
+
+
+def test_dpsgd_interval_far_below_the_pld_tail_sits_on_the_certified_lower_bound() -> None:
+    """δ = 1e-20, far below the mass (about 1e-15) that dp-accounting's PLD truncates: on the PLD's pairs alone the
+    bound is vacuous; with the base's deep pairs (symsel.pairs.dpsgd_dominating, taken below DEEP_DELTA) it is
+    finite, above the certified lower bound of the dominated pairs (an independent construction: buckets by loss,
+    labels summed, exact selections), and within 1 % of it."""
+    from symsel.bounds.interval_pairs import PairIntervalProfile
+    from symsel.evidence.pld_lower import loss_pair_lower_bound
+
+    base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)")
+    dist = symsel.point(k=4)
+    assert PairIntervalProfile(dist, base.dominating_loss_pairs()).epsilon(1e-20) == math.inf
+    bound = symsel.bound(dist, base, "interval")
+    bound.epsilon(1e-6)
+    assert "_deep_pairs" not in base.__dict__  # a query at delta >= DEEP_DELTA never builds them
+    upper = bound.epsilon(1e-20)
+    assert "_deep_pairs" in base.__dict__
+    lower = loss_pair_lower_bound(base.dominated_loss_pairs(), dist, 1e-20, upper, pieces=1, rounds=1).epsilon
+    assert lower <= upper <= lower * 1.01, (lower, upper)
+
+
+def test_replace_one_dpsgd_interval_is_finite_at_every_delta() -> None:
+    """Replace-one DP-SGD: ``interval`` on the deep pairs (the replace-one PLD rebuilt from queries carries round-off
+    that left it vacuous) is finite from 1e-6 to 1e-30, increasing as δ falls, and at 1e-30 never below the certified
+    lower bound for the replace-one relation (symsel.lower_bound: exact selections of pairs the base dominates),
+    within 1 % of it."""
+    base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10, neighbouring='replace_one')")
+    dist = symsel.point(k=4)
+    bound = symsel.bound(dist, base, "interval")
+    deltas = (1e-6, 1e-15, 1e-30)
+    values = [bound.epsilon(d) for d in deltas]
+    assert all(math.isfinite(v) for v in values) and values == sorted(values)
+    lower = symsel.lower_bound(base, dist, 1e-30).epsilon  # 22.689; interval 22.703
+    assert lower <= values[-1] <= lower * 1.01, (lower, values[-1])
+
+
+def test_an_export_lowered_by_interval_takes_the_deep_pairs_bit_for_bit(monkeypatch) -> None:
+    """An export asks ``interval`` only for a value or something over the cheaper curve
+    (:meth:`~symsel.bounds.interval_pairs.PairIntervalProfile.delta_or_more_than`); with the deep pairs at work below
+    DEEP_DELTA every point still comes out as the minimum with the full bound, bit for bit, and the deep pairs
+    lower some of them."""
+    from symsel.profiles import export
+
+    monkeypatch.setattr(export, "COSTLY_POINTS", 10**6)  # every point inside [1e-15, 0.5]
+    best = symsel.bound(symsel.geometric(mean=100), symsel.parse_profile("dpsgd(q=0.01, sigma=1.1, steps=10)"), "best")
+    cheap, costly = export.split_costly(best)
+    grid = np.linspace(0.0, 8.0, 50)
+    deltas = np.asarray(cheap.delta(grid), dtype=float)
+    lowered = export.lowered_at_some_points(grid, deltas, costly)
+    inside = (deltas >= 1e-15) & (deltas <= 0.5)
+    full = np.minimum(deltas, np.clip(np.asarray(costly[0].delta(grid), dtype=float), 0.0, 1.0))
+    np.testing.assert_array_equal(lowered[inside], full[inside])
+    main = PairIntervalProfile(best.dist, costly[0].profile.pairs, costly[0].profile.value_margin)
+    main_only = np.minimum(deltas, np.clip(np.asarray(main.delta(grid), dtype=float), 0.0, 1.0))
+    assert np.any(lowered[inside] < main_only[inside])  # the deep pairs lower some points
