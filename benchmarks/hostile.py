@@ -635,6 +635,12 @@ def api_cases() -> list[Case]:
                  "rdp_subsampled_gaussian(q=0.01, sigma=1, steps=10)"):
         add(f"pickle:valid_{spec.split('(')[0]}", pre + f"import pickle\np = parse_profile({spec!r})\nRESULT = "
             "pickle.loads(pickle.dumps(symsel.bound(law, p))).epsilon(1e-6)", invalid=False)
+    # ---- bound's search tolerance rtol: outside [1e-9, 1e-2], not a real number
+    for name, value in [("zero", "0"), ("neg", "-1e-4"), ("half", "0.5"), ("nan", "math.nan"), ("inf", "math.inf"),
+                        ("text", "'1e-4'"), ("bool", "True"), ("valid_1e-3", "1e-3")]:
+        add(f"bound:rtol_{name}", pre + f"RESULT = symsel.bound(law, base, 'best', rtol={value}).epsilon(1e-6)",
+            invalid="valid" not in name)
+    # ---- end of the rtol block
     return c
 
 
