@@ -642,7 +642,7 @@ def bound(dist: Distribution, base: Profile, method: str = "best", rtol: float |
       ``rdp_lemma7``: Lemma 7 over the whole privacy region — :mod:`symsel.bounds.renyi`;
     * ``best``: the pointwise minimum of :data:`BEST_COMPONENTS` that apply.
 
-    ``rtol`` (default :data:`~symsel.bounds.interval.SEARCH_RTOL`, 1e-4; from :data:`MIN_RTOL` to :data:`MAX_RTOL`) is
+    ``rtol`` (default :data:`~symsel.bounds.interval.SEARCH_RTOL`, 1e-6; from :data:`MIN_RTOL` to :data:`MAX_RTOL`) is
     the relative tolerance of the root searches of ``interval`` (alone or inside ``best``), the one component whose
     ``δ(ε)`` costs a computation per point: its ``ε(δ)`` is a point checked within the target, at most
     ``1e-6 + rtol · ε`` above where its ``δ`` crosses ``delta``. A certified upper bound at every setting; a larger

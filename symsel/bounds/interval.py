@@ -304,12 +304,12 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
 
 
 #: the interval bound's ``ε`` is a checked point within ``SEARCH_XTOL + SEARCH_RTOL · ε`` above the crossing (the
-#: default of ``bound(..., rtol=)``, :attr:`CellBoundProfile.search_rtol`). 1e-4: a hundredth of a percent of ``ε``,
-#: far below the bounds' own distance to the truth (0.1-0.6 %), and wide enough for a Newton guess from ``best``'s
-#: cheaper components to land within it on random laws (measured 1e-5 to 3e-5 on DP-SGD): three evaluations of the
-#: interval bound instead of five to seven.
+#: default of ``bound(..., rtol=)``, :attr:`CellBoundProfile.search_rtol`). A tolerance of 1e-4 or more (a hundredth
+#: of a percent of ``ε``, far below the bounds' own distance to the truth, 0.1-0.6 %) lets a Newton guess from
+#: ``best``'s cheaper components land within it on random laws (measured 1e-5 to 3e-5 on DP-SGD): three evaluations
+#: of the interval bound instead of five to seven (:data:`NEWTON_MIN_RTOL`).
 SEARCH_XTOL = 1e-6
-SEARCH_RTOL = 1e-4
+SEARCH_RTOL = 1e-6
 #: at most this many model guesses (two evaluations each) per search, before the steps and Brent's method alone.
 SEARCH_PROBES = 2
 #: the largest relative step below ``upper`` at which a Newton guess from a hinted slope is tried

@@ -503,16 +503,18 @@ def _bisected_crossing(profile: Any, delta: float, lo: float, hi: float) -> tupl
     return lo, hi
 
 
-def test_best_s_newton_guess_for_interval_is_checked_and_within_the_tolerance_of_a_bisection() -> None:
-    """On a random law on DP-SGD ``best`` hands ``interval`` the slope of the envelope's ``log δ``: its search probes
-    half a tolerance above and one below the Newton step, three evaluations in all (the skip test's among them;
-    five to seven by the steps). The answer is a point checked within the target, at most the tolerance above the
-    crossing that plain bisection of the same profile finds, and never below it."""
-    from symsel.bounds.interval import SEARCH_RTOL, SEARCH_XTOL
+@pytest.mark.parametrize("rtol", [1e-4, 1e-3])
+def test_best_s_newton_guess_for_interval_is_checked_and_within_the_tolerance_of_a_bisection(rtol: float) -> None:
+    """On a random law on DP-SGD ``best`` hands ``interval`` the slope of the envelope's ``log δ``: with a tolerance
+    of at least :data:`~symsel.bounds.interval.NEWTON_MIN_RTOL` its search probes half a tolerance above and one
+    below the Newton step, three evaluations in all (the skip test's among them; five to seven by the steps). The
+    answer is a point checked within the target, at most the tolerance above the crossing that plain bisection of
+    the same profile finds, and never below it."""
+    from symsel.bounds.interval import SEARCH_XTOL
 
     law, base, delta = symsel.parse_distribution("poisson(mean=10)"), symsel.parse_profile(
         "dpsgd(q=0.1, sigma=1.0, steps=10)"), 1e-6
-    result = symsel.bound(law, base, "best")
+    result = symsel.bound(law, base, "best", rtol=rtol)
     interval = next(part for part in result.profile.parts if part.method == "interval").profile
     interval._cache.clear()
     interval._pair_cache.clear()
@@ -521,7 +523,7 @@ def test_best_s_newton_guess_for_interval_is_checked_and_within_the_tolerance_of
     assert len(evaluated) <= 3  # the Newton guess's two probes, after the evaluation at the envelope's ε
     assert float(interval.delta(found)) <= delta and float(result.delta(found)) <= delta
     lo, hi = _bisected_crossing(interval, delta, 0.8 * found, found)
-    assert lo <= found <= hi + SEARCH_XTOL + SEARCH_RTOL * hi
+    assert lo <= found <= hi + SEARCH_XTOL + rtol * hi
 
 
 @pytest.mark.parametrize("rtol", [1e-3, 1e-2])
