@@ -655,8 +655,9 @@ def bound(dist: Distribution, base: Profile, method: str = "best", rtol: float |
         raise ParameterError("dist", repr(dist), "a Distribution (see symsel.parse_distribution)", "bound")
     if not isinstance(base, Profile):
         raise ParameterError("base", repr(base), "a Profile (see symsel.parse_profile)", "bound")
+    tolerance = _search_rtol(rtol)  # checked whichever the method
     law = canonical_law(dist)
-    result = _computed(law, base, method, _search_rtol(rtol) if method in ("interval", "best") else None)
+    result = _computed(law, base, method, tolerance if method in ("interval", "best") else None)
     return result if law is dist else replace(result, dist=dist)
 
 

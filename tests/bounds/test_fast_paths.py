@@ -543,10 +543,12 @@ def test_a_wider_search_tolerance_stays_above_the_crossing_and_within_it(rtol: f
     assert symsel.bound(law, base, "best", rtol=rtol).certificate["interval.search_rtol"] == rtol
 
 
+@pytest.mark.parametrize("method", ["best", "envelope"])
 @pytest.mark.parametrize("rtol", [0, -1e-4, 0.5, math.nan, math.inf, "1e-4", True, 1e-12])
-def test_a_search_tolerance_out_of_range_is_refused_naming_it(rtol: Any) -> None:
+def test_a_search_tolerance_out_of_range_is_refused_naming_it(rtol: Any, method: str) -> None:
+    """Refused whichever the method (those that do not use it included)."""
     from symsel.errors import ParameterError
 
     with pytest.raises(ParameterError, match="rtol"):
-        symsel.bound(symsel.parse_distribution("point(k=3)"), symsel.parse_profile("gaussian(sigma=4)"), "best",
+        symsel.bound(symsel.parse_distribution("point(k=3)"), symsel.parse_profile("gaussian(sigma=4)"), method,
                      rtol=rtol)
