@@ -117,6 +117,7 @@ class SelectionBound(_Delegating):
         certificate: how the numerical steps relate to the exact statement (tolerances, cells,
             convergence); empty for closed forms.
         details: method-specific numbers (``eps1``, ``log_ratio``, orders, components of ``best``…).
+        rtol: the search tolerance asked for (``bound(..., rtol=)``; ``None``: the default), kept for pickling.
     """
 
     method: str
@@ -126,6 +127,7 @@ class SelectionBound(_Delegating):
     base: Profile = field(repr=False)
     certificate: Mapping[str, Scalar] = field(default_factory=dict)
     details: Mapping[str, Scalar] = field(default_factory=dict)
+    rtol: float | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.certificate, LazyMapping):  # best's (and a deferred component's) on first read
@@ -135,11 +137,11 @@ class SelectionBound(_Delegating):
 
     family = "selection"
 
-    def __reduce__(self) -> tuple[Callable[..., SelectionBound], tuple[Distribution, Profile, str]]:
-        """Pickled as its question (law, base, method), not its numbers: unpickling asks :func:`bound` again, which
-        gives the same bound, so a bound can be sent to a Dask or multiprocessing worker (at the cost of computing
-        it there once)."""
-        return bound, (self.dist, self.base, self.method)
+    def __reduce__(self) -> tuple[Callable[..., SelectionBound], tuple[Distribution, Profile, str, float | None]]:
+        """Pickled as its question (law, base, method, rtol), not its numbers: unpickling asks :func:`bound` again,
+        which gives the same bound, so a bound can be sent to a Dask or multiprocessing worker (at the cost of
+        computing it there once)."""
+        return bound, (self.dist, self.base, self.method, self.rtol)
 
     @property
     def spec(self) -> str:
@@ -658,6 +660,8 @@ def bound(dist: Distribution, base: Profile, method: str = "best", rtol: float |
     tolerance = _search_rtol(rtol)  # checked whichever the method
     law = canonical_law(dist)
     result = _computed(law, base, method, tolerance if method in ("interval", "best") else None)
+    if rtol is not None and method in ("interval", "best"):
+        result = replace(result, rtol=tolerance)  # the same profile, with the question's tolerance for pickling
     return result if law is dist else replace(result, dist=dist)
 
 

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 from typing import Any
 
 import numpy as np
@@ -541,6 +542,7 @@ def test_a_wider_search_tolerance_stays_above_the_crossing_and_within_it(rtol: f
         assert lo <= found <= hi + SEARCH_XTOL + rtol * hi
     assert alone.certificate["search_rtol"] == rtol
     assert symsel.bound(law, base, "best", rtol=rtol).certificate["interval.search_rtol"] == rtol
+    assert pickle.loads(pickle.dumps(alone)).certificate["search_rtol"] == rtol  # pickled as its question, rtol too
 
 
 @pytest.mark.parametrize("method", ["best", "envelope"])
