@@ -653,6 +653,12 @@ def api_cases() -> list[Case]:
     ]:
         add(f"opacus_target:{name}", op + code, invalid="valid" not in name)
     # ---- end of the Opacus target block
+    # ---- bound's search tolerance rtol: outside [1e-9, 1e-2], not a real number
+    for name, value in [("zero", "0"), ("neg", "-1e-4"), ("half", "0.5"), ("nan", "math.nan"), ("inf", "math.inf"),
+                        ("text", "'1e-4'"), ("bool", "True"), ("valid_1e-3", "1e-3")]:
+        add(f"bound:rtol_{name}", pre + f"RESULT = symsel.bound(law, base, 'best', rtol={value}).epsilon(1e-6)",
+            invalid="valid" not in name)
+    # ---- end of the rtol block
     return c
 
 

@@ -118,6 +118,7 @@ class SelectionBound(_Delegating):
         certificate: how the numerical steps relate to the exact statement (tolerances, cells,
             convergence); empty for closed forms.
         details: method-specific numbers (``eps1``, ``log_ratio``, orders, components of ``best``…).
+        rtol: the search tolerance asked for (``bound(..., rtol=)``; ``None``: the default), kept for pickling.
     """
 
     method: str
@@ -127,6 +128,7 @@ class SelectionBound(_Delegating):
     base: Profile = field(repr=False)
     certificate: Mapping[str, Scalar] = field(default_factory=dict)
     details: Mapping[str, Scalar] = field(default_factory=dict)
+    rtol: float | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.certificate, LazyMapping):  # best's (and a deferred component's) on first read
@@ -136,11 +138,11 @@ class SelectionBound(_Delegating):
 
     family = "selection"
 
-    def __reduce__(self) -> tuple[Callable[..., SelectionBound], tuple[Distribution, Profile, str]]:
-        """Pickled as its question (law, base, method), not its numbers: unpickling asks :func:`bound` again, which
-        gives the same bound, so a bound can be sent to a Dask or multiprocessing worker (at the cost of computing
-        it there once)."""
-        return bound, (self.dist, self.base, self.method)
+    def __reduce__(self) -> tuple[Callable[..., SelectionBound], tuple[Distribution, Profile, str, float | None]]:
+        """Pickled as its question (law, base, method, rtol), not its numbers: unpickling asks :func:`bound` again,
+        which gives the same bound, so a bound can be sent to a Dask or multiprocessing worker (at the cost of
+        computing it there once)."""
+        return bound, (self.dist, self.base, self.method, self.rtol)
 
     @property
     def spec(self) -> str:
@@ -266,9 +268,11 @@ class PointwiseMinimum(Profile):
         below the smallest ``ε`` so far
         (:meth:`~symsel.profiles.Profile.epsilon_below`): a component whose ``δ`` there is over ``delta`` cannot win
         and costs one evaluation instead of a root search."""
-        value = math.inf
+        value, leader = math.inf, None
         for part in self._cheapest_first(self._search_order()):
-            value = min(value, part.epsilon_below(delta, value))
+            found = _epsilon_below(part, delta, value, leader)
+            if found < value:
+                value, leader = found, part
         return value
 
     def _search_order(self) -> tuple[str, ...]:
@@ -312,6 +316,29 @@ class PointwiseMinimum(Profile):
         return self._first_within(lambda part: part.delta_within(eps, target), target)
 
 
+#: the relative step of the one-sided difference that gives the slope of ``log δ`` handed to a costly component's
+#: search (:func:`_epsilon_below`).
+SLOPE_STEP = 1e-3
+
+
+def _epsilon_below(part: SelectionBound, delta: float, upper: float, leader: SelectionBound | None) -> float:
+    """``part.epsilon_below(delta, upper)``; for an interval bound (a root search, ~0.1 s per evaluation) with the
+    slope of ``log δ`` of ``leader`` (the component that gave ``upper``) at ``upper`` as a hint: near ``upper`` the two
+    curves run nearly parallel on random laws, so the search's first probes land on the crossing
+    (:meth:`~symsel.bounds.interval.CellBoundProfile.epsilon_below`). The hint only steers the work: every point the
+    search returns is checked."""
+    from symsel.bounds.interval import CellBoundProfile
+
+    inner = part.profile
+    if leader is None or not isinstance(inner, CellBoundProfile) or not 0 < upper < math.inf:
+        return part.epsilon_below(delta, upper)
+    step = SLOPE_STEP * upper
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.asarray(leader.log_delta(np.array([upper - step, upper])), dtype=float)
+    slope = float((logs[1] - logs[0]) / step)
+    return inner.epsilon_below(delta, upper, slope if math.isfinite(slope) else None)
+
+
 # ------------------------------------------------------------------------------------ methods
 def _hockey_stick(dist: Distribution, base: Profile, method: str) -> SelectionBound:
     from symsel.bounds.hockey_stick import hockey_stick_bound
@@ -349,27 +376,31 @@ def _composition(dist: Distribution, base: Profile) -> SelectionBound:
     return SelectionBound("composition", theorem, selection, dist, base, cast("dict[str, Scalar]", certificate), {})
 
 
-def _interval(dist: Distribution, base: Profile) -> SelectionBound:
+def _interval(dist: Distribution, base: Profile, rtol: float) -> SelectionBound:
     from symsel.bounds import interval
     from symsel.pairs.location import GaussianPair
 
     if not isinstance(base.dominating_pair(), GaussianPair):
-        return _pair_interval(dist, base)
+        return _pair_interval(dist, base, rtol)
     selection = interval.interval_profile(dist, base)
+    selection.search_rtol = rtol
     finest = interval.L_COARSE / math.prod(split for split, _ in interval.REFINEMENTS)
     certificate = {"h_width": interval.h_width(selection.mu), "l_width": finest, "l_coarse": interval.L_COARSE,
                    "h_top": selection.mu + interval.TOP,
-                   "mass_allowance": interval.MASS_ALLOWANCE, "sum_allowance": interval.SUM_ALLOWANCE}
+                   "mass_allowance": interval.MASS_ALLOWANCE, "sum_allowance": interval.SUM_ALLOWANCE,
+                   "search_rtol": rtol}
     theorem = "worst case over expanding-interval orders on a Gaussian base (symsel interval bound, docs/interval.md)"
     return SelectionBound("interval", theorem, selection, dist, base, certificate, {"mu": selection.mu})
 
 
-def _pair_interval(dist: Distribution, base: Profile) -> SelectionBound:
+def _pair_interval(dist: Distribution, base: Profile, rtol: float) -> SelectionBound:
     from symsel.bounds import interval_pairs as ip
 
     selection = ip.pair_interval_profile(dist, base)
+    selection.search_rtol = rtol
     certificate: dict[str, Scalar] = {
         "piece_mass": selection.piece_mass, "l_coarse_pieces": ip.L_COARSE, "sum_allowance": ip.SUM_ALLOWANCE,
+        "search_rtol": rtol,
         "pairs": "; ".join(f"{p.source} ({p.n} atoms, mass error {p.mass_error:.2g})" for p in selection.pairs)}
     theorem = ("worst case over expanding-interval orders of the base's dominating pairs ordered by privacy loss, "
                "atoms split (symsel interval bound, docs/interval.md, Theorem 3)")
@@ -445,7 +476,7 @@ def _renyi(dist: Distribution, base: Profile, method: str) -> SelectionBound:
     return SelectionBound(method, selection.theorem, selection, dist, base, {}, details)
 
 
-def _best(dist: Distribution, base: Profile) -> SelectionBound:
+def _best(dist: Distribution, base: Profile, rtol: float) -> SelectionBound:
     parts: list[SelectionBound] = []
     skipped: dict[str, Scalar] = {}
     for method in BEST_COMPONENTS:
@@ -469,7 +500,10 @@ def _best(dist: Distribution, base: Profile) -> SelectionBound:
                     f"{BEST_INTERVAL_WEAK_MU:g}: also a variance at most the mean, and a mean of at least "
                     f"{BEST_INTERVAL_MIN_MEAN:g} unless the support is that small); ask for it by name")
                 continue
-            parts.append(_deferred_fdp(dist, base) if method == "fdp" else bound(dist, base, method))
+            if method == "fdp":
+                parts.append(_deferred_fdp(dist, base))
+            else:
+                parts.append(bound(dist, base, method, rtol if method == "interval" else None))
         except NotApplicableError as exc:
             skipped[f"not_applicable_{method}"] = str(exc)
     if not parts:
@@ -594,7 +628,7 @@ def _best_certificate(parts: list[SelectionBound]) -> BestCertificate:
     return BestCertificate(tuple(parts))
 
 
-def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionBound:
+def bound(dist: Distribution, base: Profile, method: str = "best", rtol: float | None = None) -> SelectionBound:
     """A certified upper bound on the privacy profile of the best of ``K ~ dist`` runs of ``base``.
 
     * ``paper``, ``polygon``, ``fdp``: Koskela, Redberg & Wang (ICML 2024) Thm 4.1 with the
@@ -611,6 +645,12 @@ def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionB
       ``rdp_lemma7``: Lemma 7 over the whole privacy region — :mod:`symsel.bounds.renyi`;
     * ``best``: the pointwise minimum of :data:`BEST_COMPONENTS` that apply.
 
+    ``rtol`` (default :data:`~symsel.bounds.interval.SEARCH_RTOL`, 1e-6; from :data:`MIN_RTOL` to :data:`MAX_RTOL`) is
+    the relative tolerance of the root searches of ``interval`` (alone or inside ``best``), the one component whose
+    ``δ(ε)`` costs a computation per point: its ``ε(δ)`` is a point checked within the target, at most
+    ``1e-6 + rtol · ε`` above where its ``δ`` crosses ``delta``. A certified upper bound at every setting; a larger
+    ``rtol`` takes fewer evaluations (docs/interval.md, "Searching ε"). The other methods' searches ignore it.
+
     Raises :class:`~symsel.errors.NotApplicableError` when the method does not apply to the inputs.
     """
     validate.choice(method, "method", "bound", METHODS)
@@ -618,15 +658,33 @@ def bound(dist: Distribution, base: Profile, method: str = "best") -> SelectionB
         raise ParameterError("dist", repr(dist), "a Distribution (see symsel.parse_distribution)", "bound")
     if not isinstance(base, Profile):
         raise ParameterError("base", repr(base), "a Profile (see symsel.parse_profile)", "bound")
+    tolerance = _search_rtol(rtol)  # checked whichever the method
     law = canonical_law(dist)
-    result = _computed(law, base, method)
+    result = _computed(law, base, method, tolerance if method in ("interval", "best") else None)
+    if rtol is not None and method in ("interval", "best"):
+        result = replace(result, rtol=tolerance)  # the same profile, with the question's tolerance for pickling
     return result if law is dist else replace(result, dist=dist)
 
 
+#: the range of ``bound(..., rtol=)``: finer than ``MIN_RTOL`` the interval search meets float64 rounding of ``ε``;
+#: coarser than ``MAX_RTOL`` the tolerance would hide the differences between the methods.
+MIN_RTOL = 1e-9
+MAX_RTOL = 1e-2
+
+
+def _search_rtol(rtol: float | None) -> float:
+    from symsel.bounds.interval import SEARCH_RTOL
+
+    if rtol is None:
+        return SEARCH_RTOL
+    return validate.real(rtol, "rtol", "bound", lo=MIN_RTOL, hi=MAX_RTOL)
+
+
 @bounded_cache(max_entries=16, max_bytes=128 * MIB)  # an entry keeps its base alive (a DP-SGD base holds its PLD)
-def _computed(law: Distribution, base: Profile, method: str) -> SelectionBound:
+def _computed(law: Distribution, base: Profile, method: str, rtol: float | None = None) -> SelectionBound:
     """One method on one (law, base) pair, computed once: laws and profiles are immutable and compared by
-    identity, so ``best`` and ``--method all`` reuse the components they share instead of recomputing them."""
+    identity, so ``best`` and ``--method all`` reuse the components they share instead of recomputing them.
+    ``rtol``: the interval search's tolerance (``interval`` and ``best`` only)."""
     if method in ("paper", "polygon", "fdp"):
         return _hockey_stick(law, base, method)
     if method == "envelope":
@@ -634,10 +692,10 @@ def _computed(law: Distribution, base: Profile, method: str) -> SelectionBound:
     if method == "composition":
         return _composition(law, base)
     if method == "interval":
-        return _interval(law, base)
+        return _interval(law, base, _search_rtol(rtol))
     if method in ("rdp", "rdp_lemma7"):
         return _renyi(law, base, method)
-    return _best(law, base)
+    return _best(law, base, _search_rtol(rtol))
 
 
 def canonical_law(dist: Distribution) -> Distribution:

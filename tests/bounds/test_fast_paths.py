@@ -6,13 +6,16 @@
   Gaussian pair;
 * ``best``'s ε (components asked cheapest first, each only below the smallest ε so far) against the plain minimum
   of its components' ε, and its "does it fit?" answer (:meth:`log_delta_within`) against the full minimum;
-* the interval bound's search from above (:meth:`epsilon_below`) against its search from 1;
+* the interval bound's search from above (:meth:`epsilon_below`) against its search from 1, and, started from the
+  Newton step that ``best`` hints and at a wider ``rtol``, against plain bisection of the same profile;
 * ``best`` on spread laws of a finite pair within 0.2 % of the certified lower bound (it takes ``interval``).
 """
 
 from __future__ import annotations
 
 import math
+import pickle
+from typing import Any
 
 import numpy as np
 import pytest
@@ -252,12 +255,16 @@ CASES = [("point(k=40)", "gaussian(sigma=4)"), ("geometric(mean=10)", RANDOM_PAI
 @pytest.mark.parametrize(("law", "base"), CASES)
 def test_best_epsilon_is_the_minimum_of_its_components(law: str, base: str) -> None:
     """The skip test only avoids root searches: ``best``'s ε is the smallest of its components' own ε (each
-    searched from scratch), up to their search tolerance, and never below it."""
+    searched from scratch), up to their search tolerance (both answers lie in the same bracket of that width above
+    the crossing)."""
+    from symsel.bounds.interval import SEARCH_RTOL, SEARCH_XTOL
+
     result = symsel.bound(symsel.parse_distribution(law), symsel.parse_profile(base), "best")
     for delta in (1e-6, 1e-10):
         plain = min(part.epsilon(delta) for part in result.profile.parts)
         fast = result.epsilon(delta)
-        assert plain - 2e-6 <= fast <= plain + 2e-6 * max(1.0, plain)
+        width = SEARCH_XTOL + SEARCH_RTOL * max(1.0, plain)
+        assert plain - width <= fast <= plain + width
         assert float(result.delta(fast)) <= delta
 
 
@@ -490,3 +497,64 @@ def test_interval_on_a_weak_gaussian_is_as_close_as_on_a_strong_one(k: int, sigm
     law, base = symsel.point(k=k), symsel.parse_profile(f"gaussian(sigma={sigma})")
     lower = symsel.lower_bound(base, law, 1e-6, budget=40).epsilon
     assert lower <= symsel.bound(law, base, "interval").epsilon(1e-6) <= 1.0025 * lower
+
+
+def _bisected_crossing(profile: Any, delta: float, lo: float, hi: float) -> tuple[float, float]:
+    """``[lo, hi]`` of width 1e-10 around where ``profile``'s ``δ`` crosses ``delta``, by plain bisection."""
+    assert float(profile.delta(lo)) > delta >= float(profile.delta(hi))
+    while hi - lo > 1e-10:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if float(profile.delta(mid)) > delta else (lo, mid)
+    return lo, hi
+
+
+@pytest.mark.parametrize("rtol", [1e-4, 1e-3])
+def test_best_s_newton_guess_for_interval_is_checked_and_within_the_tolerance_of_a_bisection(rtol: float) -> None:
+    """On a random law on DP-SGD ``best`` hands ``interval`` the slope of the envelope's ``log δ``: with a tolerance
+    of at least :data:`~symsel.bounds.interval.NEWTON_MIN_RTOL` its search probes half a tolerance above and one
+    below the Newton step, three evaluations in all (the skip test's among them; five to seven by the steps). The
+    answer is a point checked within the target, at most the tolerance above the crossing that plain bisection of
+    the same profile finds, and never below it."""
+    from symsel.bounds.interval import SEARCH_XTOL
+
+    law, base, delta = symsel.parse_distribution("poisson(mean=10)"), symsel.parse_profile(
+        "dpsgd(q=0.1, sigma=1.0, steps=10)"), 1e-6
+    result = symsel.bound(law, base, "best", rtol=rtol)
+    interval = next(part for part in result.profile.parts if part.method == "interval").profile
+    interval._cache.clear()
+    interval._pair_cache.clear()
+    found = float(result.epsilon(delta))
+    evaluated = {eps for _, eps in interval._pair_cache}  # every ε at which a pair's δ was computed
+    assert len(evaluated) <= 3  # the Newton guess's two probes, after the evaluation at the envelope's ε
+    assert float(interval.delta(found)) <= delta and float(result.delta(found)) <= delta
+    lo, hi = _bisected_crossing(interval, delta, 0.8 * found, found)
+    assert lo <= found <= hi + SEARCH_XTOL + rtol * hi
+
+
+@pytest.mark.parametrize("rtol", [1e-3, 1e-2])
+def test_a_wider_search_tolerance_stays_above_the_crossing_and_within_it(rtol: float) -> None:
+    """``bound(..., rtol=)``: the interval bound's ``ε`` is a checked point in ``[crossing, crossing + 1e-6 +
+    rtol · ε]`` (the crossing bisected to 1e-10), alone and inside ``best``, whose certificate records the tolerance."""
+    from symsel.bounds.interval import SEARCH_XTOL
+
+    law, base, delta = symsel.parse_distribution("point(k=3)"), symsel.parse_profile("gaussian(sigma=4)"), 1e-6
+    alone = symsel.bound(law, base, "interval", rtol=rtol)
+    lo, hi = _bisected_crossing(alone.profile, delta, 1.0, 2.5)
+    for result in (alone, symsel.bound(law, base, "best", rtol=rtol)):
+        found = float(result.epsilon(delta))
+        assert float(result.delta(found)) <= delta
+        assert lo <= found <= hi + SEARCH_XTOL + rtol * hi
+    assert alone.certificate["search_rtol"] == rtol
+    assert symsel.bound(law, base, "best", rtol=rtol).certificate["interval.search_rtol"] == rtol
+    assert pickle.loads(pickle.dumps(alone)).certificate["search_rtol"] == rtol  # pickled as its question, rtol too
+
+
+@pytest.mark.parametrize("method", ["best", "envelope"])
+@pytest.mark.parametrize("rtol", [0, -1e-4, 0.5, math.nan, math.inf, "1e-4", True, 1e-12])
+def test_a_search_tolerance_out_of_range_is_refused_naming_it(rtol: Any, method: str) -> None:
+    """Refused whichever the method (those that do not use it included)."""
+    from symsel.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="rtol"):
+        symsel.bound(symsel.parse_distribution("point(k=3)"), symsel.parse_profile("gaussian(sigma=4)"), method,
+                     rtol=rtol)
