@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.pairs.loss import UNIT, LossPair
+from symsel.pairs.loss import UNIT, LossPair, gaussian_dominating_pair
 from symsel.profiles import Profile
 
 #: the first spacing of the grid of ``x`` on which the selection's bound is evaluated.
@@ -75,12 +75,18 @@ def _geometric(x: np.ndarray, g0: np.ndarray, g1: np.ndarray, b0: np.ndarray, b1
     return np.where(b1 > 0, np.minimum(out, b0), 0.0)
 
 
+#: above this ``μ = Δ/σ`` a Gaussian final run's pair is built from its closed-form loss: dp-accounting's PLD spans
+#: ``μ²/2 + 8μ`` at its grid of 1e-4 (5 s at ``σ = 0.3``, 20 s at ``σ = 0.1``, and no pair at all below ``σ ≈ 0.07``).
+GAUSSIAN_PLD_MAX_MU = 2.0
+
+
 def final_run_pairs(final: Profile | tuple[Profile, ...]) -> tuple[LossPair, ...]:
     """The final run's dominating pairs ordered by privacy loss: the base's own (:meth:`Profile.loss_pairs`), the
-    Gaussian's from dp-accounting's pessimistic PLD of ``GaussianDpEvent(σ/Δ)``, and for any other profile the
-    pessimistic connect-the-dots PLD of its profile (:func:`symsel.profiles.export.to_pld`), which dominates every
-    mechanism with that profile. Several runs (a tuple): dp-accounting's composition of their pessimistic PLDs
-    (:func:`symsel.profiles.export.compose`), which dominates their adaptive composition."""
+    Gaussian's from dp-accounting's pessimistic PLD of ``GaussianDpEvent(σ/Δ)`` (above ``μ = Δ/σ =``
+    :data:`GAUSSIAN_PLD_MAX_MU` from its closed-form loss, :func:`~symsel.pairs.loss.gaussian_dominating_pair`), and
+    for any other profile the pessimistic connect-the-dots PLD of its profile (:func:`symsel.profiles.export.to_pld`),
+    which dominates every mechanism with that profile. Several runs (a tuple): dp-accounting's composition of their
+    pessimistic PLDs (:func:`symsel.profiles.export.compose`), which dominates their adaptive composition."""
     from symsel.profiles.dpaccounting import pld_loss_pairs
 
     if isinstance(final, tuple):
@@ -99,7 +105,9 @@ def final_run_pairs(final: Profile | tuple[Profile, ...]) -> tuple[LossPair, ...
 
     from symsel.profiles import GaussianProfile, PldProfile
 
-    if isinstance(final, GaussianProfile):
+    if isinstance(final, GaussianProfile) and final.mu > GAUSSIAN_PLD_MAX_MU:
+        pairs = (gaussian_dominating_pair(final.mu),)
+    elif isinstance(final, GaussianProfile):
         pairs = PldProfile(dp_event.GaussianDpEvent(1.0 / final.mu)).dominating_loss_pairs()
     else:
         from symsel.profiles.export import to_pld_arrays
