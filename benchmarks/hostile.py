@@ -635,6 +635,16 @@ def api_cases() -> list[Case]:
                  "rdp_subsampled_gaussian(q=0.01, sigma=1, steps=10)"):
         add(f"pickle:valid_{spec.split('(')[0]}", pre + f"import pickle\np = parse_profile({spec!r})\nRESULT = "
             "pickle.loads(pickle.dumps(symsel.bound(law, p))).epsilon(1e-6)", invalid=False)
+    # ---- OpenDP: a base measurement whose function or map raises inside OpenDP (a multi-line traceback in the
+    # OpenDPException's message): one line naming measurement or d_in
+    failing = odp + "dp.enable_features('honest-but-curious')\ndef boom(x):\n    raise RuntimeError('inner boom')\n"
+    add("opendp:base_function_raises", failing + "u = dp.m.make_user_measurement(dp.atom_domain(T=float, nan=False), "
+        "dp.absolute_distance(T=float), dp.max_divergence(), boom, lambda d: d)\n"
+        "RESULT = make_selection(u, 'point(k=2)', score=float, seed=1)(1.0)")
+    add("opendp:base_map_raises", failing + "u = dp.m.make_user_measurement(dp.atom_domain(T=float, nan=False), "
+        "dp.absolute_distance(T=float), dp.max_divergence(), lambda x: x, lambda d: 1 / 0)\n"
+        "RESULT = make_selection(u, 'point(k=2)', score=float).map(1.0)")
+    # ---- end of the OpenDP block
     return c
 
 
