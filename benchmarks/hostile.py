@@ -326,6 +326,11 @@ def cli_cases() -> list[Case]:
     four = {"grid.yaml": SMALL_GRID.replace("deltas: [1e-6]", "deltas: [1e-6, 1e-5, 1e-4, 1e-3]")}
     add("sweep:loky_cpu_count_garbage", ["sweep", "grid.yaml", "--out", "g.csv"], files=four,
         outputs=("work/g.csv", "work/g.csv.lock"), env={"LOKY_MAX_CPU_COUNT": "garbage"})
+    # ---- the least noise of a DP-SGD base at the smallest rate, with the final run (its PLD too wide below sigma 0.02)
+    add("plan:valid_dpsgd_smallest_rate_sigma_final_run", ["plan", "--base", "dpsgd(q=1e-300, sigma={sigma}, steps=10)",
+                                                           "--final-run", "--dist", "geometric(mean=3)", "--epsilon",
+                                                           "1", "--delta", "1e-6"], invalid=False)
+    # ---- end of the smallest-rate block
     return c
 
 
@@ -645,6 +650,10 @@ def api_cases() -> list[Case]:
         "dp.absolute_distance(T=float), dp.max_divergence(), lambda x: x, lambda d: 1 / 0)\n"
         "RESULT = make_selection(u, 'point(k=2)', score=float).map(1.0)")
     # ---- end of the OpenDP block
+    # ---- a nearly non-private base (mu = 1000) under a fixed number of runs: interval's likelihood ratio overflows
+    add("accountant:valid_selection_nearly_non_private_point", acc + "RESULT = A.compose(SelectionDpEvent(G(1e-3), "
+        "'point(k=2)')).get_epsilon(1e-6)", invalid=False)
+    # ---- end of the nearly non-private block
     return c
 
 
