@@ -326,6 +326,11 @@ def cli_cases() -> list[Case]:
     four = {"grid.yaml": SMALL_GRID.replace("deltas: [1e-6]", "deltas: [1e-6, 1e-5, 1e-4, 1e-3]")}
     add("sweep:loky_cpu_count_garbage", ["sweep", "grid.yaml", "--out", "g.csv"], files=four,
         outputs=("work/g.csv", "work/g.csv.lock"), env={"LOKY_MAX_CPU_COUNT": "garbage"})
+    # ---- the least noise of a DP-SGD base at the smallest rate, with the final run (its PLD too wide below sigma 0.02)
+    add("plan:valid_dpsgd_smallest_rate_sigma_final_run", ["plan", "--base", "dpsgd(q=1e-300, sigma={sigma}, steps=10)",
+                                                           "--final-run", "--dist", "geometric(mean=3)", "--epsilon",
+                                                           "1", "--delta", "1e-6"], invalid=False)
+    # ---- end of the smallest-rate block
     return c
 
 
@@ -659,6 +664,20 @@ def api_cases() -> list[Case]:
         add(f"bound:rtol_{name}", pre + f"RESULT = symsel.bound(law, base, 'best', rtol={value}).epsilon(1e-6)",
             invalid="valid" not in name)
     # ---- end of the rtol block
+    # ---- OpenDP: a base measurement whose function or map raises inside OpenDP (a multi-line traceback in the
+    # OpenDPException's message): one line naming measurement or d_in
+    failing = odp + "dp.enable_features('honest-but-curious')\ndef boom(x):\n    raise RuntimeError('inner boom')\n"
+    add("opendp:base_function_raises", failing + "u = dp.m.make_user_measurement(dp.atom_domain(T=float, nan=False), "
+        "dp.absolute_distance(T=float), dp.max_divergence(), boom, lambda d: d)\n"
+        "RESULT = make_selection(u, 'point(k=2)', score=float, seed=1)(1.0)")
+    add("opendp:base_map_raises", failing + "u = dp.m.make_user_measurement(dp.atom_domain(T=float, nan=False), "
+        "dp.absolute_distance(T=float), dp.max_divergence(), lambda x: x, lambda d: 1 / 0)\n"
+        "RESULT = make_selection(u, 'point(k=2)', score=float).map(1.0)")
+    # ---- end of the OpenDP block
+    # ---- a nearly non-private base (mu = 1000) under a fixed number of runs: interval's likelihood ratio overflows
+    add("accountant:valid_selection_nearly_non_private_point", acc + "RESULT = A.compose(SelectionDpEvent(G(1e-3), "
+        "'point(k=2)')).get_epsilon(1e-6)", invalid=False)
+    # ---- end of the nearly non-private block
     return c
 
 

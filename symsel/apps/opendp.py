@@ -211,7 +211,7 @@ def base_profile_from_map(measurement: Any, d_in: Any, profile_points: int = PRO
         guarantee = measurement.map(d_in)
     except dp.OpenDPException as exc:
         raise ParameterError("d_in", d_in, "a distance the base measurement's privacy map accepts (OpenDP: "
-                             f"{' '.join(str(exc).split())[:160]})", WHERE) from None
+                             f"{_innermost(exc)})", WHERE) from None
     role = _role(dp, measure)
     if role == "pure":
         return pure(eps=_finite(guarantee, "epsilon"))
@@ -437,7 +437,13 @@ def make_selection(
             raise state.error
         best, best_key = None, None
         for _ in range(k):
-            output = measurement(data)
+            try:
+                output = measurement(data)
+            except Exception as exc:  # the base measurement failed inside OpenDP: one line naming it, no traceback
+                state.error = ParameterError("measurement", _one_line(f"measurement(data={data!r})", 60),
+                                             "a base measurement that runs on every member of its input domain (on "
+                                             f"this data it raised {_innermost(exc)})", WHERE)
+                raise state.error from None
             try:
                 key = rank(output)
             except SymselError as exc:
@@ -472,9 +478,22 @@ def make_selection(
     return selection
 
 
-def _one_line(exc: BaseException, width: int = 120) -> str:
+def _one_line(exc: BaseException | str, width: int = 120) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _innermost(exc: BaseException) -> str:
+    """The error an exception reports, on one line: for an ``OpenDPException`` carrying a Python traceback (an
+    error inside a user-defined function), its last line (``RuntimeError: …``), else its variant and message."""
+    text = str(getattr(exc, "message", None) or exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        head = line.split(":", 1)[0]
+        if head.isidentifier() and (head.endswith("Error") or head.endswith("Exception")):
+            return _one_line(line)
+    variant = getattr(exc, "variant", None)
+    return _one_line(f"{variant or type(exc).__name__}: {lines[-1] if lines else ''}")
 
 
 def _ranker(score: Callable[[Any], float] | None, direction: str) -> Callable[[Any], tuple[int, float]]:

@@ -319,15 +319,20 @@ def solve_base(base_template: str, law: str, epsilon: float, delta: float, metho
     def excess_at(value: float) -> float:
         key = float(value)
         if key not in seen:
-            base = base_at(max(value, low))
-            final = _final_profile(final_run, base)
-            result = bound(dist, base, method)
-            if final is None:
-                seen[key] = _excess(float(result.log_delta(epsilon)), delta)
-            else:
-                found = _budget_delta(result, final, epsilon, delta)
-                seen[key] = _excess(math.log(found) if found > 0 else -math.inf, delta)
+            try:
+                seen[key] = excess_of(value)
+            except NotApplicableError:  # no bound can be built there (a PLD too wide): not certified, so not taken
+                seen[key] = math.inf
         return seen[key]
+
+    def excess_of(value: float) -> float:
+        base = base_at(max(value, low))
+        final = _final_profile(final_run, base)
+        result = bound(dist, base, method)
+        if final is None:
+            return _excess(float(result.log_delta(epsilon)), delta)
+        found = _budget_delta(result, final, epsilon, delta)
+        return _excess(math.log(found) if found > 0 else -math.inf, delta)
 
     # map both knobs to a variable in which feasibility holds on the right: steps -> -log(steps); sigma -> log sigma
     lo_x, hi_x = (-math.log(high), -math.log(low)) if knob == "steps" else (math.log(low), math.log(high))

@@ -116,6 +116,13 @@ def upper_difference(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(difference), np.inf, difference)
 
 
+def _likelihood_ratio(mu: float, h: np.ndarray | float) -> np.ndarray:
+    """``r(h) = e^{μh − μ²/2}``, the ratio of the densities of ``Q = N(μ, 1)`` and ``Q' = N(0, 1)`` at ``h``
+    (``+inf`` where it overflows)."""
+    with np.errstate(over="ignore"):
+        return np.exp(np.asarray(mu * h - mu * mu / 2.0))
+
+
 def _charge(mass: np.ndarray, row: np.ndarray) -> np.ndarray:
     """``mass × row`` for ``h``-cells, ``+inf`` where a float64 mass of 0 meets an infinite row bound."""
     with np.errstate(invalid="ignore"):
@@ -544,6 +551,8 @@ class IntervalProfile(CellBoundProfile):
         final width :func:`h_width`; then every coarse cell is recomputed on the final width except the smallest
         ones, which keep their coarse bound, an upper bound too (:func:`coarse_then_fine`)."""
         mu = self.mu
+        if math.isinf(float(_likelihood_ratio(mu, stop))):  # the top row's bound is +inf (_row_bounds): so is the sum
+            return math.inf
         h = np.append(np.arange(start, stop, H_COARSE * h_width(mu)), stop)
         h_a, h_b = h[:-1], h[1:]
         coarse = _charge(_mass(h_a, h_b, 0.0), self._row_bounds(h_a, h_b, e))
@@ -560,8 +569,7 @@ class IntervalProfile(CellBoundProfile):
     def _row_bounds(self, h_a: np.ndarray, h_b: np.ndarray, e: float) -> np.ndarray:
         """For each ``h``-cell ``[h_a, h_b]`` (sorted), an upper bound on ``sup_l [...]_+`` over the cell."""
         mu = self.mu
-        with np.errstate(over="ignore"):  # r = inf (μ > 26) makes every cell +inf: δ = 1, conservative
-            ratio = np.exp(mu * h_b - mu * mu / 2.0)
+        ratio = _likelihood_ratio(mu, h_b)  # r = inf (μ > 26) makes every cell +inf: δ = 1, conservative
         # the l-axis: the finest edges, every `per_coarse`-th one a coarse edge; below the first one unbounded cell
         per_coarse = math.prod(split for split, _ in REFINEMENTS)
         coarse_cells = math.ceil((float(h_b.max()) + L_BOTTOM) / L_COARSE)

@@ -23,6 +23,9 @@ from symsel.profiles.region import ArrayLike
 
 #: relative allowance per term for the rounding of the log-sum-exp (a few ulps per term).
 SUM_ALLOWANCE = 1e-15
+#: the most terms (ε values times breakpoints) evaluated in one array: a few MB, reused by the allocator (arrays of
+#: tens of MB are mapped and unmapped by the system at every step: as much system time as computing).
+CHUNK_TERMS = 200_000
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ class MixtureProfile(Profile):
     def _log_delta_finite(self, eps: np.ndarray) -> np.ndarray:
         eps = np.asarray(eps, dtype=float)
         flat = eps.ravel()
-        chunk = max(1, 4_000_000 // max(1, self.mixture.weights.size))
+        chunk = max(1, CHUNK_TERMS // max(1, self.mixture.weights.size))
         pieces = []
         for start in range(0, flat.size, chunk):
             part = flat[start:start + chunk]

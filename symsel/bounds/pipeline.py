@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from symsel.errors import NotApplicableError, ParameterError
-from symsel.pairs.loss import UNIT, LossPair
+from symsel.pairs.loss import UNIT, LossPair, gaussian_dominating_pair
 from symsel.profiles import Profile
 
 #: the first spacing of the grid of ``x`` on which the selection's bound is evaluated.
@@ -53,6 +53,10 @@ X_FLOOR = -8.0
 BRACKET_MARGIN = 0.02
 #: the most coarse grid points (then the atoms above take the value at the last one).
 MAX_COARSE = 256
+#: a final run's pair with more than this mass at loss ``+∞`` beyond what the profiles themselves have there (losses
+#: beyond float range, sent to ``+∞``) answers ``ε = ∞`` at every ``δ`` anyone asks: :func:`with_final_run` then
+#: answers with the basic composition theorem instead.
+LOST_AT_INFINITY = 1e-3
 #: while ``ε(δ)`` is searched (a target ``δ``), the lowest atoms in ``x``, of total ``Q``-mass at most this fraction
 #: of the target, take the trivial bound ``S ≤ 1`` instead of grid values: they move the answer by at most that
 #: fraction of ``δ`` (a final run's largest losses carry little mass, and spared the grid points far below them).
@@ -77,12 +81,18 @@ def _geometric(x: np.ndarray, g0: np.ndarray, g1: np.ndarray, b0: np.ndarray, b1
     return np.where(b1 > 0, np.minimum(out, b0), 0.0)
 
 
+#: above this ``μ = Δ/σ`` a Gaussian final run's pair is built from its closed-form loss: dp-accounting's PLD spans
+#: ``μ²/2 + 8μ`` at its grid of 1e-4 (5 s at ``σ = 0.3``, 20 s at ``σ = 0.1``, and no pair at all below ``σ ≈ 0.07``).
+GAUSSIAN_PLD_MAX_MU = 2.0
+
+
 def final_run_pairs(final: Profile | tuple[Profile, ...]) -> tuple[LossPair, ...]:
     """The final run's dominating pairs ordered by privacy loss: the base's own (:meth:`Profile.loss_pairs`), the
-    Gaussian's from dp-accounting's pessimistic PLD of ``GaussianDpEvent(σ/Δ)``, and for any other profile the
-    pessimistic connect-the-dots PLD of its profile (:func:`symsel.profiles.export.to_pld`), which dominates every
-    mechanism with that profile. Several runs (a tuple): dp-accounting's composition of their pessimistic PLDs
-    (:func:`symsel.profiles.export.compose`), which dominates their adaptive composition."""
+    Gaussian's from dp-accounting's pessimistic PLD of ``GaussianDpEvent(σ/Δ)`` (above ``μ = Δ/σ =``
+    :data:`GAUSSIAN_PLD_MAX_MU` from its closed-form loss, :func:`~symsel.pairs.loss.gaussian_dominating_pair`), and
+    for any other profile the pessimistic connect-the-dots PLD of its profile (:func:`symsel.profiles.export.to_pld`),
+    which dominates every mechanism with that profile. Several runs (a tuple): dp-accounting's composition of their
+    pessimistic PLDs (:func:`symsel.profiles.export.compose`), which dominates their adaptive composition."""
     from symsel.profiles.dpaccounting import pld_loss_pairs
 
     if isinstance(final, tuple):
@@ -101,7 +111,9 @@ def final_run_pairs(final: Profile | tuple[Profile, ...]) -> tuple[LossPair, ...
 
     from symsel.profiles import GaussianProfile, PldProfile
 
-    if isinstance(final, GaussianProfile):
+    if isinstance(final, GaussianProfile) and final.mu > GAUSSIAN_PLD_MAX_MU:
+        pairs = (gaussian_dominating_pair(final.mu),)
+    elif isinstance(final, GaussianProfile):
         pairs = PldProfile(dp_event.GaussianDpEvent(1.0 / final.mu)).dominating_loss_pairs()
     else:
         from symsel.profiles.export import to_pld_arrays
@@ -346,8 +358,9 @@ def with_final_run(selection: Profile, final: FinalRuns = None) -> Profile:
 
     Its ``ε(δ)`` is certified (an upper bound) and within about 0.1 % of the same sum with the selection's bound
     evaluated at every atom (:data:`REFINE_TOLERANCE`). Where a final run's dominating pair cannot be built (a PLD
-    too large for memory, or no pair known), the answer is the basic composition theorem on the profiles
-    (:class:`~symsel.profiles.composition.BasicComposition`): certified, looser."""
+    too large for memory, or no pair known), or puts more than :data:`LOST_AT_INFINITY` of mass at loss ``+∞``
+    that the profiles do not have (a nearly non-private final run), the answer is the basic composition theorem on
+    the profiles (:class:`~symsel.profiles.composition.BasicComposition`): certified, looser."""
     if final is None:
         final = getattr(selection, "base", None)
         if final is None:
@@ -364,13 +377,20 @@ def with_final_run(selection: Profile, final: FinalRuns = None) -> Profile:
         if not isinstance(one, Profile):
             raise ParameterError("final", repr(one), "a symsel Profile or a base spec string", "with_final_run")
         parsed.append(one)
+    from symsel.profiles.composition import BasicComposition
+
+    names = ", ".join(p.spec for p in parsed)
+    basic = BasicComposition([selection, *parsed], f"basic composition of {selection.spec} and {names}")
     try:
-        return PipelineProfile(selection, parsed[0] if len(parsed) == 1 else tuple(parsed))
+        pipeline = PipelineProfile(selection, parsed[0] if len(parsed) == 1 else tuple(parsed))
     except (MemoryError, NotApplicableError):
         # the final run's pair cannot be built (a noise so small that its PLD does not fit in memory, or no pair
         # known): the basic composition theorem still certifies the pipeline, from the profiles alone
-        from symsel.profiles.composition import BasicComposition
-
-        names = ", ".join(p.spec for p in parsed)
-        return BasicComposition([selection, *parsed], f"basic composition of {selection.spec} and {names}")
+        return basic
+    at_infinity = float(pipeline.delta_at_infinity)
+    if at_infinity > LOST_AT_INFINITY and at_infinity > 2 * float(basic.delta_at_infinity):
+        # the pair sent its losses beyond float range to +∞ (a nearly non-private final run): ε = ∞ at every δ
+        # below that mass, where the profiles themselves have a finite ε
+        return basic
+    return pipeline
 

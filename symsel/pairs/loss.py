@@ -208,6 +208,59 @@ def laplace_pairs(epsilon0: float, bins: int) -> tuple[DominatingPair, Dominated
     return dominating, dominated
 
 
+_SMALLEST_NORMAL = 2.0**-1022
+#: the Gaussian pair's standardized loss is cut at ``±GAUSSIAN_TAIL_Z``: below, its mass joins the lowest bin; above,
+#: its mass (``Φ(−14) < 1e-44``) goes to loss ``+∞``.
+GAUSSIAN_TAIL_Z = 14.0
+#: the most bins of :func:`gaussian_dominating_pair` (the bins widen beyond ``width`` to keep to it).
+GAUSSIAN_MAX_BINS = 200_000
+
+
+def gaussian_dominating_pair(mu: float, width: float = 1e-3, groups: int = 10_000) -> DominatingPair:
+    """A dominating pair of ``N(μ, 1)`` against ``N(0, 1)`` (the Gaussian mechanism, ``μ = Δ/σ``; symmetric: one
+    direction) built from the closed-form law of its privacy loss, ``L = μ Z + μ²/2`` with ``Z ~ N(0, 1)`` under
+    ``Q = N(μ, 1)`` (Dong, Roth, Su 2022; Balle & Wang 2018).
+
+    ``Z`` is cut at float points ``z_0 < … < z_n`` spaced ``w/μ`` apart on ``[−14, 14]`` (loss width ``w``: at most
+    ``width``, the loss range over ``groups`` when finer, widened to keep to :data:`GAUSSIAN_MAX_BINS` bins). The
+    bin ``(z_{j−1}, z_j]`` (the first one from ``−∞``) is carried at a loss at least its largest, ``μ z_j + μ²/2``
+    rounded up, with ``Q``-mass ``S̃_{j−1} − S̃_j`` where ``S̃_j ≥ Φ(−z_j)`` is the survival function rounded up
+    (``scipy.special.ndtr`` to a few ulp, raised by ``16u``; each difference rounded up), and ``S̃_n`` at ``+∞``.
+    That makes the pair's loss stochastically larger under ``Q`` than the true one: every ``Q``-tail mass
+    ``Q(L ≥ l)`` is at least the truth's. Each hockey-stick divergence ``Σ_j a_j (1 − γ e^{−l_j})_+`` (``γ > 0``)
+    integrates a non-decreasing function of the loss, so it can only grow, both tails included. ``Q'``-masses
+    ``a_j e^{−l_j}`` are rounded down (their total is at most ``E_Q[e^{−L}] = 1``), the rest of ``Q'`` at loss
+    ``−∞``; where ``a_j e^{−l_j}`` is below the normal floats (losses above about 700) the bin goes to loss ``+∞``
+    (``Q'``-mass 0, which only raises every divergence). The lowest bin gives up any ``Q``-mass over 1 (that lowers
+    no tail mass above it)."""
+    from scipy import special
+
+    mu = float(mu)
+    if not (math.isfinite(mu) and mu > 0):
+        raise ParameterError("mu", mu, "a finite mu > 0", "gaussian_dominating_pair")
+    span = 2 * GAUSSIAN_TAIL_Z * mu
+    w = max(min(float(width), span / groups), span / GAUSSIAN_MAX_BINS)
+    n = math.ceil(span / w)
+    cuts = np.linspace(-GAUSSIAN_TAIL_Z, GAUSSIAN_TAIL_Z, n + 1)
+    survival = np.minimum(special.ndtr(-cuts) * (1 + 16 * UNIT), 1.0)  # S~_j >= Phi(-z_j), non-increasing
+    survival = np.maximum.accumulate(survival[::-1])[::-1]  # non-increasing after the rounding
+    upper = np.append([1.0], survival)  # S~ at the lower end of each bin (the first bin starts at -inf)
+    masses = np.nextafter(upper[:-1] - survival, np.inf)  # each difference rounded up
+    masses[0] = max(0.0, math.nextafter(1.0 - math.fsum(masses[1:].tolist()) - float(survival[-1]), -math.inf)
+                    - 4 * UNIT)
+    half_square = mu * mu / 2
+    losses = mu * cuts + half_square
+    losses = np.nextafter(losses + 8 * UNIT * (np.abs(mu * cuts) + half_square), np.inf)  # >= mu z_j + mu^2/2
+    with np.errstate(under="ignore"):
+        product = masses * np.exp(-losses)  # within 3u where it is a normal float
+    b = np.where(product >= _SMALLEST_NORMAL, product * (1 - 8 * UNIT), 0.0)  # rounded down; 0: the atom goes to +inf
+    free = _free_mass(b, 8 * UNIT)
+    keep = masses > 0
+    source = f"gaussian(mu={mu!r}), {n} bins of the closed-form loss"
+    return loss_pair(np.append([0.0], masses[keep]), np.append([free], b[keep]), DominatingPair, "remove", source,
+                     a_infinity=float(survival[-1]))
+
+
 def hockey_stick_below(pair: LossPair, eps: np.ndarray) -> np.ndarray:
     """A lower bound on the pair's hockey-stick divergence ``H_{e^ε}(Q ‖ Q') = sup_S Q(S) − e^ε Q'(S)`` at each
     ``ε`` (any real; ``e^ε`` may overflow), for the masses known within the pair's allowances.

@@ -47,6 +47,13 @@ from symsel.profiles.region import (
 #: is added (the value rounds up); it grows like ``ε`` in the far tail (1.6e-9 at ε = 100 for μ = 1/4),
 #: and a stricter threshold sent every tiny-δ evaluation of a many-term envelope to mpmath.
 _GAUSSIAN_MAX_LOG_ERROR = 1e-7
+#: ... or, far below the float range of ``δ`` (``|log δ| > 1e5``), exceeds this fraction of ``|log δ|``: there the
+#: rounding of ``μ`` alone moves ``log δ ≈ −a²/2`` by ``≈ a²u`` (0.01 at ``|a| = 1e7``), more than any absolute
+#: threshold, while the relative error stays a few ``u``.
+_GAUSSIAN_MAX_LOG_RTOL = 1e-12
+#: below ``a = −_FAR_TAIL`` the value is the closed-form upper bound of :func:`_far_tail_log_delta` (its excess over
+#: the exact value is below ``15/a⁴ ≤ 1.5e-11`` in ``log δ``).
+_FAR_TAIL = 1e3
 _GAUSSIAN_FALLBACK_DPS = 40
 _UNIT = 2.0**-53  # unit roundoff of float64
 #: relative error allowed for ``scipy.special.log_ndtr`` (it is accurate to a few ulp; 64 is generous).
@@ -99,6 +106,36 @@ def _gaussian_log_error(eps: np.ndarray, mu: float | np.ndarray, a: np.ndarray, 
     return 2.0 * np.where(np.isnan(total), np.inf, total)
 
 
+def _far_tail_log_delta(eps: np.ndarray, mu: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An upper bound on ``log δ(ε)`` of ``μ``-GDP for ``a = −ε/μ + μ/2 ≤ −1000``, and a bound on its float64 error.
+
+    With ``x = −a``, ``y = x + μ`` and the Mills ratio ``R(t) = Φ(−t)/φ(t)``, ``e^ε φ(b) = φ(a)`` gives
+    ``δ = Φ(a) − e^ε Φ(b) = φ(a) (R(x) − R(y)) = φ(a) ∫_x^y (1 − t R(t)) dt`` (``R′ = tR − 1``). The asymptotic
+    series ``t R(t) ~ Σ_k (−1)^k (2k−1)!!/t^(2k)`` envelops its sum for ``t > 0`` (each partial sum errs by less than
+    the first omitted term, with its sign; Abramowitz & Stegun 7.1.24), so ``1/t² − 3/t⁴ ≤ 1 − t R(t) ≤
+    1/t² − 3/t⁴ + 15/t⁶``. Integrated over ``[x, y]``:
+
+        δ ≤ φ(a) · μ/(x y) · (1 − c + 15/x⁴),   c = 1/x² + 1/(x y) + 1/y²,
+
+    (``∫ 3/t⁴ = μ/(x y) · c`` exactly, ``∫ 15/t⁶ ≤ μ/(x y) · 15/x⁴``), at most ``log(1 + 15/x⁴/(1 − c))`` above
+    the exact value, the lower bound being ``φ(a) μ/(x y) (1 − c)``. No cancellation: the error comes from the inputs
+    (``a`` within ``e_a``, ``b`` within ``e_a + e_b``, as in :func:`_gaussian_log_error`; ``|∂/∂x| ≤ x + 2/x``,
+    ``|∂/∂y| ≤ 2/y``, ``|∂/∂μ| = 1/μ`` times ``u μ``) and from the float operations (``8u`` times the sum of the
+    magnitudes of the terms); the sum is doubled, as there."""
+    x = -a
+    y = x + mu
+    with np.errstate(over="ignore"):
+        half_square = (0.5 * x) * x
+    c = 1.0 / (x * x) + 1.0 / (x * y) + 1.0 / (y * y)
+    lmu, lx, ly = np.log(mu), np.log(x), np.log(y)
+    value = (-half_square - 0.5 * math.log(2 * math.pi) + lmu - lx - ly) + np.log1p(15.0 / (x * x) ** 2 - c)
+    e_a = 4 * _UNIT * (np.abs(eps) / mu + mu + x)
+    e_b = 2 * _UNIT * (mu + y)
+    inputs = (x + 2.0 / x) * e_a + (2.0 / y) * (e_a + e_b) + _UNIT
+    operations = 8 * _UNIT * (half_square + np.abs(lmu) + np.abs(lx) + np.abs(ly) + 1.0)
+    return value, 2.0 * (inputs + operations)
+
+
 def _float_up(value: mpmath.mpf) -> float:
     """The smallest float64 ``>= value`` (``float`` rounds to nearest; one step up covers it)."""
     f = float(value)
@@ -108,9 +145,10 @@ def _float_up(value: mpmath.mpf) -> float:
 def gaussian_log_delta(eps: np.ndarray, mu: float | np.ndarray,
                        exact: Callable[[float, float], mpmath.mpf]) -> np.ndarray:
     """``log δ(ε)`` of ``μ``-GDP in float64, rounded **up**, elementwise over ``eps`` and ``mu`` (broadcast): the
-    log-space formula plus a bound on its error (:func:`_gaussian_log_error`); where that bound exceeds
-    :data:`_GAUSSIAN_MAX_LOG_ERROR` (cancellation in ``1 − e^x``), ``δ`` is taken from ``exact(ε, μ)`` (mpmath)
-    and its log rounded up. An array of ``μ`` evaluates many compositions ``μ√k`` at once."""
+    log-space formula plus a bound on its error (:func:`_gaussian_log_error`), below ``a = −1000`` the closed-form
+    bound of :func:`_far_tail_log_delta` plus its error; where that bound exceeds :data:`_GAUSSIAN_MAX_LOG_ERROR`
+    (and :data:`_GAUSSIAN_MAX_LOG_RTOL` of ``|log δ|``: cancellation in ``1 − e^x``), ``δ`` is taken from
+    ``exact(ε, μ)`` (mpmath) and its log rounded up. An array of ``μ`` evaluates many compositions ``μ√k`` at once."""
     eps, mu = np.broadcast_arrays(np.asarray(eps, dtype=float), np.asarray(mu, dtype=float))
     a = -eps / mu + mu / 2.0
     b = a - mu
@@ -125,10 +163,13 @@ def gaussian_log_delta(eps: np.ndarray, mu: float | np.ndarray,
         x[tail] = np.minimum(np.log1p((eb - ea) / ea), 0.0)
         out = la + np.log(-np.expm1(x))
         err = _gaussian_log_error(eps, mu, a, b, la, lb, x, out)
+        far = a < -_FAR_TAIL
+        out[far], err[far] = _far_tail_log_delta(eps[far], mu[far], a[far])
         out = out + err
+        allowed = np.maximum(_GAUSSIAN_MAX_LOG_ERROR, _GAUSSIAN_MAX_LOG_RTOL * np.abs(out))
     # log Φ(a) = -inf: δ < Φ(a) is below every float, even in log space (|a| > 1e154).
     out = np.where(np.isneginf(la), -np.inf, out)
-    bad = ~(err <= _GAUSSIAN_MAX_LOG_ERROR) & np.isfinite(la)
+    bad = ~(err <= allowed) & np.isfinite(la)
     for i in np.flatnonzero(bad):
         try:
             d = exact(float(eps.flat[i]), float(mu.flat[i]))

@@ -34,9 +34,15 @@ from typing import Any
 
 import numpy as np
 
+from symsel.errors import NotApplicableError
+
 #: ``math.isclose``'s default relative tolerance, widened tenfold: points this close to the ``±log(1 − q)`` limit
 #: are left to dp-accounting's scalar code, which treats points within its tolerance specially.
 _NEAR_LIMIT = 1e-8
+#: the most loss-grid points of one direction of one step's PLD: a wider one (little noise, e.g. ``σ = 0.019``: 12
+#: million points at ``q = 1e-300``, 19 million at ``q = 0.01``; ``q = 0.01, σ = 1.1`` has 47,000) is refused before
+#: its ``δ`` is evaluated on the grid (tens of seconds and GBs).
+MAX_STEP_GRID = 4_000_000
 
 
 def subsampled_gaussian_pld(rate: float, sigma: float, relation: Any, interval: float) -> Any:
@@ -81,6 +87,12 @@ def subsampled_gaussian_arrays(rate: float, sigma: float, relation: Any, interva
         bounds = loss.connect_dots_bounds()
         lower = math.floor(bounds.epsilon_lower / interval)
         upper = math.ceil(bounds.epsilon_upper / interval)
+        if upper - lower + 1 > MAX_STEP_GRID:
+            raise NotApplicableError(
+                f"dpsgd: one step's PLD at q={rate:g}, sigma={sigma:g} spans losses {bounds.epsilon_lower:.4g} to "
+                f"{bounds.epsilon_upper:.4g}, {upper - lower + 1:.2e} points of {interval:g}, more than the "
+                f"{MAX_STEP_GRID:.0e} allowed: use more noise (a larger sigma) or a coarser "
+                "value_discretization_interval")
         deltas = loss.get_delta_for_epsilon(np.arange(lower, upper + 1) * interval)
         probs, infinity = connect_dots_masses(np.asarray(deltas, dtype=float), interval)
         return PmfArrays(interval, lower, probs, infinity)

@@ -501,3 +501,18 @@ def test_a_too_fine_loss_grid_is_refused():
 
     with pytest.raises(symsel.ParameterError, match="value_discretization_interval"):
         SelectionAccountant(value_discretization_interval=MIN_DISCRETIZATION / 10)
+
+
+def test_a_nearly_non_private_fixed_selection_answers_between_references():
+    """``SelectionDpEvent(GaussianDpEvent(1e-3), 'point(k=2)')``: μ = 1000; ε at δ = 1e-6 lies between one run's
+    exact ε (a lower bound on the best of two) and the exact ε of two composed runs (μ√2-GDP) plus 1 %, both from
+    the closed form at 50 digits."""
+    from dp_accounting import dp_event
+    from reference_profiles import gdp_delta_mp
+
+    from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent
+
+    eps = SelectionAccountant().compose(SelectionDpEvent(dp_event.GaussianDpEvent(1e-3), "point(k=2)")).get_epsilon(
+        1e-6)
+    assert gdp_delta_mp(1000.0, eps) <= 1e-6  # at least one run's ε
+    assert gdp_delta_mp(1000.0 * 2**0.5, eps * 1.01) <= 1e-6  # within 1 % of two composed runs' ε

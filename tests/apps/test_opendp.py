@@ -324,3 +324,33 @@ def test_opendps_new_measure_names_are_accepted_beside_the_old(monkeypatch: pyte
     assert fixed.map(1.0) == (symsel.bound(law(), zcdp(rho=1 / 8), "best").epsilon(1e-6), 1e-6)
     smoothed = base_profile_from_map(dp.c.make_zCDP_to_approxDP(gaussian(2.0)), 1.0, profile_points=8)
     assert len(smoothed.points) == 8
+
+
+def _raising(x: float) -> float:
+    raise RuntimeError("inner boom")
+
+
+def test_a_base_measurement_that_fails_inside_opendp_is_one_line_naming_it() -> None:
+    """A base whose own function raises inside OpenDP (which wraps it in an ``OpenDPException`` whose message is a
+    multi-line Python traceback): one ``ParameterError`` line naming ``measurement``, the data and the inner error;
+    a map that raises: one line naming ``d_in`` and the inner error."""
+    dp.enable_features("honest-but-curious")  # a user-defined measurement
+    try:
+        _check_failing_bases()
+    finally:
+        dp.disable_features("honest-but-curious")
+
+
+def _check_failing_bases() -> None:
+    failing = dp.m.make_user_measurement(*SPACE, dp.max_divergence(), _raising, lambda d_in: d_in)
+    with pytest.raises(ParameterError) as info:
+        make_selection(failing, "point(k=2)", score=float, seed=1)(1.0)
+    message = str(info.value)
+    assert "\n" not in message and "Traceback" not in message
+    assert "measurement=" in message and "data=1.0" in message and "RuntimeError: inner boom" in message
+    bad_map = dp.m.make_user_measurement(*SPACE, dp.max_divergence(), lambda x: x, lambda d_in: 1 / 0)
+    with pytest.raises(ParameterError) as info:
+        make_selection(bad_map, "point(k=2)", score=float).map(1.0)
+    message = str(info.value)
+    assert "\n" not in message and "Traceback" not in message
+    assert "d_in=1.0" in message and "ZeroDivisionError: division by zero" in message

@@ -479,3 +479,25 @@ def test_plan_refuses_candidates_where_it_is_not_reported(extra):
     result = CliRunner().invoke(main, ["plan", "--base", "gaussian(sigma=4)", "--epsilon", "1", "--delta", "1e-6",
                                        *extra, "--candidates", "5"])
     assert result.exit_code == 2 and "--candidates applies" in result.output
+
+
+def test_solve_base_takes_a_knob_where_no_bound_can_be_built_as_infeasible(monkeypatch):
+    """Where the base cannot be bounded (``NotApplicableError``: e.g. a DP-SGD step's PLD too wide at little noise)
+    the knob is not certified, so the search stays where it is: the answer is the least noise that could be bounded
+    and fits, its bound checked independently of the search."""
+    from symsel.apps import plan
+    from symsel.errors import NotApplicableError
+
+    real_bound = plan.bound
+
+    def bound_or_refuse(dist, base, method="best"):
+        if base.sigma < 1.0:
+            raise NotApplicableError("no bound below sigma = 1 in this test")
+        return real_bound(dist, base, method)
+
+    monkeypatch.setattr(plan, "bound", bound_or_refuse)
+    result = plan.solve_base("gaussian(sigma={sigma})", "point(k=2)", 50.0, 1e-6, method="composition")
+    assert 1.0 <= result["sigma"] <= 1.01
+    monkeypatch.setattr(plan, "bound", real_bound)
+    assert real_bound(symsel.point(2), symsel.parse_profile(f"gaussian(sigma={result['sigma']!r})"),
+                      "composition").delta(50.0) <= 1e-6

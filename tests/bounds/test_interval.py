@@ -253,3 +253,14 @@ def test_linearized_cell_bound_is_second_order():
         assert best > 0
         excess.append(bound - best)
     assert excess[1] < excess[0] / 3 and excess[2] < excess[1] / 3
+
+
+def test_overflowing_likelihood_ratio_answers_one_without_the_rows(monkeypatch):
+    """μ = 33: ``r(h) = e^{μh − μ²/2}`` overflows on the top rows, whose bound is then +inf (δ = 1): the sum is
+    answered 1 without bounding a single row (it took seconds per ε inside a pipeline's search)."""
+    profile = IntervalProfile(symsel.point(2), 33.0)
+    calls = []
+    monkeypatch.setattr(profile, "_row_bounds", lambda *args: calls.append(args) or np.full(args[0].size, np.inf))
+    assert profile.delta(1089.0) == 1.0
+    assert calls == []
+    assert IntervalProfile(symsel.point(2), 20.0).delta(500.0) < 1e-3  # a finite ratio is still bounded

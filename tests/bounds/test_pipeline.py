@@ -226,3 +226,17 @@ def test_exceeds_is_only_said_where_the_evaluation_is_over_the_target_and_costs_
         fits += value <= target
     assert decided >= 3 and fits >= 3  # the shortcut is taken where the bound is far over the target, and both
     # sides occur
+
+
+def test_gaussian_final_run_with_little_noise_has_a_pair():
+    """σ = 0.05 (μ = 20): dp-accounting's PLD of the final run is too wide for its query grid; the pair comes from
+    the closed-form loss instead, and the pipeline is at least the selection alone and the final run alone."""
+    from symsel.bounds.pipeline import final_run_pairs
+
+    base = GaussianProfile(0.05)
+    (pair,) = final_run_pairs(base)
+    assert "closed-form" in pair.source
+    selection = symsel.bound(symsel.point(2), base, "composition")
+    pipeline = with_final_run(selection, base)
+    for eps in (300.0, 400.0):
+        assert pipeline.delta(eps) >= max(float(selection.delta(eps)), float(base.delta(eps)))

@@ -75,3 +75,18 @@ def test_without_subsampling_the_table_answers_every_finite_point_with_dp_accoun
     add = privacy_loss_mechanism.GaussianPrivacyLoss(sigma, sensitivity=sensitivity,
                                                       adjacency_type=privacy_loss_mechanism.AdjacencyType.ADD)
     assert inverse_loss_table(add, grid) == {}
+
+
+def test_a_step_grid_too_wide_is_refused_before_it_is_built():
+    """σ = 0.019: one step's loss grid spans 12 million points at q = 1e-300 (19 million at q = 0.01): refused with
+    one line naming q and sigma before any ``δ`` is evaluated on it."""
+    from symsel.errors import NotApplicableError
+    from symsel.profiles.subsampled_gaussian_pld import MAX_STEP_GRID, subsampled_gaussian_arrays
+
+    relation = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
+    for rate in (1e-300, 0.01):
+        with pytest.raises(NotApplicableError) as info:
+            subsampled_gaussian_arrays(rate, 0.019, relation, 1e-4)
+        assert f"q={rate:g}" in str(info.value) and "sigma=0.019" in str(info.value) and "\n" not in str(info.value)
+    assert MAX_STEP_GRID >= 47_000  # q = 0.01, sigma = 1.1 is far inside
+    assert subsampled_gaussian_arrays(1e-300, 0.3, relation, 1e-4) is not None
