@@ -501,6 +501,8 @@ def mutation_core_section(results: Results) -> list[str]:
              "total": total["mutants"]}
     rows.append(["total, with the tests added for the survivors", *(after[key] for key in keys), total["mutants"],
                  rate(after)])
+    unsafe = [key for key, text in result["verdicts"].items() if text.startswith("unsafe")]
+    unsafe_killed = [key for key in unsafe if key in result["killed_after"]["ids"]]
     survivors = [[f"`{m['id']}`", f"`{m['original']}` → `{m['replacement']}`", result["verdicts"].get(m["id"], "?")]
                  for m in result["mutants"] if m["status"] == "survived"]
     return ["## Mutation testing of bounds, evidence, pairs and profiles", "",
@@ -509,6 +511,9 @@ def mutation_core_section(results: Results) -> list[str]:
             "only); the kill rate counts timeouts and errors as killed.",
             "", f"Measured on {result['date']} by `{result['commands']}`.", "",
             *table(["folder", *keys, "total", "kill rate"], rows),
+            "", f"Survivors that move a certified number to the unsafe side: {len(unsafe)}, of which "
+            f"{len(unsafe_killed)} are now killed by a test of the owning module (the rest: their verdicts below); "
+            "every other survivor is equivalent, moves a number to the safe side, or produces no number.",
             "", "Surviving mutants, each with its verdict (a test added for one is confirmed by "
             f"`{result['killed_after']['command']}`):", "",
             *(table(["mutant", "change", "verdict"], survivors) if survivors else ["none"])]
