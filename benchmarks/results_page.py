@@ -480,6 +480,49 @@ def mutation_section(results: Results) -> list[str]:
             "", f"Measured on {result['date']}.", "", *table(["module", *keys], rows)]
 
 
+def mutation_core_section(results: Results) -> list[str]:
+    """The sampled mutation run over the folders that produce certified numbers, by folder, with every survivor
+    and the verdict on it (equivalent, safe side, or the test that now kills it)."""
+    result = results["mutation_core"]
+    keys = ["killed", "survived", "timeout", "error"]
+    folders: dict[str, dict[str, int]] = {}
+    for module, counts in result["modules"].items():
+        folder = module.split("/")[1]
+        row = folders.setdefault(folder, dict.fromkeys([*keys, "total"], 0))
+        for key in [*keys, "total"]:
+            row[key] += counts[key]
+
+    def rate(row: dict[str, int]) -> str:
+        return f"{100 * (row['total'] - row['survived']) / row['total']:.1f} %"
+
+    rows = [[f"`symsel/{folder}/`", *(row[key] for key in [*keys, "total"]), rate(row)]
+            for folder, row in folders.items()]
+    total = result["total"]
+    rows.append(["total", *(total[key] for key in keys), total["mutants"],
+                 rate({**total, "total": total["mutants"]})])
+    later = len(result["killed_after"]["ids"])
+    after = {**total, "killed": total["killed"] + later, "survived": total["survived"] - later,
+             "total": total["mutants"]}
+    rows.append(["total, with the tests added for the survivors", *(after[key] for key in keys), total["mutants"],
+                 rate(after)])
+    unsafe = [key for key, text in result["verdicts"].items() if text.startswith("unsafe")]
+    unsafe_killed = [key for key in unsafe if key in result["killed_after"]["ids"]]
+    survivors = [[f"`{m['id']}`", f"`{m['original']}` → `{m['replacement']}`", result["verdicts"].get(m["id"], "?")]
+                 for m in result["mutants"] if m["status"] == "survived"]
+    return ["## Mutation testing of bounds, evidence, pairs and profiles", "",
+            "Mutants of every module of `symsel/bounds`, `symsel/evidence`, `symsel/pairs` and `symsel/profiles` "
+            "(`benchmarks/mutation.py`, a seeded sample, each module's mutants run against its owning test files "
+            "only); the kill rate counts timeouts and errors as killed.",
+            "", f"Measured on {result['date']} by `{result['commands']}`.", "",
+            *table(["folder", *keys, "total", "kill rate"], rows),
+            "", f"Survivors that move a certified number to the unsafe side: {len(unsafe)}, of which "
+            f"{len(unsafe_killed)} are now killed by a test of the owning module (the rest: their verdicts below); "
+            "every other survivor is equivalent, moves a number to the safe side, or produces no number.",
+            "", "Surviving mutants, each with its verdict (a test added for one is confirmed by "
+            f"`{result['killed_after']['command']}`):", "",
+            *(table(["mutant", "change", "verdict"], survivors) if survivors else ["none"])]
+
+
 def timings_section(results: Results) -> list[str]:
     result = results["timings"]
     rows = [[f"`{run['command']}`", ", ".join(minutes(s) for s in run["wall_s"])] for run in result["runs"]]
@@ -551,7 +594,7 @@ SECTIONS: list[Callable[[Results], list[str]]] = [
     speed_section, speed_per_method_section, speed_breakdown_section, accounting_section, scale_section,
     precision_section, derive_section, fixed_trials_section, brackets_section,
     practitioner_section, opacus_section, tradeoff_section, hostile_section,
-    mutation_section, first_call_section, memory_section, timings_section,
+    mutation_section, mutation_core_section, first_call_section, memory_section, timings_section,
 ]
 
 

@@ -464,3 +464,12 @@ def test_the_papers_route_for_poisson_is_the_rdp_view_of_the_base():
         dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps), 30, math.inf))
     assert papers == pytest.approx(accountant.get_epsilon(1e-5), rel=1e-3)
     assert round(papers, 2) == 11.32 and round(tight, 2) == 8.25
+
+
+@pytest.mark.parametrize("orders", [[1.0], [1.0, 2.0], [0.5, 3.0]])
+def test_an_order_of_one_or_less_is_refused_by_name(orders: list[float]) -> None:
+    """Rényi orders must exceed 1 (the conversion to (ε, δ) divides by ``λ − 1``): order 1 itself and below are
+    refused with an error naming ``orders`` and the offending value."""
+    with pytest.raises(ParameterError, match="orders") as caught:
+        renyi_selection_curve(poisson(3), zcdp(0.1), orders=orders)
+    assert str(min(orders)) in str(caught.value)

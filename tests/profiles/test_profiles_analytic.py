@@ -303,3 +303,29 @@ def test_gaussian_far_tail_vectorized_matches_scalar() -> None:
     g = GaussianProfile(100.0)
     eps = np.array([1e3, 1e4, 1e5, 2.5e5])
     assert np.array_equal(g.log_delta(eps), np.array([g.log_delta(float(e)) for e in eps]))
+
+
+def _exact_gaussian_log_delta(mu: float, eps: float, dps: int = 60) -> mpmath.mpf:
+    """``log δ(ε)`` of ``μ``-GDP from Balle & Wang's closed form at ``dps`` digits (the cancellation of the far tail
+    costs about ``log10(a²)`` of them)."""
+    with mpmath.workdps(dps):
+        mu_, e = mpmath.mpf(mu), mpmath.mpf(eps)
+        return mpmath.log(mpmath.ncdf(-e / mu_ + mu_ / 2) - mpmath.exp(e) * mpmath.ncdf(-e / mu_ - mu_ / 2))
+
+
+@pytest.mark.parametrize("eps", [200.0, 300.0])
+def test_gaussian_log_delta_holds_when_log_ndtr_errs_by_its_allowed_tolerance(monkeypatch, eps: float) -> None:
+    """The float log-space δ is rounded up by a bound that covers a ``log_ndtr`` off by its stated relative
+    tolerance (64 ulp): with every ``log_ndtr`` value moved that far down (more negative, the side that lowers
+    ``log δ``), the result is still not below the exact ``log δ`` (mpmath, 60 digits). Far in the tail
+    (``|log Φ(a)| ≈ a²/2`` in the ten thousands) the other error terms of the bound do not cover this shift."""
+    from scipy import special
+
+    from symsel.profiles import analytic
+
+    real = special.log_ndtr
+    monkeypatch.setattr(special, "log_ndtr", lambda z: real(z) * (1 + 64 * 2.0**-53))
+    mu = 1.0
+    got = float(analytic.gaussian_log_delta(np.array([eps]), mu, lambda *_: pytest.fail("mpmath fallback"))[0])
+    exact = _exact_gaussian_log_delta(mu, eps)
+    assert got >= exact, (got, mpmath.nstr(exact, 20))

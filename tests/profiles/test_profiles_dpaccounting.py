@@ -254,3 +254,15 @@ def test_delta_beyond_the_largest_loss_is_the_mass_at_infinity_even_where_e_to_t
     assert np.all(np.isfinite(values)) and np.all(values == base.delta_at_infinity)
     law = symsel.parse_distribution("geometric(mean=10)")
     assert symsel.bound(law, base).delta(505198.34) == 0.0
+
+
+def test_the_dpsgd_floor_at_infinity_is_zero_and_below_the_pld_bound() -> None:
+    """Both outputs of a DP-SGD step have positive density everywhere (mixtures of Gaussians), so no outcome has
+    infinite privacy loss and ``δ(∞) = 0`` exactly; the floor, a lower bound, is that 0 and never above the
+    composed profile's own ``δ(∞)``."""
+    from symsel.profiles.dpaccounting import DpsgdCompositionFloor
+
+    floor = DpsgdCompositionFloor(q=0.1, sigma=1.0, steps=2)
+    assert floor.delta_at_infinity == 0.0
+    assert floor.delta(math.inf) == 0.0
+    assert floor.delta_at_infinity <= DpsgdProfile(q=0.1, sigma=1.0, steps=2).delta_at_infinity

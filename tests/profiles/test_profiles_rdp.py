@@ -146,3 +146,14 @@ def test_the_conversion_envelope_equals_the_minimum_over_every_order() -> None:
     per_order = (lam - 1) * (r[None, :] - eps[:, None] + np.log1p(-1 / lam)) - np.log(lam)
     expected = np.minimum(np.minimum(per_order.min(axis=1), 0.5 * math.log(-math.expm1(-r.min()))), 0.0)
     assert np.allclose(np.log(profile.delta(eps)), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_a_curve_infinite_at_every_order_certifies_no_finite_epsilon() -> None:
+    """Two distributions with disjoint supports have Rényi divergence ``∞`` at every order and ``δ(ε) = 1`` for every
+    ``ε`` (all of the first's mass lies where the second has none): a curve infinite at every order is theirs, so
+    it certifies nothing below ``δ = 1``: ``ε(δ) = ∞`` for every ``δ < 1``, and ``0`` at ``δ = 1``."""
+    profile = RdpProfile(lambda lam: np.full(np.shape(lam), math.inf))
+    for delta in (1e-30, 1e-6, 0.5, 1 - 1e-12):
+        assert profile.epsilon(delta) == math.inf, delta
+    assert profile.epsilon(1.0) == 0.0
+    assert profile.delta(3.0) == 1.0

@@ -280,3 +280,32 @@ def test_profile_envelope_is_max_of_polygons() -> None:
 def test_bad_parameters_raise_parameter_error(call, name: str) -> None:
     with pytest.raises(ParameterError, match=name):
         call()
+
+
+def _lowest_second_mass_brute_force(P: list, Pp: list, q) -> object:
+    """The smallest ``Q'``-mass of a randomized test of ``Q``-mass ``q`` on a finite pair: every deterministic test
+    (subset of outcomes) gives a point ``(P(S), P'(S))``; a randomized test is a mixture of two of them, so the
+    answer is the lowest chord between two points on either side of ``q``, over every pair of subsets."""
+    n = len(P)
+    points = [(sum(P[i] for i in s), sum(Pp[i] for i in s))
+              for r in range(n + 1) for s in itertools.combinations(range(n), r)]
+    best = None
+    for (x1, y1), (x2, y2) in itertools.product(points, points):
+        if x1 <= q <= x2:
+            y = y1 if x2 == x1 else y1 + (y2 - y1) * (q - x1) / (x2 - x1)
+            best = y if best is None else min(best, y)
+    return best
+
+
+def test_neyman_pearson_vertices_mp_give_the_lowest_test_whatever_the_order_of_the_outcomes() -> None:
+    """The mpmath Neyman--Pearson polyline of a four-outcome pair listed out of likelihood-ratio order equals the
+    brute-force lowest randomized test over all 16 subsets (exact rationals); an unsorted polyline lies above it."""
+    from fractions import Fraction
+
+    P = [Fraction(k, 10) for k in (1, 4, 2, 3)]
+    Pp = [Fraction(k, 10) for k in (3, 1, 4, 2)]
+    xs, ys = region.neyman_pearson_vertices_mp([float(p) for p in P], [float(p) for p in Pp], 40)
+    for q in (Fraction(k, 20) for k in (1, 6, 9, 14, 19)):
+        expected = _lowest_second_mass_brute_force(P, Pp, q)
+        got = region.polyline_lower_mp(mpmath.mpf(q.numerator) / q.denominator, xs, ys, 40)
+        assert abs(got - mpmath.mpf(expected.numerator) / expected.denominator) < mpmath.mpf(10) ** -15, (q, got)
