@@ -41,6 +41,10 @@ from symsel.profiles import Profile
 PIECE_MASS = 2e-4
 #: the most pieces one pair is cut into (atoms are cut more coarsely beyond it).
 MAX_PIECES = 400_000
+#: the most atoms of one direction of a base's pair that the interval bound takes on: its branch and bound grows with
+#: the atoms (a DP-SGD run of a million steps has 190,000 and took minutes), beyond this it is not applicable and
+#: ``best`` answers with the other methods (``composition`` was the tighter there anyway).
+MAX_PAIR_ATOMS = 100_000
 #: width of the coarse ``l``-cells, in pieces.
 L_COARSE = 4096
 #: refinements of the ``l``-axis (branch and bound, :meth:`PairIntervalProfile._row_bounds`): each cuts the cells
@@ -360,12 +364,17 @@ def pair_interval_profile(dist: Distribution, base: Profile) -> PairIntervalProf
     """The interval bound of ``dist`` on ``base`` through its dominating loss-ordered pairs.
 
     Raises:
-        NotApplicableError: the base hands out no dominating pair, or ``P[K ≥ 2] = 0``.
+        NotApplicableError: the base hands out no dominating pair, one with more than :data:`MAX_PAIR_ATOMS` atoms,
+            or ``P[K ≥ 2] = 0``.
     """
     pairs = base.dominating_loss_pairs()
     if not pairs:
         raise NotApplicableError(f"method 'interval': {base.spec} hands out no dominating pair")
     if dist.support_max is not None and int(dist.support_max) < 2:
         raise NotApplicableError(f"method 'interval': needs P[K >= 2] > 0, and {dist.spec} has K <= 1")
+    atoms = max(pair.n for pair in pairs)
+    if atoms > MAX_PAIR_ATOMS:
+        raise NotApplicableError(f"method 'interval': the dominating pair of {base.spec} has {atoms} atoms, more than "
+                                 f"the {MAX_PAIR_ATOMS} the interval bound takes on")
     deeper = base.deep_dominating_loss_pairs if base.has_deep_loss_pairs else None
     return PairIntervalProfile(dist, pairs, usable_float_error(dist, "interval"), deeper=deeper)

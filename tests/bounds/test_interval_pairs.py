@@ -396,3 +396,18 @@ def test_an_export_lowered_by_interval_takes_the_deep_pairs_bit_for_bit(monkeypa
     main = PairIntervalProfile(best.dist, costly[0].profile.pairs, costly[0].profile.value_margin)
     main_only = np.minimum(deltas, np.clip(np.asarray(main.delta(grid), dtype=float), 0.0, 1.0))
     assert np.any(lowered[inside] < main_only[inside])  # the deep pairs lower some points
+
+
+def test_a_pair_with_too_many_atoms_is_not_taken_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A base whose pair has more atoms than ``MAX_PAIR_ATOMS`` (a DP-SGD run of a million steps) is refused by name
+    before any branch and bound, and ``best`` answers with its other components, as it does without ``interval``."""
+    from symsel.bounds import interval_pairs
+
+    base = symsel.parse_profile("dpsgd(q=0.01, sigma=1.1, steps=10)")
+    atoms = max(pair.n for pair in base.dominating_loss_pairs())
+    monkeypatch.setattr(interval_pairs, "MAX_PAIR_ATOMS", atoms - 1)
+    with pytest.raises(NotApplicableError, match=f"{atoms} atoms"):
+        pair_interval_profile(symsel.point(k=2), base)
+    answer = symsel.bound(symsel.point(k=2), base).epsilon(1e-6)
+    assert math.isfinite(answer)
+    assert answer <= symsel.bound(symsel.point(k=2), base, "composition").epsilon(1e-6)
