@@ -361,6 +361,8 @@ def with_final_run(selection: Profile, final: FinalRuns = None) -> Profile:
     too large for memory, or no pair known), or puts more than :data:`LOST_AT_INFINITY` of mass at loss ``+∞``
     that the profiles do not have (a nearly non-private final run), the answer is the basic composition theorem on
     the profiles (:class:`~symsel.profiles.composition.BasicComposition`): certified, looser."""
+    if not isinstance(selection, Profile):
+        raise ParameterError("selection", repr(selection), "a symsel Profile (a selection bound)", "with_final_run")
     if final is None:
         final = getattr(selection, "base", None)
         if final is None:

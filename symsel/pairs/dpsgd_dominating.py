@@ -45,6 +45,9 @@ STEP_SPAN = 20.0
 #: the most buckets of one step (the width grows beyond it) and the widest bucket in loss.
 STEP_BUCKETS = 8192
 STEP_WIDTH = 2e-3
+#: the finest loss grid of one step: the float slack of a loss (about 1e-12) is far wider than a finer grid (a
+#: sampling rate of 1e-300 would ask for widths near 1e-301 and labels beyond any array).
+MIN_STEP_WIDTH = 1e-10
 #: the narrowest cell between two cuts, in standard deviations (:func:`_spaced`).
 MIN_CELL = 1e-3
 #: relative allowance on one value of scipy's ``ndtr`` (a generous multiple of its measured accuracy).
@@ -201,7 +204,7 @@ def step_law(pair: NormalMixturePair, q: float, sigma: float, width: float | Non
     bottom, top = float(ends[0]), float(ends[1])
     if width is None:
         spread = q * math.sqrt(math.expm1(min(1.0 / (sigma * sigma), 700.0)))
-        width = min(STEP_WIDTH, max(0.2 * spread, (top - bottom) / STEP_BUCKETS))
+        width = min(STEP_WIDTH, max(0.2 * spread, (top - bottom) / STEP_BUCKETS, MIN_STEP_WIDTH))
     grid = np.arange(math.ceil(bottom / width), math.floor(top / width) + 1) * width
     cuts = _spaced(np.concatenate([[lo_x], _inverse(pair.loss, grid, lo_x, hi_x), [hi_x]]), MIN_CELL * sigma)
     edges = np.concatenate([[-np.inf], cuts, [np.inf]])
@@ -231,8 +234,10 @@ def step_law(pair: NormalMixturePair, q: float, sigma: float, width: float | Non
     first_label = min(int(all_labels.min()), bottom_label)
     dense = np.zeros(int(all_labels.max()) - first_label + 1)
     np.add.at(dense, all_labels - first_label, np.concatenate(masses))
-    if bottom_label - first_label >= dense.size:  # not reached: the loss increases, so bottom is below the rest
-        raise AssertionError("the bottom bucket's loss is above the others'")
+    if bottom_label - first_label >= dense.size:
+        # a loss range narrower than the float slack (a sampling rate such as 1e-300): the bottom's label, rounded
+        # up, lies above the others; the grid is extended to it (mass at a higher loss only dominates more)
+        dense = np.concatenate([dense, np.zeros(bottom_label - first_label + 1 - dense.size)])
     dense[bottom_label - first_label] += p_mass[0]
     infinity = float(p_mass[-1]) * (1 + err)  # the top bucket [hi_x, ∞): loss up to +∞
     # per mass: its bucket masses (err), two splits (a log, exp, expm1 and three products each, a few u), and the

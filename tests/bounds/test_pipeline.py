@@ -158,6 +158,8 @@ def test_wrong_arguments_are_refused() -> None:
         with_final_run(base, 3)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="final"):
         with_final_run(base)  # a base profile has no base of its own
+    with pytest.raises(ParameterError, match="selection"):
+        with_final_run(None, base)  # type: ignore[arg-type]
 
 
 def test_the_lowest_atoms_cut_in_a_search_are_charged_one(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -131,3 +131,16 @@ def test_dpsgd_run_brackets_the_dominated_pair_far_below_1e_15() -> None:
             value = _upper(upper, eps)
             assert value >= below, (upper.direction, eps, value, below)
             assert below == 0.0 or value <= 1.6 * below, (upper.direction, eps, value, below)
+
+
+def test_the_smallest_sampling_rate_gives_a_pair_on_the_coarsest_fine_grid() -> None:
+    """q = 1e-300: the loss range (about 1e-300) is far below the float slack of a loss, so the step's grid is
+    :data:`MIN_STEP_WIDTH` wide and the bottom bucket's label, rounded up, may lie above the rest; the pair is still
+    built (it ended in an AssertionError, then in an array too large to allocate), with all its mass at losses of
+    at most a few grid steps: nearly no privacy loss, as at this rate."""
+    from symsel.pairs.dpsgd_dominating import MIN_STEP_WIDTH
+
+    for pair in dpsgd_deep_pairs(1e-300, 1.0, 10, "add_remove"):
+        assert pair.a_infinity < 1e-45  # the top bucket, beyond the step's span
+        assert abs(float(np.sum(pair.a)) - 1.0) < 1e-9
+        assert float(np.max(np.log(pair.ratio))) <= 100 * MIN_STEP_WIDTH
