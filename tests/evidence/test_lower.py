@@ -490,7 +490,7 @@ def test_dpsgd_pairs_at_the_smallest_rate_are_one_null_atom():
 
 def test_the_lower_bound_at_the_smallest_rate_is_the_trivial_zero():
     """q = 1e-300: no outcome tells the realised pair apart, so the certified lower bound is 0, with a pair of
-    identical outputs (it ended in an AssertionError)."""
+    identical outputs."""
     from symsel.spec import parse_profile
 
     base = parse_profile("dpsgd(q=1e-300, sigma=1, steps=10)")

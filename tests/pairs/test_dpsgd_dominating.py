@@ -136,7 +136,7 @@ def test_dpsgd_run_brackets_the_dominated_pair_far_below_1e_15() -> None:
 def test_the_smallest_sampling_rate_gives_a_pair_on_the_coarsest_fine_grid() -> None:
     """q = 1e-300: the loss range (about 1e-300) is far below the float slack of a loss, so the step's grid is
     :data:`MIN_STEP_WIDTH` wide and the bottom bucket's label, rounded up, may lie above the rest; the pair is still
-    built (it ended in an AssertionError, then in an array too large to allocate), with all its mass at losses of
+    built, with no label array beyond reach, and with all its mass at losses of
     at most a few grid steps: nearly no privacy loss, as at this rate."""
     from symsel.pairs.dpsgd_dominating import MIN_STEP_WIDTH
 
