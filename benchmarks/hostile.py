@@ -22,7 +22,8 @@ For each case it records, and the summary counts:
   the cap. ``RLIMIT_AS`` would count address space never written as well: the 64 MiB reservations of each thread's
   malloc arena and the shared libraries, which grow with the number of cores; a normal case's peak virtual size is
   350–560 MiB against a resident peak of 120–270 MiB, the largest (a DP-SGD run of 10⁶ steps) 1.4 GiB against 1.1
-  GiB.
+  GiB. The cap, like the CPU limit, holds for each process of the case (a sweep's workers have one each), and the
+  peak is that of the largest process, not their sum.
 
 The sandbox (a temporary folder) has ``sentinel/`` (files that no case may touch), ``work/`` (the cases' working
 folder, with a small grid file), a FIFO, and its own ``dev/null`` and ``dev/full``: character devices made with
