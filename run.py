@@ -5,7 +5,7 @@
     python3 run.py test     # set up with the test extras (first time only) and run the test suite
     python3 run.py symsel ARGS...   # any symsel command inside the environment
     python3 run.py test-latest      # the test suite against the newest releases (in ./.venv-latest)
-    python3 run.py docs     # set up with the docs extra (first time only) and build the documentation site
+    python3 run.py docs [--out DIR] [-E] [-a] [-j N]  # set up with the docs extra (first time only), build the site
     python3 run.py test-opacus      # the Opacus accountant against the real Opacus and torch (in ./.venv-opacus)
 
 The environment lives in ./.venv and holds the versions pinned in constraints.txt (the ones the suite
@@ -29,12 +29,14 @@ proxy, a trusted host, pre-releases, binary or source-only rules), uv not instal
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parent
 EXTRAS = {"report": "", "symsel": "", "test": "[dev]", "test-latest": "[dev]", "docs": "[docs]",
@@ -73,9 +75,9 @@ def ensure_environment(extras: str, latest: bool = False, venv_name: str | None 
         print(f"symsel: creating {venv.name}", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     print(f"symsel: installing symsel{extras} into {venv.name} (first run only)", file=sys.stderr)
-    pins = [] if latest else ["-c", str(ROOT / "constraints.txt")]
-    target = [*(["--upgrade"] if latest else []), *pins, "-e", f"{ROOT}{extras}"]
-    if not _installed_with_uv(str(python), pins, target):
+    constraint_args = [] if latest else ["-c", str(ROOT / "constraints.txt")]
+    target = [*(["--upgrade"] if latest else []), *constraint_args, "-e", f"{ROOT}{extras}"]
+    if not _installed_with_uv(str(python), constraint_args, target):
         # --no-compile: pip would compile all 8,000 modules of the environment (about 30 CPU-s); the suite imports a
         # third of them, and main() lets each be compiled once, when first imported (uv compiles nothing either)
         subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-compile",
@@ -142,15 +144,77 @@ def _installed_with_uv(python: str, pins: list[str], target: list[str]) -> bool:
     return True
 
 
-#: where ``run.py docs`` writes the site (gitignored), and the API reference's generated pages (docs/conf.py)
-DOCS_OUT = ROOT / "docs" / "_build" / "html"
+#: where ``run.py docs`` builds by default (gitignored): the site in its ``html``, the notebooks' images in its
+#: ``jupyter_execute`` (myst-nb writes them beside the site's folder); the API reference's generated pages go to
+#: docs/_generated (docs/conf.py)
+DOCS_BUILD = ROOT / "docs" / "_build"
+#: what a build folder holds after a build
+DOCS_BUILD_ENTRIES = ("html", "jupyter_execute")
 
 
-def docs_command(python: Path, rest: list[str]) -> list[str]:
-    """``sphinx-build`` of the documentation site into :data:`DOCS_OUT` with warnings as errors: the source folder is
-    the repository (docs/conf.py reads the pages it lists), the configuration is docs/conf.py."""
-    return [str(python), "-m", "sphinx", "-W", "--keep-going", "-q", "-c", str(ROOT / "docs"), *rest, str(ROOT),
-            str(DOCS_OUT)]
+class _DocsParser(argparse.ArgumentParser):
+    """``run.py docs``'s options; a bad one is refused with one line and exit status 2, before any set-up."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"symsel: error: run.py docs: {message}\n")
+
+
+def docs_options(rest: list[str]) -> argparse.Namespace:
+    """The options of ``run.py docs`` (sphinx-build's own names for the ones passed on): ``--out`` resolved against
+    the caller's working folder and checked by :func:`_docs_out_problem`, ``-j`` from 1 to the number of CPUs."""
+    parser = _DocsParser(prog="python3 run.py docs", allow_abbrev=False,
+                         description="Build the documentation site (sphinx-build, warnings as errors).")
+    parser.add_argument("--out", default=str(DOCS_BUILD),
+                        help="the build folder: new, empty or an earlier build (default docs/_build); the site goes "
+                        "to its html folder")
+    parser.add_argument("-E", "--fresh-env", action="store_true", help="read every page again")
+    parser.add_argument("-a", "--write-all", action="store_true", help="write every page again")
+    parser.add_argument("-j", "--jobs", default="1", help="processes to build with: 1 to the number of CPUs, or auto")
+    options = parser.parse_args(rest)
+    cpus = os.cpu_count() or 1
+    if options.jobs != "auto" and not (options.jobs.isascii() and options.jobs.isdigit()
+                                       and 1 <= int(options.jobs) <= cpus):
+        parser.error(f"parameter --jobs={options.jobs!r} is out of range; allowed: 1 to {cpus} (the CPUs) or auto")
+    try:
+        problem = _docs_out_problem(options.out)
+    except OSError as exc:  # a name too long, a folder that may not be read
+        problem = f"cannot be used: {exc.strerror}"
+    if problem:
+        parser.error(f"parameter --out={options.out!r} {problem}")
+    options.out = Path(options.out).resolve()
+    return options
+
+
+def _docs_out_problem(out: str) -> str | None:
+    """Why the build cannot go to the folder ``out``, or ``None``. Refused: an empty name; something that is not a
+    folder (a file, a device, a FIFO) or lies under a file; the repository itself (its root, a folder above it, or a
+    folder in it other than docs/_build: the site would land among the sources); a folder that holds anything but the
+    folders of an earlier build (:data:`DOCS_BUILD_ENTRIES`, not symbolic links), which the build would mix its own
+    files into or write through."""
+    allowed = "; allowed: a new or empty folder, or an earlier build, outside the repository or under docs/_build"
+    if not out.strip():
+        return "is empty" + allowed
+    path = Path(out).resolve()
+    existing = next(folder for folder in (path, *path.parents) if folder.exists())
+    if existing != path and not existing.is_dir():
+        return f"lies under {existing}, which is not a folder" + allowed
+    if path.exists() and not path.is_dir():
+        return "is not a folder" + allowed
+    if path == ROOT or path in ROOT.parents or (path.is_relative_to(ROOT) and not path.is_relative_to(DOCS_BUILD)):
+        return "would put the site among the repository's files" + allowed
+    if path.is_dir() and any(entry.name not in DOCS_BUILD_ENTRIES or entry.is_symlink() or not entry.is_dir()
+                             for entry in path.iterdir()):
+        return "holds files that are not an earlier build of the site" + allowed
+    return None
+
+
+def docs_command(python: Path, options: argparse.Namespace) -> list[str]:
+    """``sphinx-build`` of the documentation site into the ``html`` folder of ``options.out`` (:func:`docs_options`)
+    with warnings as errors: the source folder is the repository (docs/conf.py reads the pages it lists), the
+    configuration is docs/conf.py."""
+    flags = [*(["-E"] if options.fresh_env else []), *(["-a"] if options.write_all else []), "-j", options.jobs]
+    return [str(python), "-m", "sphinx", "-W", "--keep-going", "-q", "-c", str(ROOT / "docs"), *flags, str(ROOT),
+            str(options.out / "html")]
 
 
 def main(argv: list[str]) -> int:
@@ -158,12 +222,13 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
+    docs = docs_options(rest) if command == "docs" else None  # a bad option is refused before any set-up
     bin_dir = ensure_environment(EXTRAS[command], latest=command == "test-latest", venv_name=VENVS.get(command))
     python = bin_dir / ("python.exe" if os.name == "nt" else "python")
     if command in ("test", "test-latest"):
         args = [str(python), "-m", "pytest", *rest]
-    elif command == "docs":
-        args = docs_command(python, rest)
+    elif docs is not None:
+        args = docs_command(python, docs)
     elif command == "test-opacus":  # its own folder, outside the default suite's testpaths
         args = [str(python), "-m", "pytest", "tests_opacus", "-n", "0", *rest]
     elif command == "report":

@@ -13,7 +13,17 @@ For each case it records, and the summary counts:
   in range is due;
 * ``damaged``: any file of the sandbox outside the case's requested outputs created, changed, removed or its mtime
   moved (``sentinel/`` holds files with fixed mtimes; the working folder is watched too), or a device file of the
-  sandbox no longer a character device.
+  sandbox no longer a character device;
+* ``memory_blowup``: the case ran into its memory cap (``--memory``, default 3072 MiB: ``RLIMIT_DATA``, the memory a
+  process can write, heap and anonymous mappings, so an allocation beyond it fails), that is, it reported a
+  ``MemoryError`` or a failed allocation (``symsel: error: not enough memory …`` included), was killed by ``SIGKILL``
+  before its CPU limit (the kernel's out-of-memory killer), or its peak resident set (``ru_maxrss`` of the case's
+  process and of the processes it waited for, from ``wait4``; recorded for every case as ``peak_rss_mib``) passed
+  the cap. ``RLIMIT_AS`` would count address space never written as well: the 64 MiB reservations of each thread's
+  malloc arena and the shared libraries, which grow with the number of cores; a normal case's peak virtual size is
+  350–560 MiB against a resident peak of 120–270 MiB, the largest (a DP-SGD run of 10⁶ steps) 1.4 GiB against 1.1
+  GiB. The cap, like the CPU limit, holds for each process of the case (a sweep's workers have one each), and the
+  peak is that of the largest process, not their sum.
 
 The sandbox (a temporary folder) has ``sentinel/`` (files that no case may touch), ``work/`` (the cases' working
 folder, with a small grid file), a FIFO, and its own ``dev/null`` and ``dev/full``: character devices made with
@@ -26,6 +36,11 @@ Usage (from the repository root, inside its virtual environment)::
     python benchmarks/hostile.py                       # every case; summary table; benchmarks/results/hostile.json
     python benchmarks/hostile.py --only cli: --list     # the CLI cases' names
     python benchmarks/hostile.py --only api:accountant  # the cases whose name starts so
+    python benchmarks/hostile.py --only cli:docs: --json /tmp/docs.json  # a partial run, written elsewhere
+    python benchmarks/hostile.py --only cli:docs: --merge benchmarks/results/hostile.json  # joined to a full run
+
+The documentation build's cases (``cli:docs:…``) run ``python3 run.py docs`` (its options are refused before any
+set-up) and, for the one valid build, the same command in this environment (``docs_command`` of run.py).
 """
 
 from __future__ import annotations
@@ -42,6 +57,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +71,7 @@ VALID_BOUND = ("delta_1e-30", "delta_0")
 SMALL_GRID = "laws: ['geometric(mean=3)']\nbases: ['gaussian(sigma=4)']\ndeltas: [1e-6]\nmethods: [paper]\n"
 LONG = "geometric(mean=" + "9" * 100_000 + ")"
 PWNED = "PWNED"  # a file a code-injection case would create in the working folder
+MIB = 2**20
 
 
 @dataclass
@@ -67,6 +84,7 @@ class Case:
     links: dict[str, str] = field(default_factory=dict)  # work-relative symbolic links (name: target) made before it
     env: dict[str, str] = field(default_factory=dict)  # environment variables set for the case
     needs_devices: bool = False
+    program: tuple[str, ...] = ()  # a CLI case's program before its args (default: the symsel command)
 
 
 # ------------------------------------------------------------------------------------------------ the cases
@@ -331,6 +349,34 @@ def cli_cases() -> list[Case]:
                                                            "--final-run", "--dist", "geometric(mean=3)", "--epsilon",
                                                            "1", "--delta", "1e-6"], invalid=False)
     # ---- end of the smallest-rate block
+    # ---- the documentation build (python3 run.py docs): options refused in one line before any set-up, an output
+    # folder that is not a new or empty folder or an earlier site, and one real build into the sandbox
+    run_py = (sys.executable, str(ROOT / "run.py"), "docs")
+    docs_cases: list[tuple[str, list[str], dict[str, Any]]] = [
+        ("unknown_option", ["--no-such-option", "\u2603" * 1000], {}),
+        ("positional", ["elsewhere"], {}),  # sphinx-build would take it as its source folder
+        ("out_devnull", ["--out", "../dev/null"], {"needs_devices": True}),
+        ("out_fifo", ["--out", "../fifo"], {}), ("out_sentinel_file", ["--out", "../sentinel/notes.txt"], {}),
+        ("out_under_a_file", ["--out", "../sentinel/notes.txt/site"], {}),
+        ("out_foreign_folder", ["--out", "../sentinel"], {}),
+        ("out_link_to_foreign_folder", ["--out", "site"], {"links": {"site": "../sentinel"}}),
+        ("out_empty", ["--out", ""], {}), ("out_long", ["--out", "x" * 5000], {}),
+        ("out_repository", ["--out", str(ROOT)], {}),
+        ("out_in_the_sources", ["--out", str(ROOT / "symsel" / "site")], {}),
+        ("jobs_0", ["-j", "0"], {}), ("jobs_huge", ["-j", "1000000"], {}), ("jobs_text", ["-j", "many"], {}),
+    ]
+    for name, args, kw in docs_cases:
+        c.append(Case(f"cli:docs:{name}", args, True, program=run_py, **kw))
+    c.append(Case("cli:docs:valid_help", ["--help"], False, program=run_py))
+    # the build itself (about 15 CPU s): run.py's command in this environment, without its set-up of ./.venv
+    here = ("import importlib.util, subprocess, sys\nfrom pathlib import Path\n"
+            f"spec = importlib.util.spec_from_file_location('run_py', {str(ROOT / 'run.py')!r})\n"
+            "run_py = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(run_py)\n"
+            "options = run_py.docs_options(sys.argv[1:])\n"
+            "sys.exit(subprocess.call(run_py.docs_command(Path(sys.executable), options), cwd=run_py.ROOT))\n")
+    c.append(Case("cli:docs:valid_build", ["--out", "site"], False, outputs=("work/site",),
+                  program=(sys.executable, "-c", here)))
+    # ---- end of the documentation-build block
     return c
 
 
@@ -749,12 +795,60 @@ def _reset_work(root: Path, case: Case) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ running
-def _limits(cpu: int) -> Any:
+def _limits(cpu: int, memory_mib: int) -> Any:
+    """The case's limits (module docstring), set in its process before it starts: CPU seconds, and the memory it may
+    write (``RLIMIT_DATA``); its own process group, so that a hang is killed with everything it started."""
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+        resource.setrlimit(resource.RLIMIT_DATA, (memory_mib * MIB, memory_mib * MIB))
         os.setsid()
 
     return apply
+
+
+def _communicate(proc: subprocess.Popen, wall: float) -> tuple[bytes, bytes, bool, Any]:
+    """The case's stdout and stderr, whether it hung (past ``wall`` seconds: its process group is killed), and its
+    resource usage from ``wait4`` (the process's own and that of the processes it waited for: peak RSS, CPU)."""
+    chunks: dict[Any, bytes] = {}
+
+    def read(stream: Any) -> None:
+        chunks[stream] = stream.read()
+
+    readers = [threading.Thread(target=read, args=(stream,), daemon=True) for stream in (proc.stdout, proc.stderr)]
+    for reader in readers:
+        reader.start()
+    deadline, hang = time.monotonic() + wall, False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if not hang and time.monotonic() > deadline:
+            os.killpg(proc.pid, 9)  # the process group this run started for the case
+            hang = True
+        time.sleep(0.02)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    for reader in readers:  # a process the case left behind may still hold its output open
+        reader.join(max(0.0, deadline - time.monotonic()))
+    if any(reader.is_alive() for reader in readers):
+        try:
+            os.killpg(proc.pid, 9)
+        except ProcessLookupError:
+            pass
+        hang = True
+        for reader in readers:
+            reader.join()
+    return chunks[proc.stdout], chunks[proc.stderr], hang, usage
+
+
+#: what a failed allocation prints: Python's MemoryError (numpy's _ArrayMemoryError), numpy's and the C library's
+#: messages, C++'s std::bad_alloc, and the symsel command line's one line for a MemoryError
+MEMORY_MARKERS = ("MemoryError", "Unable to allocate", "Cannot allocate memory", "bad_alloc", "not enough memory")
+
+
+def memory_blowup(out: str, err: str, rc: int | None, hang: bool, peak_rss_mib: float, memory_mib: int) -> bool:
+    """Whether a case ran into its memory cap (module docstring, ``memory_blowup``)."""
+    killed = rc == -9 and not hang  # SIGKILL before the CPU limit: the out-of-memory killer
+    return killed or peak_rss_mib > memory_mib or any(marker in out or marker in err for marker in MEMORY_MARKERS)
 
 
 def _api_child(name: str) -> int:
@@ -762,6 +856,7 @@ def _api_child(name: str) -> int:
     case = next(c for c in CASES if c.name == name)
     from symsel.errors import SymselError
 
+    assert isinstance(case.args, str)  # an API case's args are its source
     namespace: dict[str, Any] = {}
     try:
         exec(case.args, namespace)  # the case's own source, from this file
@@ -793,32 +888,26 @@ def _strict_json(text: str) -> Any:
     return json.loads(text, parse_constant=refuse)
 
 
-def run_case(case: Case, root: Path, cpu: int, wall: float) -> dict[str, Any]:
+def run_case(case: Case, root: Path, cpu: int, wall: float, memory_mib: int = 3072) -> dict[str, Any]:
     _reset_work(root, case)
     before = _snapshot(root)
     env = {**os.environ, "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(root.parent / "mpl"), "PYTHONDONTWRITEBYTECODE": "1",
            "COLUMNS": "120", "TQDM_DISABLE": "1", **case.env}
     if case.name.startswith("cli:"):
-        cmd = [SYMSEL, *case.args]
+        cmd = [*(case.program or (SYMSEL,)), *case.args]
     else:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--api-child", case.name]
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=root / "work", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, preexec_fn=_limits(cpu))
-    hang = False
-    try:
-        out_b, err_b = proc.communicate(timeout=wall)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)  # the process group this run started for the case
-        out_b, err_b = proc.communicate()
-        hang = True
+                            stdin=subprocess.DEVNULL, preexec_fn=_limits(cpu, memory_mib))
+    with proc:
+        out_b, err_b, hang, usage = _communicate(proc, wall)
     seconds = time.monotonic() - started
-    cpu_used = sum(getattr(resource.getrusage(resource.RUSAGE_CHILDREN), f) - getattr(usage, f)
-                   for f in ("ru_utime", "ru_stime"))
+    cpu_used = usage.ru_utime + usage.ru_stime
+    peak_rss_mib = usage.ru_maxrss / 1024  # KiB on Linux
     out, err = out_b.decode("utf-8", "replace"), err_b.decode("utf-8", "replace")
     rc = proc.returncode
-    if rc in (-signal_number("SIGXCPU"), -9) and not hang:
+    if rc == -signal_number("SIGXCPU") or (rc == -9 and cpu_used >= cpu):
         hang = True  # the CPU limit (SIGXCPU, then SIGKILL at the hard limit)
     after = _snapshot(root)
     damaged = _damage(before, after, case.outputs)
@@ -828,8 +917,10 @@ def run_case(case: Case, root: Path, cpu: int, wall: float) -> dict[str, Any]:
     if (root / "work" / PWNED).exists():
         damaged.append("code ran: work/PWNED created")
     record: dict[str, Any] = {"name": case.name, "invalid": case.invalid, "rc": rc, "seconds": round(seconds, 2),
-                              "cpu_seconds": round(cpu_used, 2), "hang": hang, "damaged": damaged,
-                              "traceback": False, "accepted_invalid": False, "bad_output": False,
+                              "cpu_seconds": round(cpu_used, 2), "peak_rss_mib": round(peak_rss_mib, 1),
+                              "hang": hang, "damaged": damaged, "traceback": False, "accepted_invalid": False,
+                              "bad_output": False,
+                              "memory_blowup": memory_blowup(out, err, rc, hang, peak_rss_mib, memory_mib),
                               "args": (case.args if isinstance(case.args, str) else " ".join(case.args))[-300:],
                               "stderr": " ".join(err.split())[-300:]}
     if hang:
@@ -935,34 +1026,40 @@ def _judge_api(case: Case, rc: int, out: str, record: dict[str, Any]) -> None:
             record["bad_output"] = True
 
 
-KINDS = ("traceback", "hang", "accepted_invalid", "bad_output", "damaged")
+KINDS = ("traceback", "hang", "accepted_invalid", "bad_output", "damaged", "memory_blowup")
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts by group and in total; a record of an earlier run without a memory cap (``--merge``) has no
+    ``memory_blowup``: it counts as none and is named in ``memory_not_measured``."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in records:
         groups.setdefault(":".join(r["name"].split(":")[:2]), []).append(r)
     table = {}
     for group, rows in sorted(groups.items()):
-        table[group] = {"cases": len(rows), **{k: sum(bool(r[k]) for r in rows) for k in KINDS}}
-    total = {"cases": len(records), **{k: sum(bool(r[k]) for r in records) for k in KINDS}}
+        table[group] = {"cases": len(rows), **{k: sum(bool(r.get(k)) for r in rows) for k in KINDS}}
+    total = {"cases": len(records), **{k: sum(bool(r.get(k)) for r in records) for k in KINDS}}
     return {"by_group": table, "total": total,
-            "findings": [r for r in records if any(r[k] for k in KINDS)],
+            "findings": [r for r in records if any(r.get(k) for k in KINDS)],
             "refused_valid": [r["name"] for r in records if r.get("refused_valid")],
-            "recorded_as_error": [r["name"] for r in records if r.get("recorded_as_error")]}
+            "recorded_as_error": [r["name"] for r in records if r.get("recorded_as_error")],
+            "memory_not_measured": [r["name"] for r in records if "memory_blowup" not in r]}
 
 
 def print_summary(summary: dict[str, Any]) -> None:
-    head = f"{'group':24s} {'cases':>5s} {'traceback':>9s} {'hang':>5s} {'accepted_invalid':>16s} " \
-           f"{'bad_output':>10s} {'damaged':>7s}"
-    print(head)
+    widths = {"traceback": 9, "hang": 5, "accepted_invalid": 16, "bad_output": 10, "damaged": 7, "memory_blowup": 13}
+    print(f"{'group':24s} {'cases':>5s} " + " ".join(f"{k:>{widths[k]}s}" for k in KINDS))
     for group, row in [*summary["by_group"].items(), ("TOTAL", summary["total"])]:
-        print(f"{group:24s} {row['cases']:5d} {row['traceback']:9d} {row['hang']:5d} {row['accepted_invalid']:16d} "
-              f"{row['bad_output']:10d} {row['damaged']:7d}")
+        print(f"{group:24s} {row['cases']:5d} " + " ".join(f"{row[k]:{widths[k]}d}" for k in KINDS))
     for r in summary["findings"]:
-        kinds = ",".join(k for k in KINDS if r[k])
+        kinds = ",".join(k for k in KINDS if r.get(k))
         detail = r["damaged"] or r.get("stdout") or r.get("result") or r["stderr"]
+        if r.get("memory_blowup"):
+            detail = f"peak RSS {r['peak_rss_mib']} MiB; {detail}"
         print(f"  {r['name']}: {kinds}: {str(detail)[:240]}")
+    if summary["memory_not_measured"]:
+        print(f"  run without a memory cap (merged from an earlier run; not counted): "
+              f"{len(summary['memory_not_measured'])} cases")
     if summary["refused_valid"]:
         print("  refused although valid (not counted): " + ", ".join(summary["refused_valid"]))
     if summary["recorded_as_error"]:
@@ -977,11 +1074,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the selected cases and exit")
     parser.add_argument("--cpu", type=int, default=60, help="CPU seconds per case before it counts as a hang")
     parser.add_argument("--wall", type=float, default=120.0, help="wall seconds per case before it counts as a hang")
+    parser.add_argument("--memory", type=int, default=3072,
+                        help="MiB each case's processes may write (RLIMIT_DATA); running into it, or a peak RSS above "
+                        "it, is a memory blow-up")
     parser.add_argument("--merge", help="a JSON of an earlier run: its records are kept, those of the cases run now "
                         "replace theirs (and a case no longer defined is dropped), and the summary is of the whole")
     parser.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "hostile.json"),
                         help="where to write the records and the summary")
     args = parser.parse_args(argv)
+    if args.memory < 64:
+        parser.error(f"--memory={args.memory} MiB is below what a Python process needs; allowed: 64 MiB or more")
     if args.api_child:
         return _api_child(args.api_child)
     cases = [c for c in CASES if not args.only or any(c.name.startswith(p) for p in args.only)]
@@ -999,15 +1101,18 @@ def main(argv: list[str] | None = None) -> int:
             if case.needs_devices and not info["devices"]:
                 skipped.append(case.name)
                 continue
-            record = run_case(case, root, args.cpu, args.wall)
+            record = run_case(case, root, args.cpu, args.wall, args.memory)
             records.append(record)
             flags = ",".join(k for k in KINDS if record[k]) or "ok"
-            print(f"[{i}/{len(cases)}] {flags:10s} rc={record['rc']!s:4s} {record['seconds']:6.1f}s {case.name}",
-                  flush=True)
+            print(f"[{i}/{len(cases)}] {flags:10s} rc={record['rc']!s:4s} {record['seconds']:6.1f}s "
+                  f"{record['peak_rss_mib']:7.0f} MiB {case.name}", flush=True)
     if args.merge:
         names = {c.name for c in CASES}
         now = {r["name"] for r in records}
         earlier = json.loads(Path(args.merge).read_text())
+        if earlier.get("memory_limit_mib") != args.memory:
+            print(f"the earlier run's memory cap was {earlier.get('memory_limit_mib')} MiB, this one's {args.memory}",
+                  file=sys.stderr)
         kept = [r for r in earlier["records"] if r["name"] in names and r["name"] not in now]
         records = kept + records
         skipped = sorted(set(skipped) | {n for n in earlier.get("skipped", []) if n not in now})
@@ -1019,10 +1124,12 @@ def main(argv: list[str] | None = None) -> int:
     print_summary(summary)
     report = {"command": "python benchmarks/hostile.py " + " ".join(argv if argv is not None else sys.argv[1:]),
               "date": time.strftime("%Y-%m-%d"), "cpu_limit_seconds": args.cpu, "wall_limit_seconds": args.wall,
+              "memory_limit_mib": args.memory,
               "sandbox_devices": info["devices"], "skipped": skipped, "summary": {k: summary[k] for k in
                                                                                    ("by_group", "total")},
               "findings": summary["findings"], "refused_valid": summary["refused_valid"],
-              "recorded_as_error": summary["recorded_as_error"], "records": records}
+              "recorded_as_error": summary["recorded_as_error"],
+              "memory_not_measured": summary["memory_not_measured"], "records": records}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
     return 0

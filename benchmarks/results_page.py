@@ -171,7 +171,9 @@ def summary(results: Results) -> list[str]:
          f"{math.ceil(max(row['all_methods_s'] for row in scale))} s per setting ({len(scale)} settings)",
          "[Scale](#scale)"],
         ["hostile input", f"{hostile['cases']} bad inputs: {hostile['traceback']} tracebacks, {hostile['hang']} "
-         f"hangs, {hostile['accepted_invalid']} accepted", "[Hostile input](#hostile-input)"],
+         f"hangs, {hostile['accepted_invalid']} accepted"
+         + (f", {hostile['memory_blowup']} memory blow-ups" if "memory_blowup" in hostile else ""),
+         "[Hostile input](#hostile-input)"],
     ]
     return ["## Summary", "", *table(["claim", "measured", "details"], rows)]
 
@@ -455,17 +457,23 @@ def opacus_section(results: Results) -> list[str]:
 
 
 def hostile_section(results: Results) -> list[str]:
+    """The counts by group; the memory blow-ups of a run with a memory cap (a dash in a run without one)."""
     result = results["hostile"]
     groups = result["summary"]["by_group"]
-    keys = ["cases", "traceback", "hang", "accepted_invalid", "bad_output", "damaged"]
-    rows = [[group, *(counts[key] for key in keys)] for group, counts in groups.items()]
-    rows.append(["total", *(result["summary"]["total"][key] for key in keys)])
+    keys = ["cases", "traceback", "hang", "accepted_invalid", "bad_output", "damaged", "memory_blowup"]
+    rows = [[group, *(counts.get(key, "–") for key in keys)] for group, counts in groups.items()]
+    rows.append(["total", *(result["summary"]["total"].get(key, "–") for key in keys)])
+    cap = result.get("memory_limit_mib")
+    limits = (f"Each case had {result['cpu_limit_seconds']} CPU s, {num(result['wall_limit_seconds'])} s of wall time"
+              + (f" and {cap} MiB of writable memory (`RLIMIT_DATA`); a `MemoryError`, a failed allocation or a peak "
+                 "RSS above the cap is a memory blow-up." if cap else "; this run had no memory cap."))
     return ["## Hostile input", "",
             "Bad input from the command line and from Python (`benchmarks/hostile.py`, `cli_cases()` and "
-            "`api_cases()`), each in a sandboxed process: a traceback, a hang, accepted invalid input, a bad output "
-            "or a damaged file counts against it.",
+            "`api_cases()`), each in a sandboxed process: a traceback, a hang, accepted invalid input, a bad output, "
+            "a damaged file or a memory blow-up counts against it. " + limits,
             "", f"Measured by `{result['command']}` on {result['date']}.", "",
-            *table(["group", "cases", "traceback", "hang", "accepted invalid", "bad output", "damaged"], rows)]
+            *table(["group", "cases", "traceback", "hang", "accepted invalid", "bad output", "damaged",
+                    "memory blow-up"], rows)]
 
 
 def mutation_section(results: Results) -> list[str]:

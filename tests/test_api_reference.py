@@ -85,7 +85,7 @@ def test_run_py_docs_builds_the_site_with_warnings_as_errors():
     run_py = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run_py)
     assert run_py.EXTRAS["docs"] == "[docs]"
-    command = run_py.docs_command(Path("python"), [])
+    command = run_py.docs_command(Path("python"), run_py.docs_options([]))
     assert command[:3] == ["python", "-m", "sphinx"] and "-W" in command
     assert command[command.index("-c") + 1] == str(ROOT / "docs")
     assert command[-2:] == [str(ROOT), str(ROOT / "docs" / "_build" / "html")]

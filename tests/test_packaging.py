@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import re
 import subprocess
 import sys
@@ -229,3 +230,70 @@ def test_run_py_test_opacus_has_its_own_environment_and_tests(monkeypatch, tmp_p
     assert run_py.main(["test-opacus", "-q"]) == 0
     assert seen == [("[dev,opacus]", ".venv-opacus")]
     assert calls[0][1:] == ["-m", "pytest", "tests_opacus", "-n", "0", "-q"]
+
+
+@pytest.mark.parametrize("args, names", [
+    (["--no-such-option"], "unrecognized arguments: --no-such-option"),
+    (["docs"], "unrecognized arguments: docs"),  # a positional argument would become sphinx-build's source folder
+    (["--out", ""], "--out='' is empty"),
+    (["--out", "notes.txt"], "--out='notes.txt' is not a folder"),
+    (["--out", "notes.txt/site"], "which is not a folder"),
+    (["--out", "mine"], "--out='mine' holds files that are not an earlier build"),
+    (["-j", "0"], "--jobs='0' is out of range"),
+    (["-j", "1000000"], "--jobs='1000000' is out of range"),
+    (["--fresh"], "unrecognized arguments: --fresh"),  # no abbreviations
+])
+def test_run_py_docs_refuses_a_bad_option_in_one_line_before_any_set_up(monkeypatch, tmp_path, capsys, args, names):
+    run_py = _run_py()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine\n")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "index.html").write_text("my own page\n")
+    monkeypatch.setattr(run_py, "ensure_environment", lambda *args, **kwargs: pytest.fail("set up before the check"))
+    with pytest.raises(SystemExit) as exit_:
+        run_py.main(["docs", *args])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("symsel: error: run.py docs: ") and names in err
+    assert (tmp_path / "notes.txt").read_text() == "mine\n" and os.listdir(tmp_path / "mine") == ["index.html"]
+
+
+@pytest.mark.parametrize("where", ["root", "above", "docs", "symsel"])
+def test_run_py_docs_never_writes_the_site_among_the_repository_s_files(where):
+    run_py = _run_py()
+    out = {"root": ROOT, "above": ROOT.parent, "docs": ROOT / "docs", "symsel": ROOT / "symsel" / "site"}[where]
+    with pytest.raises(SystemExit) as exit_:
+        run_py.docs_options(["--out", str(out)])
+    assert exit_.value.code == 2
+
+
+def test_run_py_docs_builds_into_a_new_folder_an_earlier_site_or_docs_build(monkeypatch, tmp_path):
+    run_py = _run_py()
+    calls = []
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(run_py, "ensure_environment", lambda extras, latest=False, venv_name=None: tmp_path)
+    monkeypatch.setattr(run_py.subprocess, "call", lambda args, **kwargs: calls.append(args) or 0)
+    for folder in ("html", "jupyter_execute"):
+        (tmp_path / "earlier" / folder).mkdir(parents=True)
+    (tmp_path / "earlier" / "html" / "index.html").write_text("")
+    for args in (["--out", "new/site", "-E", "-j", "auto"], ["--out", "earlier", "-a"], []):
+        assert run_py.main(["docs", *args]) == 0
+    new, earlier, default = calls
+    assert new[-2:] == [str(ROOT), str(tmp_path / "new" / "site" / "html")] and "-E" in new and "auto" in new
+    assert earlier[-1] == str(tmp_path / "earlier" / "html") and "-a" in earlier and "-E" not in earlier
+    assert default[-1] == str(ROOT / "docs" / "_build" / "html")
+
+
+@pytest.mark.parametrize("entry", ["file", "link"])
+def test_run_py_docs_refuses_a_build_folder_with_more_than_an_earlier_build(monkeypatch, tmp_path, entry):
+    """An html folder that is a file, or a symbolic link through which the build would write elsewhere."""
+    run_py = _run_py()
+    (tmp_path / "build").mkdir()
+    (tmp_path / "mine").mkdir()
+    if entry == "file":
+        (tmp_path / "build" / "html").write_text("mine\n")
+    else:
+        (tmp_path / "build" / "html").symlink_to(tmp_path / "mine")
+    with pytest.raises(SystemExit) as exit_:
+        run_py.docs_options(["--out", str(tmp_path / "build")])
+    assert exit_.value.code == 2

@@ -84,3 +84,17 @@ def test_the_every_base_rows_take_the_newest_measurement(tmp_path: Path):
                                              (0.0412345, "0.0412"), (None, "-")])
 def test_numbers_are_printed_to_four_significant_digits(value, text):
     assert PAGE.num(value) == text
+
+
+def test_the_hostile_section_shows_the_memory_blowups_of_a_run_with_a_cap():
+    counts = {"cases": 3, "traceback": 0, "hang": 0, "accepted_invalid": 0, "bad_output": 0, "damaged": 0,
+              "memory_blowup": 2}
+    capped = {"command": "python benchmarks/hostile.py", "date": "2026-01-01", "cpu_limit_seconds": 60,
+              "wall_limit_seconds": 120.0, "memory_limit_mib": 3072,
+              "summary": {"by_group": {"cli:x": counts}, "total": counts}}
+    text = "\n".join(PAGE.hostile_section({"hostile": capped}))
+    assert "| cli:x | 3 | 0 | 0 | 0 | 0 | 0 | 2 |" in text and "3072 MiB of writable memory" in text
+    uncapped = {**capped, "memory_limit_mib": None,
+                "summary": {"by_group": {"cli:x": {k: v for k, v in counts.items() if k != "memory_blowup"}},
+                            "total": counts}}
+    assert "| cli:x | 3 | 0 | 0 | 0 | 0 | 0 | – |" in "\n".join(PAGE.hostile_section({"hostile": uncapped}))
