@@ -218,8 +218,13 @@ def docs_command(python: Path, options: argparse.Namespace) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
     if not argv or argv[0] not in EXTRAS:
-        print(__doc__, file=sys.stderr)
+        given = f"unknown command {argv[0]!r}" if argv else "no command given"
+        print(f"symsel: error: run.py: {given} (choose from {', '.join(EXTRAS)}; run.py --help explains each)",
+              file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
     docs = docs_options(rest) if command == "docs" else None  # a bad option is refused before any set-up

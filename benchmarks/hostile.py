@@ -377,6 +377,12 @@ def cli_cases() -> list[Case]:
     c.append(Case("cli:docs:valid_build", ["--out", "site"], False, outputs=("work/site",),
                   program=(sys.executable, "-c", here)))
     # ---- end of the documentation-build block
+    # ---- run.py's own commands: an unknown or missing command is refused in one line before any set-up
+    run_py_alone = (sys.executable, str(ROOT / "run.py"))
+    for name, args in (("none", []), ("unknown", ["tests"]), ("option_first", ["--bogus", "report"])):
+        c.append(Case(f"cli:run_py:{name}", args, True, program=run_py_alone))
+    c.append(Case("cli:run_py:valid_help", ["--help"], False, program=run_py_alone))
+    # ---- end of the run.py block
     return c
 
 

@@ -297,3 +297,16 @@ def test_run_py_docs_refuses_a_build_folder_with_more_than_an_earlier_build(monk
     with pytest.raises(SystemExit) as exit_:
         run_py.docs_options(["--out", str(tmp_path / "build")])
     assert exit_.value.code == 2
+
+
+@pytest.mark.parametrize("argv", [[], ["tests"], ["--bogus"], ["Report"]])
+def test_run_py_refuses_an_unknown_command_in_one_line_before_any_set_up(argv, monkeypatch, capsys):
+    """A command run.py does not know is refused with one line naming it and the commands there are (exit 2), and
+    nothing is installed; ``--help`` prints the commands (exit 0)."""
+    run_py = _run_py()
+    monkeypatch.setattr(run_py, "ensure_environment", lambda *a, **k: pytest.fail("set-up before the refusal"))
+    assert run_py.main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("symsel: error: run.py: ")
+    assert "report" in err and "test" in err and (argv[0] in err if argv else "no command" in err)
+    assert run_py.main(["--help"]) == 0 and "python3 run.py report" in capsys.readouterr().out
