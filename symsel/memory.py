@@ -20,10 +20,16 @@ This is a setting for a process, so only a program that owns its process applies
 which sets it for the running process (``mallopt``) and, through glibc's environment variables, for the processes it
 starts; a variable the caller already set wins. ``import symsel`` applies nothing: the library leaves the allocator
 of the program that imports it alone. Elsewhere (macOS, Windows, musl) it does nothing.
+
+**Scratch.** The library's hottest loop, the branch and bound of the interval bound, avoids that pattern itself,
+whatever the allocator's settings: it bounds its cells in blocks whose working arrays are those of a
+:class:`Scratch`, one buffer per thread kept from call to call (at most its ``max_bytes``), instead of arrays
+allocated and freed at every step.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import gc
@@ -33,7 +39,7 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, MutableMapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, MutableMapping
 from types import BuiltinFunctionType, CodeType, FunctionType, MethodType, ModuleType
 from typing import Any
 
@@ -222,3 +228,94 @@ def bounded_cache(max_entries: int, max_bytes: int) -> Callable[[Callable[..., A
 def cache_bytes() -> dict[str, int]:
     """The bytes each :class:`BoundedCache` of this process holds now, by its name (measured: a few milliseconds)."""
     return {cache.name: cache.measure() for cache in list(CACHES)}
+
+
+# ------------------------------------------------------------------------------------ scratch memory for hot loops
+#: the alignment of each array a :class:`Scratch` hands out, in bytes (a cache line).
+_ALIGN = 64
+
+
+class Scratch:
+    """Working arrays of a hot loop, carved from one buffer per thread that is kept from call to call, so that a
+    loop that needs many arrays of the same sizes at every step neither allocates nor frees them (under glibc's
+    default settings a freed array of more than 128 KiB, or a heap top that a step's arrays grew by more than that,
+    goes back to the kernel and the next step faults its pages in again).
+
+    ``with scratch.frame() as take:`` opens a frame; ``take(size, dtype)`` hands out an uninitialized
+    one-dimensional array that stays valid until the frame closes (frames nest: an inner frame's arrays are handed out
+    again once it closes). No array of a frame may outlive it: what a caller returns is a fresh array. The buffer,
+    ``max_bytes``, is reserved by a thread's first frame and never written as a whole: the operating system backs
+    only the pages that frames use (:attr:`nbytes` is the reservation). A request beyond it gets an ordinary array
+    (:func:`numpy.empty`)."""
+
+    def __init__(self, name: str, max_bytes: int):
+        self.name, self.max_bytes = name, int(max_bytes)
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"Scratch({self.name!r}, max_bytes={self.max_bytes})"
+
+    def _state(self) -> _ScratchState:
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = self._local.state = _ScratchState(self.max_bytes)
+        return state
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of this thread's buffer (0 before its first frame)."""
+        state = getattr(self._local, "state", None)
+        return 0 if state is None else state.buffer.nbytes
+
+    @contextlib.contextmanager
+    def frame(self) -> Iterator[Callable[..., np.ndarray]]:
+        state = self._state()
+        start, buffer, views = state.used, state.buffer, state.views
+        limit = buffer.nbytes
+
+        def take(size: int, dtype: Any = np.float64) -> np.ndarray:
+            typed = views.get(dtype)
+            if typed is None:  # the buffer seen as this type, and its item size
+                kind = np.dtype(dtype)
+                typed = views[dtype] = (buffer[:limit - limit % kind.itemsize].view(kind), kind.itemsize)
+            view, itemsize = typed
+            begin = state.used
+            state.used = stop = begin - (-size * itemsize // _ALIGN) * _ALIGN
+            if stop > limit:  # over the buffer: an ordinary array
+                return np.empty(size, dtype=dtype)
+            return view[begin // itemsize:begin // itemsize + size]
+
+        try:
+            yield take
+        finally:
+            state.used = start
+
+    def blocks(self, size: int, block: int, fill: Callable[[slice, Take, np.ndarray], None]) -> np.ndarray:
+        """A new array of ``size`` numbers, filled ``block`` at a time by ``fill(part, take, out)`` (``out``: that part
+        of the result; ``take``: a frame for its working arrays, the same memory for every block)."""
+        out = np.empty(size)
+        for start in range(0, size, block):
+            part = slice(start, start + block)
+            with self.frame() as take:
+                fill(part, take, out[part])
+        return out
+
+
+#: a :meth:`Scratch.frame`'s ``take(size, dtype=float)``: an uninitialized array of the frame.
+Take = Callable[..., np.ndarray]
+
+
+def gather(take: Take, values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``values[index]`` into an array of ``take`` (``index`` one-dimensional, every entry valid)."""
+    return np.take(values, index, out=take(index.size, values.dtype), mode="wrap")  # "raise" would copy to out
+
+
+class _ScratchState:
+    """One thread's buffer of a :class:`Scratch` (uninitialized: no page of it is backed before it is written), the
+    buffer seen as each type handed out, and the bytes handed out in its open frames."""
+
+    def __init__(self, nbytes: int) -> None:
+        self.buffer = np.empty(nbytes, dtype=np.uint8)
+        self.views: dict[Any, tuple[np.ndarray, int]] = {}
+        self.used = 0
+

@@ -262,3 +262,43 @@ def test_module_level_caches_stop_growing_in_repeated_dpsgd_accounting(monkeypat
         held.append(_symsel_module_bytes())
     _clear_module_caches()
     assert max(held[1:]) < 1.2 * held[0] + 4 * MIB, [round(h / MIB, 1) for h in held]
+
+
+# ------------------------------------------------------------------------------ scratch memory for hot loops
+def test_a_scratch_hands_out_disjoint_arrays_reused_from_frame_to_frame_within_its_bytes():
+    """Arrays of one frame do not overlap (each keeps what was written to it); the next frame gets the same memory
+    back (no allocation); an inner frame's arrays are handed out again once it closes; a request beyond the buffer is
+    an ordinary array; another thread has its own buffer; no buffer exceeds ``max_bytes``."""
+    import threading
+
+    import numpy as np
+
+    from symsel.memory import Scratch, gather
+
+    scratch = Scratch("test", max_bytes=4096)
+    with scratch.frame() as take:
+        a, flags, index = take(100), take(7, bool), take(50, np.int64)
+        a[:], flags[:], index[:] = 1.5, True, np.arange(50)
+        b = take(200)
+        b[:] = -2.0
+        assert np.all(a == 1.5) and np.all(flags) and np.array_equal(index, np.arange(50))
+        assert not any(np.shares_memory(x, y) for x, y in [(a, b), (a, flags), (a, index), (flags, index), (index, b)])
+        assert all(np.shares_memory(x, scratch._local.state.buffer) for x in (a, flags, index, b))
+        with scratch.frame() as inner:
+            c = inner(10)
+            assert not np.shares_memory(c, b)
+        with scratch.frame() as inner:
+            assert np.shares_memory(inner(10), c)  # the closed inner frame's memory, handed out again
+        big = take(1000)  # beyond the 4096 bytes: an ordinary array
+        assert big.size == 1000 and not np.shares_memory(big, scratch._local.state.buffer)
+        np.testing.assert_array_equal(gather(take, np.arange(10.0) * 2, np.array([3, 0, 9])), [6.0, 0.0, 18.0])
+    with scratch.frame() as take:
+        assert np.shares_memory(take(100), a)
+    assert scratch.nbytes == 4096
+    other: list[int] = []
+    thread = threading.Thread(target=lambda: other.append(scratch.nbytes))
+    thread.start()
+    thread.join()
+    assert other == [0]  # the other thread opened no frame: it holds no buffer
+    filled = scratch.blocks(10, 4, lambda part, take, out: out.__setitem__(slice(None), part.start))
+    np.testing.assert_array_equal(filled, [0, 0, 0, 0, 4, 4, 4, 4, 8, 8])

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import ndtr
@@ -35,6 +36,7 @@ from scipy.special import ndtr
 from symsel.bounds.precision import usable_float_error
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
+from symsel.memory import MIB, Scratch, Take, gather
 from symsel.numeric import last_feasible
 from symsel.pairs.location import GaussianPair
 from symsel.profiles import Profile
@@ -78,12 +80,19 @@ L_BOTTOM = 12.0
 #: outward allowances for rounding (masses, and the final sum).
 MASS_ALLOWANCE = 1e-12
 SUM_ALLOWANCE = 1e-9
-#: ``h``-cells evaluated at once (memory: about this times the number of ``l``-cells floats). Small enough that the
-#: arrays of one chunk's branch and bound stay below glibc's default threshold for serving a request by ``mmap``
-#: (128 KiB, 16384 floats, for up to 256 coarse ``l``-cells), so each array freed is reused from the heap by the next
-#: instead of being unmapped and faulted in again: ``import symsel`` leaves the allocator as the process has it, and a
-#: fresh process's first ``ε(δ)`` costs about what a warm one does (``benchmarks/bench_first_call.py``).
+#: ``h``-cells evaluated at once (:meth:`IntervalProfile._row_bounds`; memory: about this times the number of
+#: ``l``-cells floats) ...
 CHUNK = 64
+#: ... and cells of one level of the branch and bound bounded at once (:meth:`IntervalProfile._cell_bounds`, and the
+#: same on pairs, :mod:`symsel.bounds.interval_pairs`), in arrays of :data:`SCRATCH`: each block's working arrays are
+#: the same memory from block to block and call to call, not arrays allocated and freed (glibc's default settings
+#: give a freed heap top of more than 128 KiB back to the kernel, so a fresh process would fault those pages in again
+#: at every block: ``import symsel`` leaves the allocator as the process has it; ``benchmarks/bench_first_call.py``).
+#: Few enough that the index arrays still allocated per block stay below that size.
+CELL_BLOCK = 8192
+#: the working arrays of a block (about 100 arrays of :data:`CELL_BLOCK` numbers, 6 MiB at most): at most this many
+#: bytes per thread that evaluates an interval bound.
+SCRATCH = Scratch("symsel.bounds.interval", 8 * MIB)
 
 
 def h_width(mu: float) -> float:
@@ -100,20 +109,25 @@ def _mass(a: np.ndarray, b: np.ndarray, shift: float) -> np.ndarray:
 
 
 def _mass_above(b: np.ndarray, below: tuple[np.ndarray, np.ndarray], shift: float,
-                at_b: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-    """``N(shift, 1)[a, b]`` from the CDF and survival values ``below`` of ``N(shift, 1)`` at ``a`` (computed once
-    for many ``b``; ``at_b``: the same at ``b``, when computed once for many ``a``), from the side of the median that
-    avoids cancellation; may be negative where ``b < a``."""
-    cdf, sf = below
-    cdf_b, sf_b = _sides(b, shift) if at_b is None else at_b
-    return np.where(b - shift <= 0, cdf_b - cdf, sf - sf_b)
+                at_b: tuple[np.ndarray, np.ndarray], take: Take) -> np.ndarray:
+    """``N(shift, 1)[a, b]`` from the CDF and survival values ``below`` of ``N(shift, 1)`` at ``a`` and ``at_b`` at
+    ``b`` (one-dimensional, computed once for many cells), from the side of the median that avoids cancellation; may
+    be negative where ``b < a``. Into an array of ``take`` (:meth:`~symsel.memory.Scratch.frame`)."""
+    (cdf, sf), (cdf_b, sf_b) = below, at_b
+    out, other, above = take(b.size), take(b.size), take(b.size, bool)
+    np.less_equal(np.subtract(b, shift, out=other), 0, out=above)
+    np.logical_not(above, out=above)  # b above the median, or not a number
+    np.subtract(cdf_b, cdf, out=out)
+    np.copyto(out, np.subtract(sf, sf_b, out=other), where=above)
+    return out
 
 
-def upper_difference(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
-    """``positive − negative``, ``+inf`` where both overflowed to ``inf`` (the sign is then unknown: the
-    conservative answer)."""
-    difference = positive - negative
-    return np.where(np.isnan(difference), np.inf, difference)
+def upper_difference(positive: np.ndarray, negative: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``positive − negative`` (into ``out`` when given), ``+inf`` where both overflowed to ``inf`` (the sign is then
+    unknown: the conservative answer)."""
+    difference = np.subtract(positive, negative, out=out)
+    np.copyto(difference, np.inf, where=np.isnan(difference))
+    return difference
 
 
 def _likelihood_ratio(mu: float, h: np.ndarray | float) -> np.ndarray:
@@ -131,8 +145,46 @@ def _charge(mass: np.ndarray, row: np.ndarray) -> np.ndarray:
 
 
 def _sides(x: np.ndarray, shift: float) -> tuple[np.ndarray, np.ndarray]:
-    """CDF and survival function of ``N(shift, 1)`` at ``x``."""
-    return ndtr(x - shift), ndtr(shift - x)
+    """CDF and survival function of ``N(shift, 1)`` at ``x`` (an array), each computed in the array it returns."""
+    cdf, sf = np.subtract(x, shift), np.subtract(shift, x)
+    return ndtr(cdf, out=cdf), ndtr(sf, out=sf)
+
+
+def _gather_sides(take: Take, sides: tuple[np.ndarray, np.ndarray], index: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~symsel.memory.gather` of a CDF and a survival table."""
+    return gather(take, sides[0], index), gather(take, sides[1], index)
+
+
+def _sides_into(take: Take, x: np.ndarray, shift: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_sides` into arrays of ``take``."""
+    moved = take(x.size)
+    return (ndtr(np.subtract(x, shift, out=moved), out=take(x.size)),
+            ndtr(np.subtract(shift, x, out=moved), out=take(x.size)))
+
+
+class _HCells(NamedTuple):
+    """A chunk of ``h``-cells ``[ha, hb]`` with ``r = r(h_b)`` and the CDF and survival values of ``Q`` and ``Q'``
+    at both ends (``{"q": (cdf, sf), "q_prime": (cdf, sf)}``), indexed by the branch and bound's rows."""
+
+    ha: np.ndarray
+    hb: np.ndarray
+    r: np.ndarray
+    at_ha: dict
+    at_hb: dict
+
+
+def _cell_mass(take: Take, low: np.ndarray, high: np.ndarray, at_low: tuple[np.ndarray, np.ndarray],
+               at_high: tuple[np.ndarray, np.ndarray], shift: float, factor: float, at_most_one: bool) -> np.ndarray:
+    """``N(shift, 1)[low, high]`` (:func:`_mass_above`) times ``factor`` (an allowance outwards), at most 1 when
+    ``at_most_one``; 0 where ``low < high`` fails. Into an array of ``take``."""
+    mass = _mass_above(high, at_low, shift, at_high, take)
+    np.multiply(mass, factor, out=mass)
+    if at_most_one:
+        np.minimum(mass, 1.0, out=mass)
+    below = np.less(low, high, out=take(high.size, bool))
+    np.copyto(mass, 0.0, where=np.logical_not(below, out=below))
+    return mass
 
 
 #: the ``l``-edges and the standard normal CDF and survival values there (``Q'``'s, the same for every ``μ``),
@@ -147,7 +199,8 @@ def _standard_edges(count: int, per_coarse: int) -> tuple[np.ndarray, tuple[np.n
     global _STANDARD_EDGES
     table = _STANDARD_EDGES
     if table is None or table[0] != per_coarse or table[1].size < count:
-        edges = -L_BOTTOM + (L_COARSE / per_coarse) * np.arange(count)
+        edges = np.arange(count, dtype=float)  # -L_BOTTOM + step k, in place (the same floats as from integers)
+        np.add(-L_BOTTOM, np.multiply(L_COARSE / per_coarse, edges, out=edges), out=edges)
         cdf, sf = _sides(edges, 0.0)
         for array in (edges, cdf, sf):
             array.flags.writeable = False
@@ -183,8 +236,8 @@ def coarse_then_fine(coarse: np.ndarray, fine_total: Callable[[np.ndarray], floa
 
 
 def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray,
-                       lb: np.ndarray, e: float, q_side: tuple, p_side: tuple,
-                       at_h: tuple[dict, ...] | None = None) -> np.ndarray:
+                       lb: np.ndarray, e: float, q_side: tuple, p_side: tuple, at_h: tuple[dict, dict],
+                       take: Take) -> np.ndarray:
     """An upper bound on ``r(h) φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h ∈ [h_a, h_b]``, ``l ∈ [l_a, l_b]``,
     ``l_b ≤ h_a``, exact to second order in the cell (docs/interval.md, "Certified evaluation").
 
@@ -194,33 +247,77 @@ def _linear_cell_bound(profile: IntervalProfile, ha: np.ndarray, hb: np.ndarray,
     the integrand is at most ``c + λ₁ A − λ₂ B`` with ``λ₁, λ₂ ≥ 0``. That is separable:
     ``λ₁ A − λ₂ B = g(h) − g(l)`` with ``g = λ₁ F_Q − λ₂ F_{Q'}``, whose derivative ``q'(x)(λ₁ r(x) − λ₂)`` changes
     sign once, from − to +. So its supremum over the cell is at ``h ∈ {h_a, h_b}`` and at ``l`` the point of
-    ``[l_a, l_b]`` nearest to ``r(l) = λ₂ / λ₁``. ``at_h``: CDF and survival values at ``h_a`` and ``h_b``
-    (:meth:`IntervalProfile._h_sides`), when computed once per ``h``-cell."""
-    mu = profile.mu
+    ``[l_a, l_b]`` nearest to ``r(l) = λ₂ / λ₁``. One-dimensional arrays; ``at_h``: CDF and survival values at
+    ``h_a`` and ``h_b`` (:meth:`IntervalProfile._h_sides`). Into an array of ``take``."""
+    mu, n = profile.mu, ha.size
+    q_lo, q_hi, _ = q_side
+    p_lo, _, dphi_p_lo = p_side
+    dphi_q_lo, chord, steep, secant = chord_and_secant(profile, q_side, p_side, take)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # the critical l: r(l) = λ₂ / λ₁ = e^ε secant / (r(h_b) chord), in logs (the products may overflow)
+        l_star = np.add(np.log(e), np.log(secant, out=take(n)), out=take(n))
+        np.subtract(l_star, np.add(np.log(r, out=take(n)), np.log(chord, out=take(n)), out=take(n)), out=l_star)
+        np.divide(np.add(l_star, mu * mu / 2.0, out=l_star), mu, out=l_star)
+    np.clip(np.nan_to_num(l_star, copy=False, nan=np.inf), la, lb, out=l_star)
+    best = take(n)
+    best.fill(-np.inf)
+    at_q, at_q_prime = _sides_into(take, l_star, mu), _sides_into(take, l_star, 0.0)
+    a, b = take(n), take(n)
+    for h, at in zip((ha, hb), at_h, strict=True):
+        np.clip(np.multiply(_mass_above(h, at_q, mu, at["q"], take), 1 + MASS_ALLOWANCE, out=a), q_lo, q_hi, out=a)
+        np.maximum(np.multiply(_mass_above(h, at_q_prime, 0.0, at["q_prime"], take), 1 - MASS_ALLOWANCE, out=b),
+                   p_lo, out=b)
+        np.maximum(best, linearized_value(r, e, (a, q_lo, dphi_q_lo, chord), (b, p_lo, dphi_p_lo, secant), take),
+                   out=best)
+    np.copyto(best, np.inf, where=steep)
+    return best
+
+
+def chord_and_secant(profile: CellBoundProfile, q_side: tuple, p_side: tuple, take: Take
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The slopes of the linearized bound (docs/interval.md, "Certified evaluation"), for ``A ∈ [A_lo, A_hi]`` and
+    ``B ≥ B_lo`` (``q_side = (A_lo, A_hi, φ'(A_hi))``, ``p_side = (B_lo, B_hi, φ'(B_lo))``, the ``φ'`` values with
+    their allowance): ``φ'(A_lo)`` from above, the chord of ``φ'`` over ``[A_lo, A_hi]`` (rounded up; 0 where the
+    cell has no width), where that chord is too steep for float64 (the linearized bound then gives up), and the
+    secant of ``φ'`` just left of ``B_lo`` (at most the tangent's slope there; 0 where it is not a number). Into
+    arrays of ``take``."""
     q_lo, q_hi, dphi_q_hi = q_side
     p_lo, p_hi, dphi_p_lo = p_side
+    n = q_lo.size
     grow = 1 + profile.value_margin
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dphi_q_lo = profile._dphi(q_lo) * grow
-        chord = np.where(q_hi > q_lo, (dphi_q_hi - dphi_q_lo) / (q_hi - q_lo), 0.0)
-        steep = ~np.isfinite(chord)  # a chord too steep for float64: this bound gives up (the corner bound stays)
-        chord = np.where(steep, 0.0, np.maximum(chord, 0.0)) * (1 + 1e-12)
-        left = np.maximum(p_lo - np.maximum(p_hi - p_lo, 1e-300), 0.0)
-        run = p_lo - left
-        secant = np.where(run > 0, (dphi_p_lo - profile._dphi(left) * grow) / (run * (1 + 1e-12)), 0.0)
-        secant = np.maximum(np.nan_to_num(secant, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
-        # the critical l: r(l) = λ₂ / λ₁ = e^ε secant / (r(h_b) chord), in logs (the products may overflow)
-        l_star = ((np.log(e) + np.log(secant)) - (np.log(r) + np.log(chord)) + mu * mu / 2.0) / mu
-    l_star = np.clip(np.nan_to_num(l_star, nan=np.inf), la, lb)
-    best = np.full(np.broadcast_shapes(l_star.shape, ha.shape), -np.inf)
-    at_q, at_q_prime = _sides(l_star, mu), _sides(l_star, 0.0)
-    for h, at in zip((ha, hb), at_h or ({}, {}), strict=True):
-        a = np.clip(_mass_above(h, at_q, mu, at.get("q")) * (1 + MASS_ALLOWANCE), q_lo, q_hi)
-        b = np.maximum(_mass_above(h, at_q_prime, 0.0, at.get("q_prime")) * (1 - MASS_ALLOWANCE), p_lo)
-        with np.errstate(over="ignore", invalid="ignore"):
-            value = upper_difference(r * (dphi_q_lo + chord * (a - q_lo)), e * (dphi_p_lo + secant * (b - p_lo)))
-        best = np.maximum(best, value)
-    return np.where(steep, np.inf, best)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        dphi_q_lo = np.multiply(profile._dphi(q_lo, take), grow, out=take(n))
+        chord = np.divide(np.subtract(dphi_q_hi, dphi_q_lo, out=take(n)), np.subtract(q_hi, q_lo, out=take(n)),
+                          out=take(n))
+        np.copyto(chord, 0.0, where=np.logical_not(np.greater(q_hi, q_lo, out=take(n, bool)), out=take(n, bool)))
+        steep = np.logical_not(np.isfinite(chord, out=take(n, bool)), out=take(n, bool))
+        np.maximum(chord, 0.0, out=chord)
+        np.copyto(chord, 0.0, where=steep)
+        np.multiply(chord, 1 + 1e-12, out=chord)
+        left = np.maximum(np.subtract(p_lo, np.maximum(np.subtract(p_hi, p_lo, out=take(n)), 1e-300, out=take(n)),
+                                      out=take(n)), 0.0, out=take(n))
+        run = np.subtract(p_lo, left, out=take(n))
+        secant = np.subtract(dphi_p_lo, np.multiply(profile._dphi(left, take), grow, out=take(n)), out=take(n))
+        np.divide(secant, np.multiply(run, 1 + 1e-12, out=take(n)), out=secant)
+        np.copyto(secant, 0.0, where=np.logical_not(np.greater(run, 0, out=take(n, bool)), out=take(n, bool)))
+        np.nan_to_num(secant, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+        np.maximum(secant, 0.0, out=secant)
+    return dphi_q_lo, chord, steep, secant
+
+
+def linearized_value(r: np.ndarray, e: float, a_side: tuple, b_side: tuple, take: Take) -> np.ndarray:
+    """The linearized bound at ``A = a``, ``B = b`` (``a_side = (a, A_lo, φ'(A_lo), chord)``, ``b_side = (b, B_lo,
+    φ'(B_lo), secant)``): ``r (φ'(A_lo) + chord (a − A_lo)) − e^ε (φ'(B_lo) + secant (b − B_lo))``
+    (:func:`upper_difference`). Into an array of ``take``."""
+    a, a_lo, dphi_a_lo, chord = a_side
+    b, b_lo, dphi_b_lo, secant = b_side
+    positive, negative = take(a.size), take(a.size)
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.multiply(r, np.add(dphi_a_lo, np.multiply(chord, np.subtract(a, a_lo, out=positive), out=positive),
+                              out=positive), out=positive)
+        np.multiply(e, np.add(dphi_b_lo, np.multiply(secant, np.subtract(b, b_lo, out=negative), out=negative),
+                              out=negative), out=negative)
+        return upper_difference(positive, negative, out=positive)
 
 
 def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: int,
@@ -396,6 +493,15 @@ class CellBoundProfile(Profile):
     #: the relative width of the final bracket of ``ε(δ)``: the answer is a checked point within
     #: ``SEARCH_XTOL + search_rtol · ε`` above the crossing (an instance may set a wider one, ``bound(..., rtol=)``).
     search_rtol: float = SEARCH_RTOL
+    #: the law of ``K`` and the relative error allowed to its float64 ``φ'`` (:mod:`symsel.bounds.precision`).
+    dist: Distribution
+    value_margin: float
+
+    def _dphi(self, u: np.ndarray, take: Take | None = None) -> np.ndarray:
+        """``φ'(u)`` in float64 on ``u`` clipped to ``[0, 1]`` (the clipped values in an array of ``take`` when given;
+        ``φ'`` returns a new array)."""
+        clipped = np.clip(u, 0.0, 1.0) if take is None else np.clip(u, 0.0, 1.0, out=take(u.size))
+        return np.asarray(self.dist.dphi(clipped), dtype=float)
 
     def delta_nonnegative(self, eps: float) -> float:
         raise NotImplementedError
@@ -509,14 +615,12 @@ class IntervalProfile(CellBoundProfile):
         self.support_max = None if dist.support_max is None else int(dist.support_max)
         self._dphi_one = float(np.asarray(dist.dphi(np.array([1.0])), dtype=float)[0])
         self._cache: dict[float, float] = {}
-        self._edge_cache: dict[tuple[int, int], tuple[np.ndarray, dict]] = {}
+        # the l-axis asked the longest yet (:meth:`_edges`): per_coarse, edges, Q's and Q''s (CDF, survival) there
+        self._edge_table: tuple[int, np.ndarray, tuple, tuple] | None = None
 
     @property
     def spec(self) -> str:
         return f"interval(dist={self.dist.spec}, mu={self.mu!r})"
-
-    def _dphi(self, u: np.ndarray) -> np.ndarray:
-        return np.asarray(self.dist.dphi(np.clip(u, 0.0, 1.0)), dtype=float)
 
     def _cutoff(self, eps: float) -> float:
         """The smallest ``h`` that can contribute: ``r(h)^D = e^ε`` when the support ends at ``D``, else
@@ -582,12 +686,17 @@ class IntervalProfile(CellBoundProfile):
 
     def _edges(self, coarse_cells: int, per_coarse: int) -> tuple[np.ndarray, dict]:
         """The finest ``l``-edges of ``coarse_cells`` coarse cells from ``−L_BOTTOM``, with the CDF and survival values
-        of ``Q`` and ``Q'`` there (independent of ``ε``: computed once per profile and extent)."""
-        key = (coarse_cells, per_coarse)
-        if key not in self._edge_cache:
-            edges, standard = _standard_edges(coarse_cells * per_coarse + 1, per_coarse)
-            self._edge_cache[key] = (edges, {"q": _sides(edges, self.mu), "q_prime": standard})
-        return self._edge_cache[key]
+        of ``Q`` and ``Q'`` there (independent of ``ε``): prefixes of one table per profile, computed once for the
+        longest axis an evaluation uses (``h`` up to ``μ +`` :data:`TOP`), or longer when asked. Every edge and value
+        is the same float whatever the table's length (:func:`_standard_edges`)."""
+        count = coarse_cells * per_coarse + 1
+        table = self._edge_table
+        if table is None or table[0] != per_coarse or table[1].size < count:
+            longest = max(coarse_cells, math.ceil((self.mu + TOP + L_BOTTOM) / L_COARSE)) * per_coarse + 1
+            edges, standard = _standard_edges(longest, per_coarse)
+            table = self._edge_table = (per_coarse, edges, _sides(edges, self.mu), standard)
+        _, edges, (q_cdf, q_sf), (cdf, sf) = table
+        return edges[:count], {"q": (q_cdf[:count], q_sf[:count]), "q_prime": (cdf[:count], sf[:count])}
 
     def _h_sides(self, h: np.ndarray) -> dict:
         """CDF and survival values of ``Q`` and ``Q'`` at the ``h``-cell ends ``h``."""
@@ -599,65 +708,92 @@ class IntervalProfile(CellBoundProfile):
         :func:`branch_and_bound` over the edges from coarse cells of ``per_coarse`` finest cells."""
         bottom = self._upper(ha[:, None], hb[:, None], r[:, None], np.full((1, 1), -np.inf), edges[None, :1], e)[:, 0]
         end = np.minimum(np.searchsorted(edges, hb, side="right"), edges.size - 1)  # l-cells starting at most at h_b
-        at_ha, at_hb = self._h_sides(ha), self._h_sides(hb)
-
-        def pick(at: dict, row: np.ndarray) -> dict:
-            return {name: (cdf[row], sf[row]) for name, (cdf, sf) in at.items()}
-
+        cells = _HCells(ha, hb, r, self._h_sides(ha), self._h_sides(hb))
         refined = branch_and_bound(
             end, per_coarse, [split for split, _ in REFINEMENTS], REFINE_CELLS,
-            lambda row, lo, hi, floor: self._upper_on_grid(ha[row], hb[row], r[row], lo, hi, edges, sides, e,
-                                                           (pick(at_ha, row), pick(at_hb, row)), floor),
-            lambda row, lo: self._point_values(hb[row], r[row], lo, sides, e, pick(at_hb, row)))
+            lambda row, lo, hi, floor: self._cell_bounds(cells, row, lo, hi, edges, sides, e, floor),
+            lambda row, lo: self._point_values(cells, row, lo, sides, e))
         return np.maximum(refined, np.maximum(bottom, 0.0))
 
-    def _point_values(self, hb: np.ndarray, r: np.ndarray, lower: np.ndarray, sides: dict, e: float,
-                      at_hb: dict) -> np.ndarray:
+    def _point_values(self, cells: _HCells, row: np.ndarray, lower: np.ndarray, sides: dict, e: float) -> np.ndarray:
         """The integrand (float64, uncertified: it only steers :func:`branch_and_bound`) at ``l`` the edge ``lower``
-        and ``h = h_b``; ``−inf`` where it is not a number."""
-        q = np.clip(_mass_above(hb, (sides["q"][0][lower], sides["q"][1][lower]), self.mu, at_hb["q"]), 0.0, 1.0)
-        p = np.clip(_mass_above(hb, (sides["q_prime"][0][lower], sides["q_prime"][1][lower]), 0.0,
-                                at_hb["q_prime"]), 0.0, 1.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            value = r * self._dphi(q) - e * self._dphi(p)
-        return np.where(np.isnan(value), -np.inf, value)
+        and ``h = h_b`` of the ``h``-cell ``row``; ``−inf`` where it is not a number."""
+
+        def fill(part: slice, take: Take, out: np.ndarray) -> None:
+            rows, low = row[part], lower[part]
+            hb = gather(take, cells.hb, rows)
+            q = _mass_above(hb, _gather_sides(take, sides["q"], low), self.mu,
+                            _gather_sides(take, cells.at_hb["q"], rows), take)
+            p = _mass_above(hb, _gather_sides(take, sides["q_prime"], low), 0.0,
+                            _gather_sides(take, cells.at_hb["q_prime"], rows), take)
+            np.clip(q, 0.0, 1.0, out=q)
+            np.clip(p, 0.0, 1.0, out=p)
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.subtract(np.multiply(gather(take, cells.r, rows), self._dphi(q, take), out=q),
+                            np.multiply(e, self._dphi(p, take), out=p), out=out)
+            np.copyto(out, -np.inf, where=np.isnan(out))
+
+        return SCRATCH.blocks(row.size, CELL_BLOCK, fill)
 
     def _upper_on_grid(self, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                       edges: np.ndarray, sides: dict, e: float,
-                       at_h: tuple[dict, dict] | None = None, floor: np.ndarray | None = None) -> np.ndarray:
-        """An upper bound on the integrand over each ``l``-cell ``[edges[lower], edges[upper]]`` (index arrays
-        broadcasting against the rows of ``h``-cells): the smaller of the corner bound of :meth:`_upper` and,
-        where the cells do not overlap, the linearized bound of :func:`_linear_cell_bound`; CDF and survival
-        values of the edges (``sides``) and of the ``h``-cells' ends (``at_h``) are computed once. With ``floor``
-        (one value per cell, all arrays one-dimensional: :func:`branch_and_bound`) the linearized bound is computed
-        only where the corner bound is above it."""
-        la, lb = edges[lower], edges[upper]
+                       edges: np.ndarray, sides: dict, e: float) -> np.ndarray:
+        """An upper bound on the integrand over each ``l``-cell ``[edges[lower], edges[upper]]`` and ``h``-cell
+        ``[ha, hb]`` with ``r = r(h_b)`` (arrays broadcasting against each other; ``sides``: the CDF and survival
+        values of ``Q`` and ``Q'`` at the edges): :meth:`_cell_bounds` of every cell."""
+        shape = np.broadcast_shapes(*(np.shape(x) for x in (ha, hb, r, lower, upper)))
+        ha, hb, r, lower, upper = (np.broadcast_to(x, shape).ravel() for x in (ha, hb, r, lower, upper))
+        cells = _HCells(ha, hb, r, self._h_sides(ha), self._h_sides(hb))
+        return self._cell_bounds(cells, np.arange(ha.size), lower, upper, edges, sides, e).reshape(shape)
+
+    def _cell_bounds(self, cells: _HCells, row: np.ndarray, lower: np.ndarray, upper: np.ndarray, edges: np.ndarray,
+                     sides: dict, e: float, floor: np.ndarray | None = None) -> np.ndarray:
+        """An upper bound on the integrand over each ``h``-cell ``row`` of ``cells`` and ``l``-cell
+        ``[edges[lower], edges[upper]]`` (one-dimensional index arrays): the smaller of the corner bound of
+        :meth:`_upper` and, where the ``l``-cell lies below the ``h``-cell, the linearized bound of
+        :func:`_linear_cell_bound`; ``−inf`` where the ``l``-cell starts above ``h_b``. ``sides``: the CDF and survival
+        values of ``Q`` and ``Q'`` at the edges. With ``floor`` (one value per cell: :func:`branch_and_bound`) the
+        linearized bound is computed only where the corner bound is above it. In blocks of :data:`CELL_BLOCK` cells
+        whose working arrays are :data:`SCRATCH`'s."""
         mu = self.mu
         up, down = 1 + MASS_ALLOWANCE, 1 - MASS_ALLOWANCE
-        at_la = {name: (cdf[lower], sf[lower]) for name, (cdf, sf) in sides.items()}
-        at_lb = {name: (cdf[upper], sf[upper]) for name, (cdf, sf) in sides.items()}
-        at_ha, at_hb = at_h = at_h or (self._h_sides(ha), self._h_sides(hb))
-        q_hi = np.where(la < hb, np.minimum(_mass_above(hb, at_la["q"], mu, at_hb["q"]) * up, 1.0), 0.0)
-        q_lo = np.where(lb < ha, np.minimum(_mass_above(ha, at_lb["q"], mu, at_ha["q"]) * down, 1.0), 0.0)
-        p_lo = np.where(lb < ha, _mass_above(ha, at_lb["q_prime"], 0.0, at_ha["q_prime"]) * down, 0.0)
-        p_hi = np.where(la < hb, np.minimum(_mass_above(hb, at_la["q_prime"], 0.0, at_hb["q_prime"]) * up, 1.0), 0.0)
         grow, shrink = 1 + self.value_margin, 1 - self.value_margin
-        dphi_q_hi, dphi_p_lo = self._dphi(q_hi) * grow, self._dphi(p_lo) * shrink
-        with np.errstate(over="ignore", invalid="ignore"):
-            corner = upper_difference(r * dphi_q_hi, e * dphi_p_lo)
-        apart = lb <= ha  # the l-cell lies below the h-cell: the linearization applies
-        if floor is None and np.any(apart):
-            linear = _linear_cell_bound(self, ha, hb, r, la, lb, e, (q_lo, q_hi, dphi_q_hi), (p_lo, p_hi, dphi_p_lo),
-                                        at_h)
-            corner = np.where(apart, np.minimum(corner, linear), corner)
-        elif floor is not None:
-            i = np.flatnonzero(apart & (corner > floor))
+
+        def fill(part: slice, take: Take, out: np.ndarray) -> None:
+            rows, low, high = row[part], lower[part], upper[part]
+            n = rows.size
+            ha, hb, r = (gather(take, values, rows) for values in (cells.ha, cells.hb, cells.r))
+            la, lb = gather(take, edges, low), gather(take, edges, high)
+            q_hi = _cell_mass(take, la, hb, _gather_sides(take, sides["q"], low),
+                              _gather_sides(take, cells.at_hb["q"], rows), mu, up, at_most_one=True)
+            p_lo = _cell_mass(take, lb, ha, _gather_sides(take, sides["q_prime"], high),
+                              _gather_sides(take, cells.at_ha["q_prime"], rows), 0.0, down, at_most_one=False)
+            dphi_q_hi = np.multiply(self._dphi(q_hi, take), grow, out=take(n))
+            dphi_p_lo = np.multiply(self._dphi(p_lo, take), shrink, out=take(n))
+            with np.errstate(over="ignore", invalid="ignore"):
+                upper_difference(np.multiply(r, dphi_q_hi, out=take(n)), np.multiply(e, dphi_p_lo, out=take(n)),
+                                 out=out)  # the corner bound
+            apart = np.less_equal(lb, ha, out=take(n, bool))  # the l-cell lies below the h-cell: the linearization
+            if floor is not None:
+                np.logical_and(apart, np.greater(out, floor[part], out=take(n, bool)), out=apart)
+            i = np.flatnonzero(apart)
             if i.size:
-                at_i = tuple({name: (cdf[i], sf[i]) for name, (cdf, sf) in at.items()} for at in at_h)
-                linear = _linear_cell_bound(self, ha[i], hb[i], r[i], la[i], lb[i], e,
-                                            (q_lo[i], q_hi[i], dphi_q_hi[i]), (p_lo[i], p_hi[i], dphi_p_lo[i]), at_i)
-                corner[i] = np.minimum(corner[i], linear)
-        return np.where(la <= hb, corner, -np.inf)
+                rows_i, low_i, high_i = (gather(take, index, i) for index in (rows, low, high))
+                ha_i, hb_i, r_i, la_i, lb_i = (gather(take, values, i) for values in (ha, hb, r, la, lb))
+                at_ha, at_hb = ({name: _gather_sides(take, at[name], rows_i) for name in ("q", "q_prime")}
+                                for at in (cells.at_ha, cells.at_hb))
+                q_lo = _cell_mass(take, lb_i, ha_i, _gather_sides(take, sides["q"], high_i), at_ha["q"], mu, down,
+                                  at_most_one=True)
+                p_hi = _cell_mass(take, la_i, hb_i, _gather_sides(take, sides["q_prime"], low_i), at_hb["q_prime"],
+                                  0.0, up, at_most_one=True)
+                linear = _linear_cell_bound(
+                    self, ha_i, hb_i, r_i, la_i, lb_i, e,
+                    (q_lo, gather(take, q_hi, i), gather(take, dphi_q_hi, i)),
+                    (gather(take, p_lo, i), p_hi, gather(take, dphi_p_lo, i)), (at_ha, at_hb), take)
+                out[i] = np.minimum(gather(take, out, i), linear, out=linear)
+            starts_below = np.less_equal(la, hb, out=take(n, bool))
+            np.copyto(out, -np.inf, where=np.logical_not(starts_below, out=starts_below))
+
+        return SCRATCH.blocks(row.size, CELL_BLOCK, fill)
 
     def _upper(self, ha: np.ndarray, hb: np.ndarray, r: np.ndarray, la: np.ndarray, lb: np.ndarray,
                e: float) -> np.ndarray:

@@ -30,10 +30,20 @@ from collections.abc import Callable, Sequence
 import mpmath
 import numpy as np
 
-from symsel.bounds.interval import CellBoundProfile, branch_and_bound, coarse_then_fine, upper_difference
+from symsel.bounds.interval import (
+    CELL_BLOCK,
+    SCRATCH,
+    CellBoundProfile,
+    branch_and_bound,
+    chord_and_secant,
+    coarse_then_fine,
+    linearized_value,
+    upper_difference,
+)
 from symsel.bounds.precision import usable_float_error
 from symsel.distributions import Distribution
 from symsel.errors import NotApplicableError
+from symsel.memory import Take, gather
 from symsel.pairs.loss import DominatingPair, LossPair, require
 from symsel.profiles import Profile
 
@@ -104,24 +114,31 @@ class _Pieces:
         self.relative = pair.relative_error + 8 * 2.0**-53
         self.n = int(self.a.size)
 
-    def mass(self, hi: np.ndarray, lo: np.ndarray, which: str) -> np.ndarray:
+    def mass(self, hi: np.ndarray, lo: np.ndarray, which: str, take: Take | None = None) -> np.ndarray:
         """The float64 mass of pieces ``[lo, hi)`` of ``Q`` (``which="A"``) or ``Q'`` (``"B"``), within
-        :attr:`relative` and :attr:`error` of the exact one."""
+        :attr:`relative` and :attr:`error` of the exact one (into an array of ``take`` when given: one-dimensional
+        ``hi`` and ``lo``)."""
         head, tail = self.sums[which]
-        return (head.take(hi) - head.take(lo)) + (tail.take(hi) - tail.take(lo))
+        if take is None:
+            return (head.take(hi) - head.take(lo)) + (tail.take(hi) - tail.take(lo))
+        heads = np.subtract(gather(take, head, hi), gather(take, head, lo), out=take(hi.size))
+        tails = np.subtract(gather(take, tail, hi), gather(take, tail, lo), out=take(hi.size))
+        return np.add(heads, tails, out=heads)
 
     def first_at_least(self, target: np.ndarray, side: int = 0) -> np.ndarray:
         """``np.searchsorted(ratio · (1 + side · RATIO_ALLOWANCE), target, side="left")``: the first piece whose
         ratio (as computed, or moved down or up by its allowance) is at least ``target``, searched among the atoms."""
         return self.atom_start[np.searchsorted(self.atom_ratio[side], target, side="left")]
 
-    def up(self, mass: np.ndarray) -> np.ndarray:
-        """A :meth:`mass` from above (at most 1)."""
-        return np.minimum(mass * (1 + self.relative) + self.error, 1.0)
+    def up(self, mass: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """A :meth:`mass` from above (at most 1; into ``out`` when given)."""
+        moved = np.add(np.multiply(mass, 1 + self.relative, out=out), self.error, out=out)
+        return np.minimum(moved, 1.0, out=out)
 
-    def down(self, mass: np.ndarray) -> np.ndarray:
-        """A :meth:`mass` from below (at least 0)."""
-        return np.maximum(mass * (1 - self.relative) - self.error, 0.0)
+    def down(self, mass: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """A :meth:`mass` from below (at least 0; into ``out`` when given)."""
+        moved = np.subtract(np.multiply(mass, 1 - self.relative, out=out), self.error, out=out)
+        return np.maximum(moved, 0.0, out=out)
 
 
 class PairIntervalProfile(CellBoundProfile):
@@ -146,9 +163,6 @@ class PairIntervalProfile(CellBoundProfile):
     @property
     def spec(self) -> str:
         return f"interval(dist={self.dist.spec}, pairs={[p.source for p in self.pairs]!r})"
-
-    def _dphi(self, u: np.ndarray) -> np.ndarray:
-        return np.asarray(self.dist.dphi(np.clip(u, 0.0, 1.0)), dtype=float)
 
     def _phi_increment_top(self, mass: float) -> float:
         """``φ(1) − φ(1 − mass)`` from above: the most the mass at loss ``+∞`` can add (it sits on top, and an
@@ -273,91 +287,122 @@ class PairIntervalProfile(CellBoundProfile):
         cut at each level)."""
         return branch_and_bound(
             j1, L_COARSE, [split for split, _ in REFINEMENTS], REFINE_CELLS,
-            lambda row, lo, hi, floor: self._cells(pieces, j0[row], j1[row], lo, hi, e, floor),
-            lambda row, lo: self._point_values(pieces, j1[row], lo, e))
+            lambda row, lo, hi, floor: self._cells(pieces, j0, j1, row, lo, hi, e, floor),
+            lambda row, lo: self._point_values(pieces, j1, row, lo, e))
 
-    def _point_values(self, pieces: _Pieces, j1: np.ndarray, lo: np.ndarray, e: float) -> np.ndarray:
+    def _point_values(self, pieces: _Pieces, j1: np.ndarray, row: np.ndarray, lo: np.ndarray, e: float) -> np.ndarray:
         """The integrand (float64, uncertified: it only steers the branch and bound) at ``l`` the start of piece
-        ``lo`` and ``h`` the end of the run ending at ``j1``: ``r φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` with ``r`` the
-        run's last ratio; ``−inf`` where it is not a number."""
-        with np.errstate(over="ignore", invalid="ignore"):
-            value = pieces.ratio[j1 - 1] * self._dphi(pieces.mass(j1, lo, "A")) - e * self._dphi(
-                pieces.mass(j1, lo, "B"))
-        return np.where(np.isnan(value), -np.inf, value)
+        ``lo`` and ``h`` the end of the run ``row`` (ending at ``j1[row]``): ``r φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` with
+        ``r`` the run's last ratio; ``−inf`` where it is not a number. In blocks of
+        :data:`~symsel.bounds.interval.CELL_BLOCK` cells whose working arrays are
+        :data:`~symsel.bounds.interval.SCRATCH`'s."""
 
-    def _cells(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-               e: float, floor: np.ndarray | None = None) -> np.ndarray:
-        """An upper bound on ``r(h) φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h`` in the run of pieces ``[j0, j1)`` and
-        ``l`` in the run ``[lo, hi)`` (``l ≤ h``); ``−inf`` for runs entirely above the ``h``-run. ``r(h)`` is at most
-        the ratio of the run's last piece. The linearized bound is computed only where the corner bound is above
-        ``floor`` (:func:`~symsel.bounds.interval.branch_and_bound` drops the others whatever their bound)."""
+        def fill(part: slice, take: Take, out: np.ndarray) -> None:
+            h, low = gather(take, j1, row[part]), lo[part]
+            last = gather(take, pieces.ratio, np.subtract(h, 1, out=take(h.size, h.dtype)))
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.subtract(np.multiply(last, self._dphi(pieces.mass(h, low, "A", take), take), out=last),
+                            np.multiply(e, self._dphi(pieces.mass(h, low, "B", take), take), out=take(h.size)),
+                            out=out)
+            np.copyto(out, -np.inf, where=np.isnan(out))
+
+        return SCRATCH.blocks(row.size, CELL_BLOCK, fill)
+
+    def _cells(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, row: np.ndarray, lo: np.ndarray,
+               hi: np.ndarray, e: float, floor: np.ndarray | None = None) -> np.ndarray:
+        """An upper bound on ``r(h) φ'(Q[l, h]) − e^ε φ'(Q'[l, h])`` over ``h`` in the run of pieces
+        ``[j0[row], j1[row])`` and ``l`` in the run ``[lo, hi)`` (``l ≤ h``); ``−inf`` for runs entirely above the
+        ``h``-run. ``r(h)`` is at most the ratio of the run's last piece. The linearized bound is computed only where
+        the corner bound is above ``floor`` (:func:`~symsel.bounds.interval.branch_and_bound` drops the others
+        whatever their bound). In blocks of :data:`~symsel.bounds.interval.CELL_BLOCK` cells whose working arrays
+        are :data:`~symsel.bounds.interval.SCRATCH`'s."""
         grow, shrink = 1 + self.value_margin, 1 - self.value_margin
-        r = pieces.r[j1 - 1]
-        lo_c = np.minimum(lo, j0)  # a run reaching above j0: the masses below stay non-negative
-        hi_c = np.minimum(hi, j0)
-        apart = hi <= j0
-        a_hi = pieces.up(pieces.mass(j1, lo_c, "A"))
-        b_lo = np.where(apart, pieces.down(pieces.mass(j0, hi_c, "B")), 0.0)
-        d_hi = self._dphi(a_hi) * grow
-        d_b_lo = self._dphi(b_lo) * shrink
-        with np.errstate(over="ignore", invalid="ignore"):
-            corner = upper_difference(r * d_hi, e * d_b_lo)
-        i = np.flatnonzero(apart if floor is None else apart & (corner > floor))
-        if i.size:
-            h0, h1, l0, l1 = j0[i], j1[i], lo_c[i], hi_c[i]
-            a_lo = pieces.down(pieces.mass(h0, l1, "A"))
-            b_hi = pieces.up(pieces.mass(h1, l0, "B"))
-            linear = self._linear(pieces, h0, h1, l0, l1, r[i], e, (a_lo, a_hi[i], d_hi[i]), (b_lo[i], b_hi, d_b_lo[i]))
-            corner[i] = np.minimum(corner[i], linear)
-        return np.where(lo < j1, corner, -np.inf)
+
+        def fill(part: slice, take: Take, out: np.ndarray) -> None:
+            rows, low, high = row[part], lo[part], hi[part]
+            n = rows.size
+            start, end = gather(take, j0, rows), gather(take, j1, rows)
+            r = gather(take, pieces.r, np.subtract(end, 1, out=take(n, end.dtype)))
+            lo_c = np.minimum(low, start, out=take(n, start.dtype))  # a run reaching above j0: masses stay >= 0
+            hi_c = np.minimum(high, start, out=take(n, start.dtype))
+            apart = np.less_equal(high, start, out=take(n, bool))
+            a_hi = pieces.mass(end, lo_c, "A", take)
+            pieces.up(a_hi, out=a_hi)
+            b_lo = pieces.mass(start, hi_c, "B", take)
+            pieces.down(b_lo, out=b_lo)
+            np.copyto(b_lo, 0.0, where=np.logical_not(apart, out=take(n, bool)))
+            d_hi = np.multiply(self._dphi(a_hi, take), grow, out=take(n))
+            d_b_lo = np.multiply(self._dphi(b_lo, take), shrink, out=take(n))
+            with np.errstate(over="ignore", invalid="ignore"):
+                upper_difference(np.multiply(r, d_hi, out=take(n)), np.multiply(e, d_b_lo, out=take(n)), out=out)
+            if floor is not None:
+                np.logical_and(apart, np.greater(out, floor[part], out=take(n, bool)), out=apart)
+            i = np.flatnonzero(apart)
+            if i.size:
+                h0, h1, l0, l1 = (gather(take, index, i) for index in (start, end, lo_c, hi_c))
+                a_lo = pieces.mass(h0, l1, "A", take)
+                pieces.down(a_lo, out=a_lo)
+                b_hi = pieces.mass(h1, l0, "B", take)
+                pieces.up(b_hi, out=b_hi)
+                linear = self._linear(pieces, h0, h1, l0, l1, gather(take, r, i), e,
+                                      (a_lo, gather(take, a_hi, i), gather(take, d_hi, i)),
+                                      (gather(take, b_lo, i), b_hi, gather(take, d_b_lo, i)), take)
+                out[i] = np.minimum(gather(take, out, i), linear, out=linear)
+            np.copyto(out, -np.inf, where=np.logical_not(np.less(low, end, out=take(n, bool)), out=take(n, bool)))
+
+        return SCRATCH.blocks(row.size, CELL_BLOCK, fill)
 
     def _linear(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                r: np.ndarray, e: float, a_side: tuple, b_side: tuple) -> np.ndarray:
+                r: np.ndarray, e: float, a_side: tuple, b_side: tuple, take: Take) -> np.ndarray:
         """The linearized bound of docs/interval.md on cells whose ``l``-run lies below the ``h``-run: ``φ'(A)``
         below its chord over ``[A_lo, A_hi]``, ``φ'(B)`` above a tangent at ``B_lo`` (slope: a secant to its left),
         so the integrand is at most ``c + λ₁ A − λ₂ B = c + g(h) − g(l)``. ``g`` is piecewise linear with slope
         of the sign of ``λ₁ r − λ₂`` (``r`` non-decreasing: falling, then rising), so its maximum over the ``h``-run
         is at an end and its minimum over the ``l``-run at the boundary ``l*`` where the ratio first reaches
-        ``λ₂ / λ₁``."""
-        a_lo, a_hi, d_a_hi = a_side
-        b_lo, b_hi, d_b_lo = b_side
-        grow = 1 + self.value_margin
+        ``λ₂ / λ₁``. One-dimensional arrays; into an array of ``take``."""
+        a_lo, a_hi, _ = a_side
+        b_lo, _, d_b_lo = b_side
+        m = j0.size
+        d_a_lo, chord, steep, secant = chord_and_secant(self, a_side, b_side, take)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            d_a_lo = self._dphi(a_lo) * grow
-            chord = np.where(a_hi > a_lo, (d_a_hi - d_a_lo) / (a_hi - a_lo), 0.0)
-            steep = ~np.isfinite(chord)
-            chord = np.where(steep, 0.0, np.maximum(chord, 0.0)) * (1 + 1e-12)
-            left = np.maximum(b_lo - np.maximum(b_hi - b_lo, 1e-300), 0.0)
-            run = b_lo - left
-            secant = np.where(run > 0, (d_b_lo - self._dphi(left) * grow) / (run * (1 + 1e-12)), 0.0)
-            secant = np.maximum(np.nan_to_num(secant, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
-            slope_a, slope_b = r * chord, e * secant
-            target = np.where(slope_a > 0, slope_b / slope_a, np.inf)
+            slope_a = np.multiply(r, chord, out=take(m))
+            target = np.divide(np.multiply(e, secant, out=take(m)), slope_a, out=take(m))
+            np.copyto(target, np.inf, where=np.logical_not(np.greater(slope_a, 0, out=take(m, bool)),
+                                                           out=take(m, bool)))
         # the true crossing lies between the crossings of the ratios moved down and up by their rounding; between
         # them g is linear (one atom) or flat to rounding, so its minimum is at one of the two. One search finds
         # the crossing of the ratios as computed; where a neighbouring ratio is within rounding of the target the
         # two moved crossings are searched as well.
-        target = np.nan_to_num(target, nan=np.inf)
+        np.nan_to_num(target, copy=False, nan=np.inf)
         found = pieces.first_at_least(target)
         n = pieces.ratio.size
-        below = pieces.ratio[np.clip(found - 1, 0, n - 1)]
-        above = pieces.ratio[np.clip(found, 0, n - 1)]
-        near = ((found > 0) & (below * (1 + RATIO_ALLOWANCE) >= target)) | (
-            (found < n) & (above * (1 - RATIO_ALLOWANCE) < target))
-        crossings = [np.clip(found, lo, hi)]
+        index = take(m, found.dtype)
+        below = gather(take, pieces.ratio, np.clip(np.subtract(found, 1, out=index), 0, n - 1, out=index))
+        above = gather(take, pieces.ratio, np.clip(found, 0, n - 1, out=index))
+        near, near_above, inside = take(m, bool), take(m, bool), take(m, bool)
+        np.logical_and(np.greater(found, 0, out=inside),
+                       np.greater_equal(np.multiply(below, 1 + RATIO_ALLOWANCE, out=below), target, out=near), out=near)
+        np.logical_and(np.less(found, n, out=inside),
+                       np.less(np.multiply(above, 1 - RATIO_ALLOWANCE, out=above), target, out=near_above),
+                       out=near_above)
+        np.logical_or(near, near_above, out=near)
+        crossings = [np.clip(found, lo, hi, out=take(m, found.dtype))]
         if np.any(near):
             for side in (-1, 1):
-                moved = found.copy()
+                moved = take(m, found.dtype)
+                np.copyto(moved, found)
                 moved[near] = pieces.first_at_least(target[near], side)
-                crossings.append(np.clip(moved, lo, hi))
-        best = np.full(np.broadcast_shapes(crossings[0].shape, j0.shape), -np.inf)
+                crossings.append(np.clip(moved, lo, hi, out=moved))
+        best = take(m)
+        best.fill(-np.inf)
+        a, b = take(m), take(m)
         for h, l_star in ((h, l_star) for h in (j0, j1) for l_star in crossings):
-            a = np.clip(pieces.up(pieces.mass(h, l_star, "A")), a_lo, a_hi)
-            b = np.maximum(pieces.down(pieces.mass(h, l_star, "B")), b_lo)
-            with np.errstate(over="ignore", invalid="ignore"):
-                value = upper_difference(r * (d_a_lo + chord * (a - a_lo)), e * (d_b_lo + secant * (b - b_lo)))
-            best = np.maximum(best, value)
-        return np.where(steep, np.inf, best)
+            np.clip(pieces.up(pieces.mass(h, l_star, "A", take), out=a), a_lo, a_hi, out=a)
+            np.maximum(pieces.down(pieces.mass(h, l_star, "B", take), out=b), b_lo, out=b)
+            np.maximum(best, linearized_value(r, e, (a, a_lo, d_a_lo, chord), (b, b_lo, d_b_lo, secant), take),
+                       out=best)
+        np.copyto(best, np.inf, where=steep)
+        return best
 
 
 def pair_interval_profile(dist: Distribution, base: Profile) -> PairIntervalProfile:
