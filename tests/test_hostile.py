@@ -51,10 +51,10 @@ def test_a_case_under_the_cap_is_not_a_blowup_and_its_own_peak_rss_is_recorded(s
     between 64 MiB and the cap."""
     record = HOSTILE.run_case(_python_case("data = b'x' * (64 * 2**20); print(len(data))"), sandbox, cpu=20,
                               wall=60, memory_mib=CAP_MIB)
-    assert record["rc"] == 0 and not record["memory_blowup"] and not record["traceback"]
-    assert 64 <= record["peak_rss_mib"] < CAP_MIB
+    assert record["rc"] == 0 and not record["memory_blowup"] and not record["traceback"], record
+    assert 64 <= record["peak_rss_mib"] < CAP_MIB, record
     small = HOSTILE.run_case(_python_case("pass"), sandbox, cpu=20, wall=60, memory_mib=CAP_MIB)
-    assert small["peak_rss_mib"] < 64  # its own, after a larger case
+    assert small["peak_rss_mib"] < 64, small  # its own, after a larger case
 
 
 @pytest.mark.parametrize("out, err, rc, hang, peak, expected", [
