@@ -120,6 +120,7 @@ TESTS = {
     "symsel/evidence/tabulated_lower.py": [E + "test_tabulated_lower.py"],
     "symsel/evidence/verify.py": [E + "test_verify.py"],
     "symsel/pairs/dpsgd.py": [PR + "test_pair_direction.py", E + "test_dpsgd_brackets.py"],
+    "symsel/pairs/dpsgd_dominating.py": [PR + "test_dpsgd_dominating.py"],
     "symsel/pairs/finite.py": [E + "test_exact.py"],
     "symsel/pairs/location.py": [PR + "test_location.py"],
     "symsel/pairs/loss.py": [PR + "test_pair_direction.py",
