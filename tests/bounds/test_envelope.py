@@ -273,3 +273,29 @@ def test_an_underflowed_cell_slope_is_never_above_a_j_over_the_exact_ratio_of_ph
             log_exact = mpmath.log(a_j) - (exact_log_dphi(top) - exact_log_dphi(low))
             assert mpmath.log(b_j) <= log_exact, (top, low, float(mpmath.log(b_j) - log_exact))
             assert mpmath.log(b_j) >= log_exact - 1e-9  # and close: the nudges cost a few 1e-10 at most
+
+
+def test_the_delta_floor_covers_the_hull_kept_flat_beyond_t_max():
+    """poisson(720) on a 5-DP base, where ``H(t) = sup_u [φ'(u) − t φ'(L(u))]_+`` is still positive at ``T_MAX``:
+    with ``φ'(u) = μ e^{μ(u−1)}`` and ``L(u) = max(e^{−5} u, 1 − e^5 (1 − u))``, ``H`` vanishes from
+    ``log t* = μ max_u (u − L(u)) = μ u* (1 − e^{−5})`` on (``u*`` the kink of ``L``), about 710.4 > log T_MAX, and
+    ``δ_Q(x) = 0`` for ``x ≥ 5``: the exact envelope bound is 0 for ``ε ≥ 5 + log t*`` (closed form, 50 digits). The
+    hull is kept flat at ``Ĥ(T_MAX)`` beyond ``T_MAX``, so the reported profile stays at δ = 1 there; the certificate's
+    promise, reported δ(ε) ≤ exact bound at ε − ``eps_shift`` + ``delta_floor``, must count that constant."""
+    import mpmath
+
+    from symsel.bounds.envelope import T_MAX, envelope_profile
+
+    mu, eps0 = 720, 5
+    with mpmath.workdps(50):
+        kink = mpmath.expm1(eps0) / (mpmath.exp(eps0) - mpmath.exp(-eps0))
+        log_t_star = mu * kink * -mpmath.expm1(-eps0)
+        assert mpmath.almosteq(mpmath.exp(-eps0) * kink, 1 - (1 - kink) * mpmath.exp(eps0), 1e-45)  # L's kink
+    assert float(log_t_star) > math.log(T_MAX) + 10
+    profile = envelope_profile(poisson(mean=mu), pure(float(eps0)), eps_shift=0.1)
+    certificate = profile.certificate
+    zero_from = eps0 + float(log_t_star) + certificate.eps_shift  # the exact bound at ε − eps_shift is 0 from here
+    for eps in (zero_from + 1e-6, zero_from + 1.0, 800.0):
+        reported = float(profile.delta(eps))
+        assert reported > 0.5  # the flat part is there, so the promise is not empty
+        assert reported <= 0.0 + certificate.delta_floor
