@@ -515,6 +515,7 @@ def mutation_core_section(results: Results) -> list[str]:
                  rate(after)])
     unsafe = [key for key, text in result["verdicts"].items() if text.startswith("unsafe")]
     unsafe_killed = [key for key in unsafe if key in result["killed_after"]["ids"]]
+    shrinking = result["unsafe"]
     survivors = [[f"`{m['id']}`", f"`{m['original']}` → `{m['replacement']}`", result["verdicts"].get(m["id"], "?")]
                  for m in result["mutants"] if m["status"] == "survived"]
     return ["## Mutation testing of bounds, evidence, pairs and profiles", "",
@@ -526,6 +527,9 @@ def mutation_core_section(results: Results) -> list[str]:
             "", f"Survivors that move a certified number to the unsafe side: {len(unsafe)}, of which "
             f"{len(unsafe_killed)} are now killed by a test of the owning module (the rest: their verdicts below); "
             "every other survivor is equivalent, moves a number to the safe side, or produces no number.",
+            "", "Kill rate of the mutants that move a certified number to the unsafe side (every mutant killed in a "
+            "run counted as one, with the unsafe survivors), by the owning module's tests: "
+            f"{shrinking['killed']} of {shrinking['mutants']} ({100 * shrinking['kill_rate']:.1f} %).",
             "", "Surviving mutants, each with its verdict (a test added for one is confirmed by "
             f"`{result['killed_after']['command']}`):", "",
             *(table(["mutant", "change", "verdict"], survivors) if survivors else ["none"])]

@@ -84,7 +84,7 @@ class MixtureProfile(Profile):
             if self.mixture.constant > 0:
                 parts.append(np.full(part.shape, math.log(self.mixture.constant)))
             if self.p0 > 0:
-                with np.errstate(divide="ignore"):
+                with np.errstate(divide="ignore", over="ignore"):  # e^ε overflows past ε = 709.8: the term is 0
                     parts.append(np.log(self.p0 * np.maximum(0.0, -np.expm1(part))))
             pieces.append(np.logaddexp.reduce(np.vstack(parts), axis=0) if parts else np.full(part.shape, -np.inf))
         out = np.concatenate(pieces).reshape(eps.shape) if pieces else np.full(eps.shape, -np.inf)

@@ -241,3 +241,61 @@ def test_the_cells_are_cut_at_the_points_of_the_one_cell_at_a_time_formula():
         found = _split_points(u, b, idx, pieces)
         assert np.array_equal(np.sort(found), np.sort(np.concatenate(expected)))
         assert found.size == sum(8 if (u[j] == 0 and b[j] == 0) else n - 1 for j, n in zip(idx, pieces, strict=True))
+
+
+def test_an_underflowed_cell_slope_is_never_above_a_j_over_the_exact_ratio_of_phi_prime():
+    """Where ``φ'(r_j u_{j+1})`` underflows, ``_cell_slopes`` rebuilds ``b_j = a_j / R_j`` from ``log φ'``; the
+    line bounds the cell only if ``b_j ≤ a_j φ'(r_j u_{j+1}) / φ'(u_{j+1})`` exactly. poisson(1000) has the closed
+    form ``log φ'(x) = log μ + μ (x − 1)`` (60 digits here) and log-slope ``μ x`` up to 1000, so with no value margin
+    the outward argument nudges alone must keep every ``b_j`` below the exact value: their effect, 1e-13 × the
+    log-slope (3e-11 to 1e-10 here), is far above the float error of ``log_dphi`` (checked first). The floors put
+    ``φ'`` between 1e-306 and 1e-301, so ``b_j`` is a normal float."""
+    import mpmath
+
+    from symsel.bounds.envelope import _cell_slopes, _dphi_up
+
+    mu = 1000
+    law = poisson(mean=mu)
+    u = np.array([0.3, 0.5, 0.7, 0.9, 0.99, 1.0])
+    floor = np.array([0.29, 0.295, 0.3, 0.29, 0.2999])
+
+    def exact_log_dphi(x: float) -> mpmath.mpf:
+        return mpmath.log(mu) + mu * (mpmath.mpf(x) - 1)
+
+    with mpmath.workdps(60):
+        points = [*u[1:].tolist(), *floor.tolist()]
+        assert max(abs(float(law.log_dphi(x)) - float(exact_log_dphi(x))) for x in points) < 1e-12
+        assert float(law.dphi(0.3)) < 1e-300  # every floor underflows: each b_j is rebuilt in log space
+        a = _dphi_up(law, u[1:], 0.0)
+        b = _cell_slopes(law, u, a, floor, 0.0)
+        assert np.all(b > 2.3e-308)
+        for a_j, b_j, top, low in zip(a.tolist(), b.tolist(), u[1:].tolist(), floor.tolist(), strict=True):
+            log_exact = mpmath.log(a_j) - (exact_log_dphi(top) - exact_log_dphi(low))
+            assert mpmath.log(b_j) <= log_exact, (top, low, float(mpmath.log(b_j) - log_exact))
+            assert mpmath.log(b_j) >= log_exact - 1e-9  # and close: the nudges cost a few 1e-10 at most
+
+
+def test_the_delta_floor_covers_the_hull_kept_flat_beyond_t_max():
+    """poisson(720) on a 5-DP base, where ``H(t) = sup_u [φ'(u) − t φ'(L(u))]_+`` is still positive at ``T_MAX``:
+    with ``φ'(u) = μ e^{μ(u−1)}`` and ``L(u) = max(e^{−5} u, 1 − e^5 (1 − u))``, ``H`` vanishes from
+    ``log t* = μ max_u (u − L(u)) = μ u* (1 − e^{−5})`` on (``u*`` the kink of ``L``), about 710.4 > log T_MAX, and
+    ``δ_Q(x) = 0`` for ``x ≥ 5``: the exact envelope bound is 0 for ``ε ≥ 5 + log t*`` (closed form, 50 digits). The
+    hull is kept flat at ``Ĥ(T_MAX)`` beyond ``T_MAX``, so the reported profile stays at δ = 1 there; the certificate's
+    promise, reported δ(ε) ≤ exact bound at ε − ``eps_shift`` + ``delta_floor``, must count that constant."""
+    import mpmath
+
+    from symsel.bounds.envelope import T_MAX, envelope_profile
+
+    mu, eps0 = 720, 5
+    with mpmath.workdps(50):
+        kink = mpmath.expm1(eps0) / (mpmath.exp(eps0) - mpmath.exp(-eps0))
+        log_t_star = mu * kink * -mpmath.expm1(-eps0)
+        assert mpmath.almosteq(mpmath.exp(-eps0) * kink, 1 - (1 - kink) * mpmath.exp(eps0), 1e-45)  # L's kink
+    assert float(log_t_star) > math.log(T_MAX) + 10
+    profile = envelope_profile(poisson(mean=mu), pure(float(eps0)), eps_shift=0.1)
+    certificate = profile.certificate
+    zero_from = eps0 + float(log_t_star) + certificate.eps_shift  # the exact bound at ε − eps_shift is 0 from here
+    for eps in (zero_from + 1e-6, zero_from + 1.0, 800.0):
+        reported = float(profile.delta(eps))
+        assert reported > 0.5  # the flat part is there, so the promise is not empty
+        assert reported <= 0.0 + certificate.delta_floor

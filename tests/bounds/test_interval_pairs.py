@@ -411,3 +411,32 @@ def test_a_pair_with_too_many_atoms_is_not_taken_on(monkeypatch: pytest.MonkeyPa
     answer = symsel.bound(symsel.point(k=2), base).epsilon(1e-6)
     assert math.isfinite(answer)
     assert answer <= symsel.bound(symsel.point(k=2), base, "composition").epsilon(1e-6)
+
+
+def test_every_interval_mass_is_within_its_allowance_when_one_side_has_little_finite_mass() -> None:
+    """``_Pieces.mass`` of any run of pieces is within ``relative`` and ``error`` of its exact sum (exact rationals
+    here). Adversarial: ``Q'`` puts 0.3 first and then 200 atoms of 3/4 of an extended ulp at 0.3, so every one of
+    the prefix sums rounds up (a quarter ulp each, 50 ulps over the run), while ``Q`` keeps only 2e-3 of its mass
+    finite (the rest at +∞). The allowance must scale with the larger side's total, not with the smaller one."""
+    from fractions import Fraction
+
+    from symsel.bounds.interval_pairs import _Pieces
+
+    step = float(0.75 * np.spacing(np.longdouble(0.3)))
+    b = np.array([0.3, *([step] * 200), 0.7 - 200 * step])
+    ratio = np.array([1e-3, *([2e-3] * 200), 3e-3])  # increasing: the atoms stay in this order
+    a = b * ratio
+    pair = loss_pair(a, b, DominatingPair, "remove", "adversarial prefix sums", a_infinity=1.0 - float(a.sum()))
+    assert np.array_equal(pair.b, b) and float(pair.a.sum()) < 3e-3
+    pieces = _Pieces(pair, piece_mass=1.0)  # one piece per atom
+    assert pieces.n == b.size
+    for name, masses in (("A", pair.a), ("B", pair.b)):
+        exact = [Fraction(0)]
+        for m in masses.tolist():
+            exact.append(exact[-1] + Fraction(m))
+        lo, hi = np.triu_indices(masses.size + 1, k=1)
+        computed = pieces.mass(hi, lo, name)
+        for i, j, value in zip(lo.tolist(), hi.tolist(), computed.tolist(), strict=True):
+            truth = exact[j] - exact[i]
+            allowance = Fraction(pieces.relative) * truth + Fraction(pieces.error)
+            assert abs(Fraction(value) - truth) <= allowance, (name, i, j)

@@ -208,6 +208,19 @@ def test_epsilon_for_delta_edge_cases():
     assert epsilon_for_delta_float(p2, r2, 0.005) == math.inf
 
 
+def test_epsilon_for_delta_with_infinite_loss_mass_below_delta_is_the_closed_form():
+    """P = (0.2, 0.6, 0.2), R = (0.7, 0.3, 0), δ = 0.3: the outcome with R = 0 always counts (0.2), the second from
+    ε < log 2, so ``H(ε) = 0.2 + 0.6 − 0.3 e^ε = 0.3`` at ``ε = log(5/3)`` (by hand; the direct sum is checked here)."""
+    p, r = ["0.2", "0.6", "0.2"], ["0.7", "0.3", "0"]
+    with mpmath.workdps(50):
+        want = mpmath.log(mpmath.mpf(5) / 3)
+        terms = [mpmath.mpf(a) - mpmath.exp(want) * mpmath.mpf(b) for a, b in zip(p, r, strict=True)]
+        direct = sum(max(mpmath.mpf(0), term) for term in terms)
+        assert abs(direct - mpmath.mpf("0.3")) < mpmath.mpf(10) ** -45
+        assert abs(epsilon_for_delta(p, r, "0.3", 50, two_sided=False) - want) < mpmath.mpf(10) ** -45
+    assert epsilon_for_delta_float(p, r, 0.3, two_sided=False) == pytest.approx(float(want), rel=1e-14)
+
+
 def test_renyi_against_direct_sums():
     for lam in (1.5, 2, 7):
         want = math.log(sum(float(a) ** lam * float(b) ** (1 - lam) for a, b in zip(P, R, strict=True))) / (lam - 1)
