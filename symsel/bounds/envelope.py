@@ -147,7 +147,7 @@ def _cell_slopes(dist: Distribution, u: np.ndarray, a: np.ndarray, floor: np.nda
 def _cell_lines(
     dist: Distribution, boundary: Callable[[np.ndarray], float | np.ndarray], corner_slope: float, tau_u: float,
     max_cells: int, margin: float,
-) -> tuple[np.ndarray, np.ndarray, float, int, bool]:
+) -> tuple[np.ndarray, np.ndarray, float, int, bool, float]:
     """Lines ``(a_j, b_j)`` that bound ``[φ'(u) − t φ'(L(u))]_+`` on each cell, on a grid refined
     until every cell that matters has ``log(φ'(L(u_{j+1}))/b_j) ≤ tau_u``.
 
@@ -158,7 +158,8 @@ def _cell_lines(
     Since ``r_j u_{j+1} ≥ L(u_j)`` this is never
     worse than the plain ``φ'(L(u_j))``, and it is exact on pure-DP corners (``L(u) = e^{−ε} u``).
 
-    Returns the lines, the achieved worst gap, the number of cells and whether the tolerance was met."""
+    Returns the lines, the achieved worst gap, the number of cells, whether the tolerance was met and the largest
+    ``a_j`` of a flat line that is exact (``b_j = 0`` because ``φ'(L) = 0`` on the cell, not by underflow)."""
     u = initial_grid()
     u = np.unique(np.concatenate([u, np.logspace(-300, -16, 36)]))
     lows = _boundary(boundary, u)
@@ -166,7 +167,11 @@ def _cell_lines(
     b_pts = _dphi_down(dist, lows, margin)
     while True:
         a = a_pts[1:]
-        b = _cell_slopes(dist, u, a, _cell_floor(u, lows, corner_slope), margin)
+        floor = _cell_floor(u, lows, corner_slope)
+        b = _cell_slopes(dist, u, a, floor, margin)
+        # a flat line is exact only where φ'(L) is 0 on its cell (a corner of the region); one whose slope
+        # underflowed even in log space stands for a falling line, and its height counts in the δ floor
+        exact_flat = float(np.max(a[(b <= 0) & (floor <= 0)], initial=0.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             gap = np.where(b > 0, np.log(b_pts[1:]) - np.log(b), np.where(b_pts[1:] > 0, np.inf, 0.0))
         gap = np.nan_to_num(gap, nan=np.inf, posinf=np.inf, neginf=0.0)
@@ -174,7 +179,7 @@ def _cell_lines(
         worst = float(np.max(np.where(matters, gap, 0.0), initial=0.0))
         bad = matters & (gap > tau_u) & ((u[1:] - u[:-1]) > 4e-16 * u[1:])
         if not bad.any() or u.size >= max_cells:  # cells too narrow to split do not count as converged
-            return a, b, max(0.0, worst), int(u.size - 1), worst <= tau_u
+            return a, b, max(0.0, worst), int(u.size - 1), worst <= tau_u, exact_flat
         idx = np.nonzero(bad)[0]
         pieces = np.where(np.isfinite(gap[idx]), np.ceil(gap[idx] / tau_u), MAX_SPLIT)
         pieces = np.clip(pieces, 2, MAX_SPLIT).astype(int)
@@ -184,7 +189,7 @@ def _cell_lines(
             fits = np.cumsum(pieces[keep]) <= room
             idx, pieces = idx[keep][fits], pieces[keep][fits]
             if idx.size == 0:
-                return a, b, max(0.0, worst), int(u.size - 1), False
+                return a, b, max(0.0, worst), int(u.size - 1), False, exact_flat
         extra = np.unique(_split_points(u, b, idx, pieces))
         extra = extra[(extra > 0) & (extra < 1)]
         lows_new = _boundary(boundary, extra)
@@ -379,10 +384,11 @@ def envelope_profile(dist: Distribution, base: Profile, eps_shift: float = DEFAU
     loss = base.max_privacy_loss
     corner = math.exp(-loss) if loss is not None and math.isfinite(loss) else 0.0
     margin = usable_float_error(dist, "envelope")
-    a, b, worst, cells, converged = _cell_lines(dist, base.region_lower, corner, tau, max_cells, margin)
+    a, b, worst, cells, converged, exact_flat = _cell_lines(dist, base.region_lower, corner, tau, max_cells, margin)
     mixture, hull_lines, chord_shift = hinge_mixture(a, b, tau)
-    # a hull cut at T_MAX keeps Ĥ(T_MAX) as its constant: the excess over the flat lines' own constant is a δ floor
-    flat = float(np.max(a[b <= 0], initial=0.0)) * (1 + MIXTURE_MARGIN)
+    # the mixture's constant beyond the exact flat lines (those at a corner of the region) is a δ floor: a hull cut
+    # at T_MAX keeps Ĥ(T_MAX), and lines whose slope underflowed stand flat for lines that fall
+    flat = exact_flat * (1 + MIXTURE_MARGIN)
     certificate = EnvelopeCertificate(
         eps_shift=float(worst + chord_shift), delta_floor=NEGLIGIBLE + max(0.0, mixture.constant - flat), cells=cells,
         hull_lines=hull_lines,

@@ -299,3 +299,20 @@ def test_the_delta_floor_covers_the_hull_kept_flat_beyond_t_max():
         reported = float(profile.delta(eps))
         assert reported > 0.5  # the flat part is there, so the promise is not empty
         assert reported <= 0.0 + certificate.delta_floor
+
+
+def test_the_delta_floor_counts_flat_lines_whose_slope_underflowed():
+    """point(100) on an 8-DP base: ``φ'(L(u)) = 100 (e^{−8} u)^{99}`` is ``φ'(u) e^{−792}``, below the smallest float
+    for every ``u``, so every line is flat although none is exact (``L(u) > 0`` for ``u > 0``). The exact envelope
+    bound is 0 for ``ε ≥ 8 + 99·8 = 800`` (``δ_Q(x) = 0`` for ``x ≥ 8``, and ``φ'(u) ≤ e^{792} φ'(L(u))``), while the
+    reported profile stays at δ = 1 there: the certificate's promise, reported δ(ε) ≤ exact bound at
+    ε − ``eps_shift`` + ``delta_floor``, must count the flat lines' height."""
+    from symsel.bounds.envelope import envelope_profile
+
+    profile = envelope_profile(point(100), pure(8.0), eps_shift=0.1)
+    certificate = profile.certificate
+    for eps in (800.0 + certificate.eps_shift + 1e-6, 900.0):
+        reported = float(profile.delta(eps))
+        assert reported > 0.5  # the vacuous part is there, so the promise is not empty
+        assert reported <= 0.0 + certificate.delta_floor
+
