@@ -8,7 +8,7 @@ Goals, checked for every row and stored in the JSON under ``goals``:
   0.40 s for the peer);
 * **whole process**: a fresh ``python -c`` process answering one question costs at most 1.5x the peer's (CPU);
 * **README accountant example** (row 7): at most 2 CPU-seconds (whole process);
-* **a calibration through SelectionAccountant** (row 8): at most 10 CPU-seconds (whole process).
+* **a calibration through SelectionAccountant** (row 8): at most 5 CPU-seconds (whole process).
 
 Every row is one question, written once as source code (``call(i)``, :data:`ROWS`) for symsel and for its peer, and
 run in three modes. CPU is ``time.process_time()`` plus ``resource.getrusage(RUSAGE_CHILDREN)`` (user + system)
@@ -38,7 +38,12 @@ vs dp-accounting's RDP accountant on the same three events (the Poisson selectio
 accountant can do; not a bound for a random K); 8a/8b. ``calibrate_dp_mechanism`` finding the Gaussian σ for ε = 2,
 δ = 1e-6 (``tol`` 1e-3, the same explicit bracket for both) of a geometric(mean=10) tuning (SelectionAccountant vs
 RdpAccountant on ``RepeatAndSelectDpEvent``) and of a point(k=40) tuning (SelectionAccountant on
-``SelectionDpEvent(…, "point(k=40)")`` vs PLDAccountant on 40 composed runs); the answers are the σ found.
+``SelectionDpEvent(…, "point(k=40)")`` vs PLDAccountant on 40 composed runs); 8c/8d. the same for the σ of
+dpsgd(q=0.01, σ, steps=1000): a point(k=40) tuning (vs PLDAccountant on 40 composed runs) and a poisson(mean=10)
+tuning (vs RdpAccountant on ``RepeatAndSelectDpEvent(run, 10, inf)``); the answers are the σ found.
+
+``--rtol R``: symsel is asked for the search tolerance ``R`` (``bound(..., rtol=R)``, ``SelectionAccountant(rtol=R)``;
+from 1e-3 on, ``best`` works on a coarser loss grid of a DP-SGD run) → ``fast_rtol<R>.json``.
 
 A row or mode that raises records the error text and the run goes on. ``--profile ROW`` prints instead the 10
 largest cumulative entries of a cProfile of that row's first call in a fresh process.
@@ -77,7 +82,11 @@ SYMSEL_IMPORTS = "import symsel\n"
 CALIBRATION_IMPORTS = ("from dp_accounting import dp_event, mechanism_calibration\n"
                        "from symsel.apps.accounting import SelectionAccountant, SelectionDpEvent\n")
 
-GOALS = {"warm_ratio": 2.0, "warm_ms": 20.0, "whole_ratio": 1.5, "readme_cpu_s": 2.0, "calibration_cpu_s": 10.0}
+#: ``--rtol``: the search tolerance symsel is asked for (``bound(..., rtol=)``, ``SelectionAccountant(rtol=)``);
+#: ``None``: the default
+RTOL: float | None = None
+
+GOALS = {"warm_ratio": 2.0, "warm_ms": 20.0, "whole_ratio": 1.5, "readme_cpu_s": 2.0, "calibration_cpu_s": 5.0}
 
 
 @dataclass
@@ -108,7 +117,7 @@ def _symsel_bound(law: str, profile: str) -> str:
             s = {profile[1]} * F(i)
             law = symsel.parse_distribution({law!r})
             base = symsel.parse_profile(f{profile[0]!r})
-            return float(symsel.bound(law, base, "best").epsilon({DELTA!r}))
+            return float(symsel.bound(law, base, "best", rtol={RTOL!r}).epsilon({DELTA!r}))
         """)
 
 
@@ -124,6 +133,8 @@ def _peer(accountant: str, event: str, scale: float) -> str:
 
 
 DPSGD_SPEC = ("dpsgd(q=0.01, sigma={s}, steps=1000)", 1.1)
+DPSGD_SIGMA_EVENT = ("dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.01, "
+                     "dp_event.GaussianDpEvent(sigma)), 1000)")
 DPSGD_EVENT = ("dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(s)), "
                "1000)")
 
@@ -183,7 +194,10 @@ def _readme_row() -> Row:
 
 
 def _calibration(accountant: str, event: str, bracket: tuple[float, float]) -> str:
+    if accountant == "SelectionAccountant" and RTOL is not None:
+        accountant = f"functools.partial(SelectionAccountant, rtol={RTOL!r})"
     return textwrap.dedent(f"""\
+        import functools
         def call(i):
             def make_event(sigma):
                 return {event}
@@ -243,6 +257,19 @@ def rows() -> list[Row]:
             [Side("calibrate, PLD SelfComposed(Gauss(σ), 40)", DPACC_IMPORTS, _calibration(
                 "PLDAccountant", "dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(sigma), 40)", (5.0, 40.0)))],
             answer="σ", note="bracket [5, 40], tol 1e-3"),
+        Row("8c", "calibrate σ for ε=2: point(k=40) tuning of dpsgd(q=0.01, σ, steps=1000)",
+            Side("SelectionAccountant", CALIBRATION_IMPORTS, _calibration(
+                "SelectionAccountant", f'SelectionDpEvent({DPSGD_SIGMA_EVENT}, "point(k=40)")', (2.0, 10.0))),
+            [Side("calibrate, PLD SelfComposed(dpsgd, 40)", DPACC_IMPORTS, _calibration(
+                "PLDAccountant", f"dp_event.SelfComposedDpEvent({DPSGD_SIGMA_EVENT}, 40)", (2.0, 10.0)))],
+            answer="σ", note="bracket [2, 10], tol 1e-3"),
+        Row("8d", "calibrate σ for ε=2: poisson(mean=10) tuning of dpsgd(q=0.01, σ, steps=1000)",
+            Side("SelectionAccountant", CALIBRATION_IMPORTS, _calibration(
+                "SelectionAccountant", f'SelectionDpEvent({DPSGD_SIGMA_EVENT}, "poisson(mean=10)")', (1.0, 5.0))),
+            [Side("calibrate, RDP RepeatAndSelect(dpsgd, 10, inf)", DPACC_IMPORTS, _calibration(
+                "RdpAccountant", f"dp_event.RepeatAndSelectDpEvent({DPSGD_SIGMA_EVENT}, 10, float('inf'))",
+                (1.0, 5.0)))],
+            answer="σ", note="bracket [1, 5], tol 1e-3"),
     ]
     return out
 
@@ -499,10 +526,15 @@ def source_state() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed turns per mode (median of these)")
-    parser.add_argument("--rows", default=None, help="comma-separated row ids (1..7, 8a, 8b; 8 = both)")
+    parser.add_argument("--rows", default=None, help="comma-separated row ids (1..7, 8a..8d; 8 = all four)")
     parser.add_argument("--quick", action="store_true", help="3 repeats, writes fast_quick.json")
     parser.add_argument("--profile", default=None, metavar="ROW", help="cProfile ROW's first call and stop")
+    parser.add_argument("--rtol", type=float, default=None,
+                        help="symsel's search tolerance (bound(..., rtol=), SelectionAccountant(rtol=)); writes "
+                        "fast_rtol<RTOL>.json")
     args = parser.parse_args(argv)
+    global RTOL
+    RTOL = args.rtol
     if args.profile:
         return profile(args.profile)
     repeats = 3 if args.quick else max(1, args.repeats)
@@ -521,7 +553,9 @@ def main(argv: list[str] | None = None) -> int:
           + goals_text(records))
     payload = {"repeats": repeats, "rows_selected": chosen, "delta": DELTA, "source": state, "goals": GOALS,
                "rows": records, "markdown": markdown, "wall_seconds": time.perf_counter() - start}
-    path = write_results("fast_quick" if args.quick else "fast", payload)
+    payload["rtol"] = RTOL
+    name = "fast_quick" if args.quick else "fast"
+    path = write_results(name if RTOL is None else f"{name}_rtol{RTOL:g}", payload)
     print(f"\nwrote {path} ({payload['wall_seconds']:.0f} s)")
     return 0
 

@@ -94,7 +94,7 @@ from dp_accounting import dp_event, dp_event_builder, privacy_accountant
 from dp_accounting.pld import pld_pmf, pld_privacy_accountant, privacy_loss_distribution
 
 from symsel import validate
-from symsel.bounds.api import METHODS, SelectionBound, bound
+from symsel.bounds.api import MAX_RTOL, METHODS, MIN_RTOL, SelectionBound, bound
 from symsel.distributions import Distribution
 from symsel.distributions.core import MAX_MEAN
 from symsel.errors import ParameterError, SymselError
@@ -646,6 +646,9 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         method: the symsel bound of every selection (:data:`symsel.METHODS`; default ``"best"``).
         tolerance: how far (in ``ε``) the exported PLD of a selection may lie above its bound (adaptive grid).
         export_points: if given, export with :func:`symsel.profiles.export.to_pld` on that many uniform points instead.
+        rtol: the search tolerance of every selection's bound (``symsel.bound(..., rtol=)``; ``None``: its default,
+            1e-6). From 1e-3 on, ``best`` works on a coarser loss grid of a DP-SGD run, several times sooner, within
+            the allowance of docs/interval.md ("Searching ε"): what a calibration loop asks for.
 
     ``calibrate_dp_mechanism(SelectionAccountant, make_event, ...)`` works: the class is its own fresh-accountant
     factory. Selections already accounted (their law, inner profile and bound) are in :attr:`selection_bounds`.
@@ -653,7 +656,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
 
     def __init__(self, neighboring_relation: NeighboringRelation = NeighboringRelation.ADD_OR_REMOVE_ONE,
                  value_discretization_interval: float = 1e-4, method: str = "best",
-                 tolerance: float = DEFAULT_TOLERANCE, export_points: int | None = None):
+                 tolerance: float = DEFAULT_TOLERANCE, export_points: int | None = None,
+                 rtol: float | None = None):
         where = "SelectionAccountant"
         if neighboring_relation not in _NEIGHBOURING:
             raise ParameterError("neighboring_relation", neighboring_relation, ", ".join(
@@ -666,6 +670,7 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         self._tolerance = validate.positive(tolerance, "tolerance", where)
         self._export_points = None if export_points is None else validate.integer(
             export_points, "export_points", where, lo=3, hi=MAX_EXPORT_POINTS)
+        self._rtol = None if rtol is None else validate.real(rtol, "rtol", where, lo=MIN_RTOL, hi=MAX_RTOL)
         # asked only whether it supports an event (its public ``supports``): the events this accountant composes
         self._probe = pld_privacy_accountant.PLDAccountant(neighboring_relation, self._interval)
         # the accountant's own PLD (PLDAccountant's start: the identity) and what it has composed so far
@@ -886,7 +891,8 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         return [(event, count)] if isinstance(event, _SELECTION_EVENTS) else []
 
     def _options(self) -> dict[str, Any]:
-        return {"method": self._method, "tolerance": self._tolerance, "export_points": self._export_points}
+        return {"method": self._method, "tolerance": self._tolerance, "export_points": self._export_points,
+                "rtol": self._rtol}
 
     def _part(self, event: dp_event.DpEvent) -> _Part:
         key = (_event_key(event), self.neighboring_relation, self._interval, *self._options().values())
@@ -911,7 +917,7 @@ class SelectionAccountant(privacy_accountant.PrivacyAccountant):
         if base is NOOP or base is NONPRIVATE:
             return _Part(event, base, None)
         assert isinstance(base, Profile)
-        result = bound(law, base, self._method)
+        result = bound(law, base, self._method, rtol=self._rtol)
         if result.vacuous:
             return _Part(event, NONPRIVATE, None)
         points, interval, tolerance = self._export_points, self._interval, self._tolerance

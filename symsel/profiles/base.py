@@ -368,6 +368,13 @@ class Profile(ABC):
         (:func:`symsel.profiles.composition.pld_points`)."""
         return None
 
+    def at_tolerance(self, rtol: float) -> Profile:
+        """The profile ``best`` computes on when asked for the relative tolerance ``rtol`` (``bound(..., rtol=)``): a
+        profile that also dominates the mechanism, on a coarser numerical grid where that saves work and the
+        tolerance allows it (a DP-SGD run: :meth:`symsel.profiles.dpaccounting.DpsgdProfile.at_tolerance`); by
+        default the profile itself."""
+        return self
+
     @property
     def pld_discretization(self) -> float | None:
         """The loss grid of the dp-accounting PLD that :meth:`self_composed` builds, when the profile sets its own
