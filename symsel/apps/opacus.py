@@ -196,6 +196,7 @@ def calibration_base(history: History, delta: float) -> Profile | None:
     (rate below 1), that run with a coarser PLD grid and dominating pair (:class:`_CalibrationRun`: a certified
     profile of the same run, bounds on it a little looser and several times cheaper); for any other history its
     own base (:func:`history_base`)."""
+    delta = validate.probability(delta, "delta", "calibration_base")
     entries = [_entry(e, i) for i, e in enumerate(history)]
     if len(entries) == 1 and entries[0][1] < 1.0 and entries[0][0] > 0:
         sigma, rate, steps = entries[0]
@@ -233,6 +234,9 @@ def renyi_epsilon(dist: Distribution, base: Profile, delta: float, final_run: bo
     from symsel.bounds.renyi.curve import RenyiSelectionProfile, base_rdp_curve
     from symsel.profiles.rdp import RdpProfile
 
+    delta = validate.probability(delta, "delta", "renyi_epsilon")
+    if not isinstance(final_run, bool):
+        raise ParameterError("final_run", final_run, "True or False", "renyi_epsilon")
     try:
         selection = bound(dist, base, "rdp").profile
     except NotApplicableError:

@@ -348,6 +348,21 @@ def test_a_bad_target_in_the_function_is_refused_by_name() -> None:
             whole_search_epsilon([(1.0, 1.0, 1)], DELTA, "point(k=2)", target_epsilon=bad)
 
 
+def test_the_calibration_functions_refuse_bad_input_by_name() -> None:
+    run = opacus.history_base([SMALL_RUN])
+    for call, fragment in [
+        (lambda: opacus.calibration_base([SMALL_RUN], math.nan), "delta"),
+        (lambda: opacus.calibration_base([SMALL_RUN], "1e-5"), "delta"),
+        (lambda: opacus.calibration_base([(1.0, 2.0, 10)], 1e-5), "sample_rate"),
+        (lambda: opacus.renyi_epsilon(symsel.point(k=2), run, 2.0, True), "delta"),
+        (lambda: opacus.renyi_epsilon(symsel.point(k=2), None, 1e-5, True), "base"),
+        (lambda: opacus.renyi_epsilon("point(k=2)", run, 1e-5, True), "dist"),
+        (lambda: opacus.renyi_epsilon(symsel.point(k=2), run, 1e-5, "yes"), "final_run"),
+    ]:
+        with pytest.raises(ParameterError, match=fragment):
+            call()
+
+
 def test_bad_delta_is_refused() -> None:
     with pytest.raises(ParameterError, match="delta"):
         whole_search_epsilon([(1.0, 0.1, 10)], 2.0)
