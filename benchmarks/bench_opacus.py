@@ -25,8 +25,8 @@ What is measured (CPU seconds of this process, ``time.process_time``):
 
 Run from the repository root: ``python benchmarks/bench_opacus.py [--parts calibration routes trials]`` →
 ``benchmarks/results/opacus_<part>.json`` per part (the parts can run in parallel processes), and
-``benchmarks/results/opacus.json``, every part's latest result, once each part has a result file (the parts' files
-are then removed).
+``benchmarks/results/opacus.json``, every part's latest result (a part not run keeps the one already there), once
+each part has a result (the parts' files are then removed).
 """
 
 from __future__ import annotations
@@ -118,7 +118,8 @@ def calibration() -> dict[str, Any]:
                         f"delta={DELTA}", "how": how, "sigma": sigma, "epsilon_at_sigma": epsilon,
             "cpu_seconds": seconds, "get_epsilon_calls": calls,
             "without_target": {"sigma": slow_sigma, "cpu_seconds": slow_seconds, "get_epsilon_calls": slow_calls,
-                               "same_sigma": slow_sigma == sigma},
+                               "same_sigma": slow_sigma == sigma,
+                               "sigma_with_target_relative_to_it": sigma / slow_sigma - 1},
             "planner_sigma": planned["sigma"],
             "planner_epsilon": planned["epsilon"], "planner_cpu_seconds": planner_seconds,
             "sigma_relative_to_planner": ratio,
@@ -219,6 +220,9 @@ def main_bench() -> None:
         print(json.dumps(payload[part], indent=1), flush=True)
         write_results(f"opacus_{part}", {part: payload[part]})
     merged: dict[str, Any] = {}
+    whole = RESULTS_DIR / "opacus.json"
+    if whole.exists():  # the parts not run again keep their last result
+        merged.update({part: value for part, value in json.loads(whole.read_text()).items() if part in PARTS})
     for part in PARTS:
         path = RESULTS_DIR / f"opacus_{part}.json"
         if path.exists():
@@ -226,7 +230,7 @@ def main_bench() -> None:
     if set(merged) == set(PARTS):  # one file for the results page; the parts' files are only the way there
         print(write_results("opacus", merged))
         for part in PARTS:
-            (RESULTS_DIR / f"opacus_{part}.json").unlink()
+            (RESULTS_DIR / f"opacus_{part}.json").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -730,6 +730,23 @@ def api_cases() -> list[Case]:
     add("accountant:valid_selection_nearly_non_private_point", acc + "RESULT = A.compose(SelectionDpEvent(G(1e-3), "
         "'point(k=2)')).get_epsilon(1e-6)", invalid=False)
     # ---- end of the nearly non-private block
+    # ---- the Opacus calibration bound and the Rényi composition (symsel.apps.opacus: calibration_base, renyi_epsilon)
+    cal = ("import math, symsel\nfrom symsel.apps.opacus import calibration_base, history_base, renyi_epsilon\n"
+           "run = history_base([(1.0, 0.1, 10)])\n")
+    for name, code in [
+        ("calibration_delta_nan", "RESULT = calibration_base([(1.0, 0.1, 10)], math.nan)"),
+        ("calibration_delta_text", "RESULT = calibration_base([(1.0, 0.1, 10)], '1e-5')"),
+        ("calibration_rate_2", "RESULT = calibration_base([(1.0, 2.0, 10)], 1e-5)"),
+        ("renyi_delta_2", "RESULT = renyi_epsilon(symsel.point(k=2), run, 2.0, True)"),
+        ("renyi_base_none", "RESULT = renyi_epsilon(symsel.point(k=2), None, 1e-5, True)"),
+        ("renyi_law_text", "RESULT = renyi_epsilon('point(k=2)', run, 1e-5, True)"),
+        ("renyi_final_run_text", "RESULT = renyi_epsilon(symsel.point(k=2), run, 1e-5, 'yes')"),
+        ("valid_calibration", "RESULT = symsel.bound(symsel.point(k=3), calibration_base([(1.0, 0.1, 10)], 1e-5))"
+                              ".epsilon(1e-5)"),
+        ("valid_renyi", "RESULT = renyi_epsilon(symsel.point(k=3), run, 1e-5, True)"),
+    ]:
+        add(f"opacus_calibration:{name}", cal + code, invalid="valid" not in name)
+    # ---- end of the calibration block
     return c
 
 

@@ -406,7 +406,8 @@ class PairIntervalProfile(CellBoundProfile):
 
 
 def pair_interval_profile(dist: Distribution, base: Profile) -> PairIntervalProfile:
-    """The interval bound of ``dist`` on ``base`` through its dominating loss-ordered pairs.
+    """The interval bound of ``dist`` on ``base`` through its dominating loss-ordered pairs, cut into pieces of at
+    most the base's :attr:`~symsel.profiles.Profile.interval_piece_mass` (default :data:`PIECE_MASS`).
 
     Raises:
         NotApplicableError: the base hands out no dominating pair, one with more than :data:`MAX_PAIR_ATOMS` atoms,
@@ -422,4 +423,5 @@ def pair_interval_profile(dist: Distribution, base: Profile) -> PairIntervalProf
         raise NotApplicableError(f"method 'interval': the dominating pair of {base.spec} has {atoms} atoms, more than "
                                  f"the {MAX_PAIR_ATOMS} the interval bound takes on")
     deeper = base.deep_dominating_loss_pairs if base.has_deep_loss_pairs else None
-    return PairIntervalProfile(dist, pairs, usable_float_error(dist, "interval"), deeper=deeper)
+    piece_mass = PIECE_MASS if base.interval_piece_mass is None else base.interval_piece_mass
+    return PairIntervalProfile(dist, pairs, usable_float_error(dist, "interval"), piece_mass=piece_mass, deeper=deeper)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -95,6 +96,12 @@ class MixtureProfile(Profile):
 
     @property
     def delta_at_infinity(self) -> float:
+        return self._delta_at_infinity
+
+    @cached_property
+    def _delta_at_infinity(self) -> float:
+        """Computed once: the mixture and the base are fixed, and an envelope of many terms took 6-10 ms a call,
+        which a pipeline or a search asks at every step."""
         with np.errstate(invalid="ignore"):
             tail = float(self.mixture.weights @ np.where(np.isinf(self.mixture.log_breakpoints), 1.0,
                                                          self.base.delta_at_infinity))

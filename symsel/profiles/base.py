@@ -311,6 +311,11 @@ class Profile(ABC):
     #: whether :meth:`deep_dominating_loss_pairs` hands out pairs (known without building them).
     has_deep_loss_pairs: bool = False
 
+    #: the largest mass of one piece into which ``interval`` cuts the atoms of :meth:`dominating_loss_pairs`
+    #: (``None``: its default, :data:`symsel.bounds.interval_pairs.PIECE_MASS`). Any cut gives a certified bound; a
+    #: coarser one is cheaper and a little looser.
+    interval_piece_mass: float | None = None
+
     def deep_dominating_loss_pairs(self) -> tuple[DominatingPair, ...]:
         """Dominating pairs resolved further into the tail than :meth:`dominating_loss_pairs` (for ``interval`` at
         small ``δ``), built on demand; empty when the base has none (:attr:`has_deep_loss_pairs`)."""

@@ -586,16 +586,18 @@ def loss_pair_width(losses: np.ndarray, probs: np.ndarray, grid: float) -> float
     return width if width >= 2 * grid else 0.0
 
 
-def pld_loss_pairs(pld: Any, source: str, discretization: float | None = None) -> tuple[DominatingPair, ...]:
+def pld_loss_pairs(pld: Any, source: str, discretization: float | None = None,
+                   min_width: float = 0.0) -> tuple[DominatingPair, ...]:
     """The dominating pairs of a pessimistic PLD (:func:`pld_arrays`), one per direction, coarsened to
-    :func:`loss_pair_width` by rounding losses up (:func:`from_loss_grid`); empty without arrays."""
+    :func:`loss_pair_width`, or to ``min_width`` when that is wider, by rounding losses up (:func:`from_loss_grid`:
+    a coarser pair dominates a finer one); empty without arrays."""
     arrays = pld_arrays(pld, discretization)
     if arrays is None:
         return ()
     pairs = []
     for direction, pmf in arrays.directions():
         probs, losses = np.asarray(pmf.probs, dtype=float), pmf.losses
-        width = loss_pair_width(losses, probs, float(pmf.discretization))
+        width = max(loss_pair_width(losses, probs, float(pmf.discretization)), float(min_width))
         pairs.append(from_loss_grid(losses, probs, float(pmf.infinity_mass), width, direction,
                                     f"{source}, {direction}"))
     return tuple(pairs)

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -139,7 +140,7 @@ def test_the_bisection_with_the_default_method_and_the_final_run_stays_within_th
 
 # ------------------------------------------------------------------------------------ a target steers the work
 @pytest.mark.parametrize(("law", "entry", "final_run", "offsets"), [
-    # best takes the costly interval bound here: the cheap bounds are asked first
+    # best takes the costly interval bound here: the Rényi bound is asked first
     ("point(k=20)", (4.0, 1.0, 1), False, (0.005, 0.015, 0.05, 1.0, -0.005, -0.5)),
     ("geometric(mean=8)", (2.0, 1.0, 1), True, (0.015, -0.005)),  # the pipeline's own δ at the thresholds
 ])
@@ -162,6 +163,87 @@ def test_a_target_keeps_each_answer_on_the_side_of_the_thresholds_the_bound_is_o
         assert (steered < target - 0.01) == (exact < target - 0.01), (offset, steered, exact)
         if 0 < offset < 0.01:
             assert steered == exact  # the answer the bisection stops on is the bound's own
+
+
+# ------------------------------------------------------------------------------------ the calibration bound
+#: a DP-SGD history whose bounds cost about a second: the calibration bound (symsel.apps.opacus.calibration_base)
+#: applies to it.
+SMALL_RUN = (1.0, 0.1, 10)
+
+
+def calibration_allowance(mean_trials: float) -> float:
+    """The allowance stated in docs/opacus.md: the calibration bound is above the configured bound by at most
+    ``CALIBRATION_PAIR_WIDTH · E[K]`` in ε."""
+    return opacus.CALIBRATION_PAIR_WIDTH * mean_trials
+
+
+def test_the_calibration_bound_is_certified_and_within_its_allowance() -> None:
+    """40 runs of dpsgd(q=0.1, sigma=1.0, steps=10), δ = 1e-6: the calibration bound (coarser PLD grid, pairs and
+    pieces) is at least 8.20, an independent probe's lower bound (one step's outputs bucketed by loss with exact
+    masses, composed by convolving their indices, the best expanding-interval order: the figure
+    tests/bounds/test_interval_pairs.py uses), at least the configured bound on the history's own base, and at
+    most the allowance above it."""
+    law = symsel.point(k=40)
+    calibration = opacus.calibration_base([SMALL_RUN], 1e-6)
+    assert isinstance(calibration, symsel.profiles.DpsgdProfile) and not calibration.has_deep_loss_pairs
+    assert calibration.interval_piece_mass == opacus.CALIBRATION_PIECE_MASS
+    coarse = symsel.bound(law, calibration).epsilon(1e-6)
+    fine = symsel.bound(law, symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)")).epsilon(1e-6)
+    assert 8.20 <= fine <= coarse <= fine + calibration_allowance(40)
+    assert opacus.calibration_base([SMALL_RUN], 1e-9).has_deep_loss_pairs  # a small δ keeps the deeper pairs
+    gaussian = opacus.calibration_base([(2.0, 1.0, 4)], 1e-6)  # not a DP-SGD run: the history's own base
+    assert isinstance(gaussian, symsel.profiles.GaussianProfile) and gaussian.mu == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(("law", "entry", "delta"), [
+    ("point(k=1)", (2.0, 1.0, 1), 1e-5),  # a Gaussian run, then the final run: two runs, exactly
+    ("point(k=5)", SMALL_RUN, 1e-5),
+    ("point(k=20)", (0.8662, 0.004, 5000), 1e-5),
+])
+def test_the_renyi_composition_of_the_search_and_the_final_run(law: str, entry: tuple, delta: float) -> None:
+    """renyi_epsilon with the final run against dp-accounting's RDP accountant composing the K runs and the final
+    one (the best of K fixed runs is a post-processing of all of them, whose RDP curve the rdp bound takes), and
+    for one Gaussian run the exact ε of two runs (μ-GDP: noise σ/√2), which it must not be below."""
+    sigma, rate, steps = entry
+    k = int(law.split("=")[1].rstrip(")"))
+    base = opacus.history_base([entry])
+    event = dpsgd_event(sigma, rate, steps) if rate < 1 else dp_event.SelfComposedDpEvent(
+        dp_event.GaussianDpEvent(sigma), steps)
+    value = opacus.renyi_epsilon(symsel.parse_distribution(law), base, delta, final_run=True)
+    peer = rdp_privacy_accountant.RdpAccountant().compose(event, k + 1).get_epsilon(delta)
+    assert value == pytest.approx(peer, rel=1e-3)
+    if rate == 1.0:
+        exact = symsel.parse_profile(f"gaussian(sigma={sigma / math.sqrt(2)!r})").epsilon(delta)
+        assert value >= exact
+    without = opacus.renyi_epsilon(symsel.parse_distribution(law), base, delta, final_run=False)
+    assert without == pytest.approx(rdp_privacy_accountant.RdpAccountant().compose(event, k).get_epsilon(delta),
+                                    rel=1e-3)
+
+
+def test_on_a_dpsgd_history_a_target_answers_on_the_side_of_the_slow_bound_outside_the_allowance() -> None:
+    """8 runs of dpsgd(q=0.1, sigma=1.0, steps=10): with targets around the slow answer ``E`` (the configured bound
+    on the history's own base), every steered answer is at least ``E`` (certified, up to the pipeline's and the
+    searches' tolerance) and on ``E``'s side of ``t`` and ``t − 0.01`` wherever ``E`` is farther than the allowance
+    from that threshold."""
+    law, allowance = "point(k=8)", calibration_allowance(8)
+    exact = whole_search_epsilon([SMALL_RUN], DELTA, law)
+    for offset in (1.0, 0.03, 0.004, -0.005, -0.03, -1.0):
+        target = exact + offset
+        steered = whole_search_epsilon([SMALL_RUN], DELTA, law, target_epsilon=target)
+        assert steered >= exact * (1 - 1e-6), (offset, steered, exact)
+        for threshold in (target, target - 0.01):
+            if abs(exact - threshold) > allowance:
+                assert (steered < threshold) == (exact < threshold), (offset, threshold, steered, exact)
+
+
+def test_a_calibration_of_a_dpsgd_history_stays_within_the_budget_and_near_it() -> None:
+    """Opacus's bisection through the accountant told the target, on 8 runs of DP-SGD: the slow bound at the σ
+    found is within the budget, and within the tolerance and the allowance below it (so σ is at most what that
+    band of ε costs above the slow bound's own σ)."""
+    sigma = opacus_bisection(make_accountant_class(n_trials=8, target_epsilon=5.0)(), 5.0, DELTA, 0.1, 10)
+    fresh = make_accountant_class(n_trials=8)()
+    fresh.history = [(sigma, 0.1, 10)]
+    assert 5.0 - 0.01 - calibration_allowance(8) <= fresh.get_epsilon(DELTA) <= 5.0
 
 
 def test_a_target_answer_is_above_dp_accountings_pld_of_one_candidate() -> None:
@@ -264,6 +346,21 @@ def test_a_bad_target_in_the_function_is_refused_by_name() -> None:
     for bad in ([8.0], -1.0, math.nan):
         with pytest.raises(ParameterError, match="target_epsilon"):
             whole_search_epsilon([(1.0, 1.0, 1)], DELTA, "point(k=2)", target_epsilon=bad)
+
+
+def test_the_calibration_functions_refuse_bad_input_by_name() -> None:
+    run = opacus.history_base([SMALL_RUN])
+    for call, fragment in [
+        (lambda: opacus.calibration_base([SMALL_RUN], math.nan), "delta"),
+        (lambda: opacus.calibration_base([SMALL_RUN], "1e-5"), "delta"),
+        (lambda: opacus.calibration_base([(1.0, 2.0, 10)], 1e-5), "sample_rate"),
+        (lambda: opacus.renyi_epsilon(symsel.point(k=2), run, 2.0, True), "delta"),
+        (lambda: opacus.renyi_epsilon(symsel.point(k=2), None, 1e-5, True), "base"),
+        (lambda: opacus.renyi_epsilon("point(k=2)", run, 1e-5, True), "dist"),
+        (lambda: opacus.renyi_epsilon(symsel.point(k=2), run, 1e-5, "yes"), "final_run"),
+    ]:
+        with pytest.raises(ParameterError, match=fragment):
+            call()
 
 
 def test_bad_delta_is_refused() -> None:

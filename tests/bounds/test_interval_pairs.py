@@ -174,6 +174,36 @@ def test_a_pld_rounded_up_dominates_it() -> None:
         assert coarse_value >= fine - 1e-14 and coarse_value >= fine_negative
 
 
+def test_a_pld_coarsened_to_a_minimum_width_dominates_its_default_pairs() -> None:
+    """pld_loss_pairs with ``min_width``: groups at least that wide (fewer atoms), and every hockey-stick divergence
+    (both tails, summed here from the pairs' masses) at or above that of the default pairs of the same PLD."""
+    from symsel.profiles.dpaccounting import pld_loss_pairs
+
+    base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)")
+    fine = pld_loss_pairs(base.accountant, "fine", base.value_discretization_interval)
+    coarse = pld_loss_pairs(base.accountant, "coarse", base.value_discretization_interval, min_width=0.01)
+    for f, c in zip(fine, coarse, strict=True):
+        assert c.direction == f.direction
+        with np.errstate(divide="ignore"):
+            losses = np.log(f.a[f.a > 0]) - np.log(f.b[f.a > 0])
+        assert c.n <= (losses.max() - losses.min()) / 0.01 + 2 < f.n / 5  # one atom per group of width 0.01
+        for t in np.linspace(-3, 6, 37):
+            fine_value = float(np.sum(np.maximum(f.a - math.exp(t) * f.b, 0.0))) + f.a_infinity
+            coarse_value = float(np.sum(np.maximum(c.a - math.exp(t) * c.b, 0.0))) + c.a_infinity
+            assert coarse_value >= fine_value - 1e-14, t
+
+
+def test_the_base_sets_the_mass_of_the_pieces() -> None:
+    """A base's ``interval_piece_mass`` reaches the interval bound (default PIECE_MASS) and its certificate."""
+    from symsel.bounds.interval_pairs import PIECE_MASS
+
+    base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)")
+    assert pair_interval_profile(symsel.point(k=3), base).piece_mass == PIECE_MASS
+    base.interval_piece_mass = 1e-3
+    assert pair_interval_profile(symsel.point(k=3), base).piece_mass == 1e-3
+    assert symsel.bound(symsel.point(k=3), base, "interval").certificate["piece_mass"] == 1e-3
+
+
 def test_loss_pairs_are_sorted_and_keep_infinite_loss_apart() -> None:
     pair = loss_pair(np.array([0.2, 0.0, 0.5, 0.3]), np.array([0.4, 0.3, 0.3, 0.0]), DominatingPair, "x", "test")
     assert pair.a_infinity == pytest.approx(0.3)
