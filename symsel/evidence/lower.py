@@ -637,13 +637,20 @@ def _slice_orders(ps: np.ndarray, qs: np.ndarray, dist: Any, delta: float, eps0:
 
 
 def slice_cuts(pair: LocationPair, slices: int, delta: float) -> np.ndarray:
-    """Cut points of ``slices`` bins of a location pair, equally spaced in ``x`` (hence in the
-    privacy loss, for the Gaussian pair) between the ``tail``-quantiles of ``P'`` (lower) and ``P``
-    (upper), ``tail = delta / 1000`` clipped to ``[1e-16, 1e-4]``; the two outer bins take the rest."""
+    """Cut points of ``slices`` bins of a location pair between the ``tail``-quantiles of ``P'`` (lower) and ``P``
+    (upper), ``tail = delta / 1000`` clipped to ``[1e-16, 1e-4]``; the two outer bins take the rest. Equally spaced
+    in ``x`` (hence in the privacy loss, for the Gaussian pair), except on a pair whose loss is constant outside a
+    ramp (:meth:`~symsel.pairs.location.LocationPair.ramp`; Laplace): half the bins equally spaced on the ramp, the
+    other half on the two tails, half each. Equal spacing put 25 of 1000 bins on Laplace(1)'s ramp: ``point(40)`` at
+    ``δ = 1e-6`` got 30.699, and 30.757 with the ramp's half (the upper bound: 30.773)."""
     tail = min(1e-4, max(1e-16, float(delta) * 1e-3))
     hi = float(pair.isf_float(tail, 0))
     lo = 2 * pair.loc(1) - float(pair.isf_float(tail, 1))  # the standard laws are symmetric
-    return np.linspace(lo, hi, int(slices) - 1)
+    cuts = np.linspace(lo, hi, int(slices) - 1)
+    ramp = pair.ramp()
+    if ramp is None or not lo < ramp[0] < ramp[1] < hi:
+        return cuts
+    return np.union1d(cuts, np.linspace(ramp[0], ramp[1], int(slices) // 2))
 
 
 def _split_kernel(n: int, pieces: int) -> np.ndarray:
