@@ -165,7 +165,8 @@ def main() -> None:
     for index in chosen:
         spec, law = ROWS[index]
         dist = symsel.parse_distribution(law)
-        best, best_s = timed(lambda: symsel.bound(dist, symsel.parse_profile(spec), "best").epsilon(DELTA))
+        base = symsel.parse_profile(spec)
+        best, best_s = timed(lambda dist=dist, base=base: symsel.bound(dist, base, "best").epsilon(DELTA))
         uppers = upper_side(spec, dist)
         lowers = lower_side(spec, dist, best)
         k = dist.support_max if law.startswith("point") else None

@@ -711,7 +711,8 @@ def lower_bound_at(base: Pair | Profile, dist: Any, delta: float, budget: int = 
     * a search over few bins (continuous pairs) or kernels (finite pairs) and their score orders
       (structured seeds, Nelder-Mead, simulated annealing; ``budget`` float64 evaluations);
     * slice insertion: the pair cut into ``slices`` thin slices (continuous pairs: equally spaced
-      in ``x``, and for Laplace also refined on its ramp, :func:`slice_cuts`; finite pairs: each outcome into ``slices // n`` equal pieces),
+      in ``x``, and for Laplace also refined on its ramp, :func:`slice_cuts`; finite pairs: each outcome into
+      ``slices // n`` equal pieces),
       ordered by :func:`slice_insertion_order`, iterated on its target ``eps``;
     * expanding intervals: the same slices ordered by :func:`expanding_interval_order`, iterated likewise.
 

@@ -191,8 +191,10 @@ def test_the_laplace_dominating_pair_is_off_by_the_square_of_its_width(eps0: flo
             worst = mpmath.mpf(0)
             for t, e in zip(ts, exact, strict=True):
                 alpha = mpmath.exp(mpmath.mpf(t))
-                value = mpmath.fsum(max(0, m - alpha * m * mpmath.exp(-top)) for m, top in zip(masses, tops, strict=True))
-                value += max(0, mpmath.exp(-e0) / 2 - alpha / 2) + max(0, 1 / mpmath.mpf(2) - alpha * mpmath.exp(-e0) / 2)
+                value = mpmath.fsum(max(0, m - alpha * m * mpmath.exp(-top))
+                                    for m, top in zip(masses, tops, strict=True))
+                rays = max(0, mpmath.exp(-e0) / 2 - alpha / 2) + max(0, 1 / mpmath.mpf(2) - alpha * mpmath.exp(-e0) / 2)
+                value += rays
                 worst = max(worst, value - e)
             return float(worst)
 
