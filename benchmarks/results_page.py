@@ -267,6 +267,24 @@ def speed_section(results: Results) -> list[str]:
             "", measured(result, "benchmarks/bench_fast.py"), "", *result["markdown"].rstrip("\n").split("\n")]
 
 
+def speed_tolerance_section(results: Results) -> list[str]:
+    """Rows of the speed table at the default search tolerance and at a coarse one (``bench_fast.py --rtol``), each
+    setting timed beside the peer in its own run."""
+    settings = sorted((name for name in results if name.startswith("fast_rtol")),
+                      key=lambda name: -float(results[name]["rtol"]))
+    if not settings:
+        return []
+    lines = ["### At a coarse tolerance", "",
+             "`best(..., rtol=1e-3)` builds a DP-SGD run on a coarser loss grid (still pessimistic, so still "
+             "certified; docs/interval.md, \"The loss grid follows the tolerance\"). The same rows at each tolerance, "
+             "each setting with the peer in its own run:", ""]
+    for name in settings:
+        result = results[name]
+        lines += [f"`rtol = {result['rtol']:g}`. {measured(result, 'benchmarks/bench_fast.py --rtol')}", "",
+                  *result["markdown"].rstrip("\n").split("\n"), ""]
+    return lines[:-1]
+
+
 def speed_per_method_section(results: Results) -> list[str]:
     result = results["bench_speed"]
     rows = []
@@ -628,7 +646,8 @@ def diagnose_every_base_section(results: Results) -> list[str]:
 SECTIONS: list[Callable[[Results], list[str]]] = [
     candidates_section, fixed_k_section, every_base_section, diagnose_every_base_section, papers_laws_section,
     dpsgd_settings_section,
-    speed_section, speed_per_method_section, speed_breakdown_section, accounting_section, scale_section,
+    speed_section, speed_tolerance_section, speed_per_method_section, speed_breakdown_section, accounting_section,
+    scale_section,
     precision_section, derive_section, fixed_trials_section, brackets_section,
     practitioner_section, opacus_section, tradeoff_section, hostile_section,
     mutation_section, mutation_core_section, first_call_section, memory_section, timings_section,
