@@ -229,14 +229,15 @@ def test_a_bounded_cache_keeps_at_most_its_bytes_counting_what_entries_filled_si
 def _symsel_module_bytes() -> int:
     """The bytes reachable from the globals of symsel's modules (caches included: an ``lru_cache``'s entries, a
     :func:`~symsel.memory.bounded_cache`'s), each object counted once."""
-    from symsel.memory import held_bytes
+    from symsel.memory import _module_globals, held_bytes
 
     seen: set[int] = set()
+    stops = _module_globals()  # where each walk stops, the same for all of them: found once, not once per global
     total = 0
     for name, module in list(sys.modules.items()):
         if name == "symsel" or name.startswith("symsel."):
             for value in list(vars(module).values()):
-                total += held_bytes(value, getattr(value, "cache", None), seen=seen)
+                total += held_bytes(value, getattr(value, "cache", None), seen=seen, stops=stops)
     return total
 
 

@@ -347,14 +347,26 @@ def test_max_trials_with_best_fits_more_trials_than_composition_on_laplace() -> 
         max_trials("point(k=3)", base, 3.0, 1e-6)
 
 
-def test_solve_base_with_the_final_run_of_one_gaussian_run_is_the_exact_two_run_sigma() -> None:
+#: one Gaussian trial then the final run, planned at ε = 2, δ = 1e-6 by best: the CLI's arguments and Python's
+TWO_RUN_ARGS = ["--base", "gaussian(sigma={sigma})", "--dist", "point(k=1)", "--epsilon", "2", "--delta", "1e-6",
+                "--method", "best", "--final-run"]
+
+
+@pytest.fixture(scope="module")
+def two_run_plan() -> dict:
+    """:func:`~symsel.apps.plan.solve_base` on the question of :data:`TWO_RUN_ARGS` (about 6 CPU-s), computed once for
+    the tests that check it against the closed form and against the command line."""
+    from symsel.apps.plan import solve_base
+
+    return solve_base("gaussian(sigma={sigma})", "point(k=1)", 2.0, 1e-6, "best", final_run=True)
+
+
+def test_solve_base_with_the_final_run_of_one_gaussian_run_is_the_exact_two_run_sigma(two_run_plan: dict) -> None:
     """One trial then the final run is two Gaussian runs, exactly (σ/√2)-Gaussian (closed form): the planned σ is on
     the feasible side of the exact σ* (never below it) and within 1 % of it."""
     from scipy.optimize import brentq
 
-    from symsel.apps.plan import solve_base
-
-    plan = solve_base("gaussian(sigma={sigma})", "point(k=1)", 2.0, 1e-6, "best", final_run=True)
+    plan = two_run_plan
     exact = brentq(lambda s: GaussianProfile(s / math.sqrt(2)).epsilon(1e-6) - 2.0, 0.5, 20.0, xtol=1e-12)
     assert exact <= plan["sigma"] <= exact * 1.01
     assert plan["epsilon"] <= 2.0 and plan["delta_at_budget"] <= 1e-6
@@ -383,23 +395,22 @@ def test_a_wrong_final_run_is_refused() -> None:
         max_trials("point(k={k})", GaussianProfile(4.0), 2.0, 1e-6, final_run=3)  # type: ignore[arg-type]
 
 
-def test_plan_final_run_from_the_command_line() -> None:
+def test_plan_final_run_from_the_command_line(two_run_plan: dict) -> None:
     """``symsel plan --final-run``: the whole pipeline's answer, said so, and the same number as Python's."""
     import json
 
     from click.testing import CliRunner
 
-    from symsel.apps.plan import solve_base
     from symsel.cli import main
+    from symsel.rounding import format_upper
 
-    args = ["plan", "--base", "gaussian(sigma={sigma})", "--dist", "point(k=1)", "--epsilon", "2", "--delta", "1e-6",
-            "--method", "best", "--final-run"]
+    args = ["plan", *TWO_RUN_ARGS]
     text = CliRunner().invoke(main, args)
     assert text.exit_code == 0 and text.output.startswith("whole pipeline")
+    assert f"sigma = {format_upper(two_run_plan['sigma'])} " in text.output
     payload = json.loads(CliRunner().invoke(main, [*args, "--json"]).output)
     assert payload["final_run"] is True
-    expected = solve_base("gaussian(sigma={sigma})", "point(k=1)", 2.0, 1e-6, "best", final_run=True)["sigma"]
-    assert payload["solutions"][0]["sigma"] == expected
+    assert payload["solutions"][0]["sigma"] == two_run_plan["sigma"]
 
 
 @pytest.mark.parametrize("budget", [1.7, 2.3, 3.0, 4.1, 6.5])

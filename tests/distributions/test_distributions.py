@@ -553,7 +553,11 @@ def test_from_pgf_takes_a_formula_string_and_refuses_a_huge_expression():
     assert symsel.from_pgf("(1 + z)/2").mean == 0.5
     assert symsel.from_pmf("(1/2)**(k+1)").mean == pytest.approx(1.0)
     z = sympy.Symbol("z")
-    terms = sympy.Add(*[sympy.Pow(z, i, evaluate=False) for i in range(100_000)], evaluate=False) / 100_000
+    # the mean of z**0, ..., z**99999, each term weighted unevaluated (dividing the sum by 100000 would have SymPy
+    # distribute the weight over the 100000 terms first)
+    weight = sympy.Rational(1, 100_000)
+    terms = sympy.Add(*[sympy.Mul(weight, sympy.Pow(z, i, evaluate=False), evaluate=False) for i in range(100_000)],
+                      evaluate=False)
     with pytest.raises(ParameterError, match="nodes"):  # was a RecursionError in SymPy
         symsel.from_pgf(terms)
     with pytest.raises(ParameterError, match="SymPy expression or a formula string"):
