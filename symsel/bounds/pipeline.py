@@ -215,9 +215,12 @@ class PipelineProfile(Profile):
         log_target = math.log(delta)
         seen: dict[float, float] = {}
 
-        def value(eps: float) -> float:
-            if eps not in seen:
-                seen[eps] = math.log(max(self.delta_within(eps, delta), 1e-320))
+        def value(eps: float) -> float:  # log δ(ε), kept above log delta whenever δ(ε) > delta: a δ one ulp over
+            if eps not in seen:  # the target can round to log delta itself
+                found = self.delta_within(eps, delta)
+                log_found = math.log(max(found, 1e-320))
+                seen[eps] = math.nextafter(log_target, math.inf) if found > delta and log_found <= log_target \
+                    else log_found
             return seen[eps]
 
         if value(0.0) <= log_target:
