@@ -33,13 +33,28 @@ def sandbox(tmp_path: Path) -> Path:
     return root
 
 
-def _python_case(code: str) -> object:
-    return HOSTILE.Case("cli:probe:python", ["-c", code], invalid=False, program=(sys.executable,))
+def _run_case_from_a_fresh_process(code: str, sandbox: Path) -> dict:
+    """``run_case`` called from a new, small Python process, as the hostile run calls it. A forked child's peak RSS
+    starts at its parent's RSS at the fork (Linux carries it over the exec), and a test worker of the suite can be
+    gigabytes large after other tests."""
+    import json
+    import subprocess
+
+    driver = ("import importlib.util, json, sys\n"
+              f"spec = importlib.util.spec_from_file_location('hostile', {str(ROOT / 'benchmarks' / 'hostile.py')!r})\n"
+              "module = importlib.util.module_from_spec(spec); sys.modules['hostile'] = module\n"
+              "spec.loader.exec_module(module)\n"
+              "case = module.Case('cli:probe:python', ['-c', sys.argv[1]], invalid=False, program=(sys.executable,))\n"
+              f"record = module.run_case(case, module.Path(sys.argv[2]), cpu=20, wall=60, memory_mib={CAP_MIB})\n"
+              "print(json.dumps(record, default=str))\n")
+    done = subprocess.run([sys.executable, "-c", driver, code, str(sandbox)], capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_a_case_allocating_far_beyond_the_cap_is_a_memory_blowup(sandbox: Path):
     """1 GiB asked under a cap of 256 MiB: the allocation fails (MemoryError) and the case counts, not as a hang."""
-    record = HOSTILE.run_case(_python_case("data = b'x' * 2**30"), sandbox, cpu=20, wall=60, memory_mib=CAP_MIB)
+    record = _run_case_from_a_fresh_process("data = b'x' * 2**30", sandbox)
     assert record["memory_blowup"] and not record["hang"]
     assert record["peak_rss_mib"] < CAP_MIB  # the cap held: nothing near 1 GiB was touched
     summary = HOSTILE.summarize([record])
@@ -49,11 +64,10 @@ def test_a_case_allocating_far_beyond_the_cap_is_a_memory_blowup(sandbox: Path):
 def test_a_case_under_the_cap_is_not_a_blowup_and_its_own_peak_rss_is_recorded(sandbox: Path):
     """64 MiB written under a cap of 256 MiB: no blow-up, a peak RSS of the case's process (not of an earlier one)
     between 64 MiB and the cap."""
-    record = HOSTILE.run_case(_python_case("data = b'x' * (64 * 2**20); print(len(data))"), sandbox, cpu=20,
-                              wall=60, memory_mib=CAP_MIB)
+    record = _run_case_from_a_fresh_process("data = b'x' * (64 * 2**20); print(len(data))", sandbox)
     assert record["rc"] == 0 and not record["memory_blowup"] and not record["traceback"], record
     assert 64 <= record["peak_rss_mib"] < CAP_MIB, record
-    small = HOSTILE.run_case(_python_case("pass"), sandbox, cpu=20, wall=60, memory_mib=CAP_MIB)
+    small = _run_case_from_a_fresh_process("pass", sandbox)
     assert small["peak_rss_mib"] < 64, small  # its own, after a larger case
 
 
