@@ -129,7 +129,21 @@ _OPAQUE = frozenset({CodeType, BuiltinFunctionType, FunctionType, MethodType, np
 
 
 def _module_globals() -> set[int]:
-    return {id(vars(module)) for module in list(sys.modules.values()) if isinstance(module, ModuleType)}
+    """The ids of the globals of every loaded module, found again only when the number of loaded modules changed
+    (each cache insertion asks; a process running the tests has about 2000 modules). Between two changes a module
+    may have been replaced by another: the dictionaries of the modules found last are kept alive with their ids, so
+    no other object takes one of those ids, and the worst case is a walk entering the new module's globals (bytes
+    counted in excess, never missed)."""
+    count = len(sys.modules)
+    if _FOUND_GLOBALS and _FOUND_GLOBALS[0] == count:
+        return _FOUND_GLOBALS[2]
+    dicts = [vars(module) for module in list(sys.modules.values()) if isinstance(module, ModuleType)]
+    _FOUND_GLOBALS[:] = [count, dicts, {id(d) for d in dicts}]
+    return _FOUND_GLOBALS[2]
+
+
+#: the last answer of :func:`_module_globals`: the module count, the module dictionaries (kept alive) and their ids.
+_FOUND_GLOBALS: list[Any] = []
 
 
 class BoundedCache:

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from symsel.errors import NotApplicableError, ParameterError
+from symsel.memory import MIB, bounded_cache
 from symsel.pairs.loss import UNIT, LossPair, gaussian_dominating_pair
 from symsel.profiles import Profile
 
@@ -107,14 +108,12 @@ def final_run_pairs(final: Profile | tuple[Profile, ...]) -> tuple[LossPair, ...
     pairs = final.dominating_loss_pairs()
     if pairs:
         return pairs
-    from dp_accounting import dp_event
-
-    from symsel.profiles import GaussianProfile, PldProfile
+    from symsel.profiles import GaussianProfile
 
     if isinstance(final, GaussianProfile) and final.mu > GAUSSIAN_PLD_MAX_MU:
         pairs = (gaussian_dominating_pair(final.mu),)
     elif isinstance(final, GaussianProfile):
-        pairs = PldProfile(dp_event.GaussianDpEvent(1.0 / final.mu)).dominating_loss_pairs()
+        pairs = _gaussian_pld_pairs(final.mu)
     else:
         from symsel.profiles.export import to_pld_arrays
 
@@ -122,6 +121,18 @@ def final_run_pairs(final: Profile | tuple[Profile, ...]) -> tuple[LossPair, ...
     if not pairs:
         raise NotApplicableError(f"with_final_run: no dominating pair known for the final run {final.spec}")
     return pairs
+
+
+@bounded_cache(max_entries=8, max_bytes=64 * MIB)
+def _gaussian_pld_pairs(mu: float) -> tuple[LossPair, ...]:
+    """The pairs of dp-accounting's pessimistic PLD of a Gaussian run of ``μ = Δ/σ``, built once per ``μ`` (half a
+    second at ``μ = 1/4``): a planner's search over the number of trials, or an accountant asked again, composes the
+    same final run at every step. Read only by :class:`_Atoms`, which copies what it keeps."""
+    from dp_accounting import dp_event
+
+    from symsel.profiles import PldProfile
+
+    return PldProfile(dp_event.GaussianDpEvent(1.0 / mu)).dominating_loss_pairs()
 
 
 class _Atoms:
