@@ -624,9 +624,28 @@ def memory_section(results: Results) -> list[str]:
                     "MiB per calibration, second half", "s per calibration", "÷ peer", "symsel caches (MiB)"], rows)]
 
 
+def diagnose_every_base_section(results: Results) -> list[str]:
+    result = results["diagnose_every_base"]
+    rows = []
+    for row in result["rows"]:
+        bottom, top = row["truth_bracket"]
+        for side in ("upper", "lower"):
+            for name, value in row[side].items():
+                rows.append([f"`{row['law']}` on `{row['base']}`", side, name, fixed(value["epsilon"], 6),
+                             fixed(value["cpu_s"], 1), f"[{fixed(bottom, 6)}, {fixed(top, 6)}]"])
+    return ["## Every base: which side is loose", "",
+            "The widest fixed-K rows of \"Every base\" at δ = 1e-6, each side recomputed at finer resolutions: the "
+            "upper bound (`interval`) on PLDs coarsened by rounding losses up and by splitting them onto the grid, at "
+            "several widths, and on a finer PLD; the certified lower bound on finer DP-SGD buckets and on Laplace "
+            "slices refined on its ramp. The truth lies in the bracket (the largest lower, the smallest upper value).",
+            "", measured(result, "benchmarks/diagnose_every_base.py"), "",
+            *table(["row", "side", "resolution", "ε", "CPU s", "truth in"], rows)]
+
+
 #: the sections in page order, after the summary
 SECTIONS: list[Callable[[Results], list[str]]] = [
-    candidates_section, fixed_k_section, every_base_section, papers_laws_section, dpsgd_settings_section,
+    candidates_section, fixed_k_section, every_base_section, diagnose_every_base_section, papers_laws_section,
+    dpsgd_settings_section,
     speed_section, speed_tolerance_section, speed_per_method_section, speed_breakdown_section, accounting_section,
     scale_section,
     precision_section, derive_section, fixed_trials_section, brackets_section,

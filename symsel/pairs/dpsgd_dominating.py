@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-from symsel.pairs.loss import UNIT, DominatingPair, loss_pair
+from symsel.pairs.loss import UNIT, DominatingPair, loss_pair, onto_loss_grid, split_between
 
 #: tail mass (under ``P``) moved to ``+∞`` (upper) or to the first kept label (lower) after each convolution.
 DEEP_TAIL = 1e-45
@@ -224,8 +224,8 @@ def step_law(pair: NormalMixturePair, q: float, sigma: float, width: float | Non
     loss_hat = np.where(inner_q > 0, loss_hat, hi_edge)
     # the bucket split onto the ends of its loss range, then each end onto its two grid neighbours
     labels, masses = [], []
-    for mass, loss in zip(_split(inner_p, loss_hat, lo_edge, hi_edge), (lo_edge, hi_edge), strict=True):
-        for label, part in _onto_grid(mass, loss, width):
+    for mass, loss in zip(split_between(inner_p, loss_hat, lo_edge, hi_edge), (lo_edge, hi_edge), strict=True):
+        for label, part in onto_loss_grid(mass, loss, width):
             labels.append(label)
             masses.append(part)
     all_labels = np.concatenate(labels)
@@ -244,28 +244,6 @@ def step_law(pair: NormalMixturePair, q: float, sigma: float, width: float | Non
     # sums of np.add.at (as many terms as contributions to the label)
     counts = np.bincount(all_labels - first_label, minlength=dense.size)
     return GridLaw(dense, first_label, width, infinity, err + (64 + int(counts.max())) * UNIT)
-
-
-def _split(mass: np.ndarray, loss: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``P``-masses ``mass`` at losses at most ``loss`` split onto losses ``a < b`` keeping ``P`` and rounding the
-    loss up (module docstring): ``p_a = m e^{a − l} (1 − e^{l − b}) / (1 − e^{a − b})``,
-    ``p_b = m (1 − e^{a − l}) / (1 − e^{a − b})``, with ``l`` the loss clipped to ``[a, b]`` (the masses' losses are
-    known to lie there)."""
-    level = np.clip(loss, a, b)
-    denominator = -np.expm1(a - b)
-    upper = mass * -np.expm1(a - level) / denominator
-    lower = mass * np.exp(a - level) * -np.expm1(level - b) / denominator
-    return lower, upper
-
-
-def _onto_grid(mass: np.ndarray, loss: np.ndarray, width: float) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Masses at the (float) losses ``loss`` split onto the grid labels around them (:func:`_split`, the loss
-    rounded up by a few u to cover the float grid points)."""
-    level = loss + 8 * UNIT * (1 + np.abs(loss))
-    upper = np.floor(level / width).astype(np.int64) + 1
-    upper = np.where(upper * width < level, upper + 1, upper)
-    lower_mass, upper_mass = _split(mass, level, (upper - 1) * width, upper * width)
-    return [(upper - 1, lower_mass), (upper, upper_mass)]
 
 
 def composed_law(pair: NormalMixturePair, q: float, sigma: float, steps: int, labels: int = DEEP_LABELS,

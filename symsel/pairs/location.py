@@ -70,6 +70,10 @@ class LocationPair:
         """Location of side 0 (``P``, shifted) or side 1 (``P'``, at 0)."""
         return self.shift if side == 0 else 0.0
 
+    def ramp(self) -> tuple[float, float] | None:
+        """The outputs outside which the pair's privacy loss is constant (``None`` when it varies everywhere)."""
+        return None
+
     def _z(self, x: Any, side: int) -> mpmath.mpf:
         return (mpmath.mpf(x) - self.loc(side)) / self.scale
 
@@ -207,6 +211,10 @@ class LaplacePair(LocationPair):
 
     def __repr__(self) -> str:
         return f"LaplacePair(shift={self.shift!r}, scale={self.scale!r})"
+
+    def ramp(self) -> tuple[float, float]:
+        """Between the two locations: the loss is ``−|shift|/scale`` below both, ``|shift|/scale`` above both."""
+        return min(self.shift, 0.0), max(self.shift, 0.0)
 
     def _cdf0(self, z: mpmath.mpf) -> mpmath.mpf:
         return mpmath.exp(z) / 2 if z < 0 else 1 - mpmath.exp(-z) / 2

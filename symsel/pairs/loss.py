@@ -20,8 +20,9 @@ entries): a consumer widens every interval mass ``m`` to ``m (1 ± relative_erro
 
 The constructors here turn every kind of dominating pair symsel knows into this form: finite pairs (exactly, up to
 float rounding), privacy-loss distributions on a loss grid (dp-accounting's pessimistic PLDs: losses rounded up,
-coarsened further by rounding up), and the Laplace pair (its continuous part cut into bins, each bin's loss
-rounded up for the dominating pair, kept whole for the dominated one).
+coarsened further by splitting each atom between its two grid neighbours), and the Laplace pair (its continuous part
+cut into bins, each bin split onto the ends of its loss range for the dominating pair, kept whole for the dominated
+one).
 """
 
 from __future__ import annotations
@@ -137,45 +138,81 @@ def from_finite(p: np.ndarray, q: np.ndarray, kind: type[Kind], direction: str, 
     return loss_pair(p, q, kind, direction, source, relative_error=4 * UNIT)
 
 
+def split_between(mass: np.ndarray, loss: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``Q``-masses ``mass`` at losses at most ``loss`` split onto losses ``a < b``, keeping ``Q`` and ``Q'`` and
+    rounding the loss up (connect-the-dots; Doroshenko et al., PETS 2022):
+    ``p_a = m e^{a − l} (1 − e^{l − b}) / (1 − e^{a − b})``, ``p_b = m (1 − e^{a − l}) / (1 − e^{a − b})``, with ``l``
+    the loss clipped to ``[a, b]`` (the masses' losses are known to lie there). Mass at loss ``l`` is the merge (a
+    post-processing) of the two atoms, and so is every piece of a set of outputs whose losses lie in ``[a, b]``: the
+    split is linear in ``(Q, Q')``. Each result is within a few ``u`` of its exact value (an ``exp``, an ``expm1`` and
+    three products; no cancellation)."""
+    level = np.clip(loss, a, b)
+    denominator = -np.expm1(a - b)
+    upper = mass * -np.expm1(a - level) / denominator
+    lower = mass * np.exp(a - level) * -np.expm1(level - b) / denominator
+    return lower, upper
+
+
+def onto_loss_grid(mass: np.ndarray, loss: np.ndarray, width: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``Q``-masses at the (float) losses ``loss`` split onto the multiples of ``width`` around them
+    (:func:`split_between`, the loss rounded up by a few ``u`` to cover the float grid points): the integer labels
+    and masses of the lower and of the upper neighbour."""
+    level = loss + 8 * UNIT * (1 + np.abs(loss))
+    upper = np.floor(level / width).astype(np.int64) + 1
+    upper = np.where(upper * width < level, upper + 1, upper)
+    lower_mass, upper_mass = split_between(mass, level, (upper - 1) * width, upper * width)
+    return [(upper - 1, lower_mass), (upper, upper_mass)]
+
+
+def _grid_atoms(parts: list[tuple[np.ndarray, np.ndarray]], width: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """Labelled masses summed per label: the grid losses with mass, their ``Q``-masses, and the most terms summed
+    into one label (float64 sums of non-negative terms: each within ``(terms − 1) u``)."""
+    labels = np.concatenate([label for label, _ in parts])
+    masses = np.concatenate([mass for _, mass in parts])
+    first = int(labels.min())
+    a = np.bincount(labels - first, weights=masses)
+    terms = int(np.bincount(labels - first).max())
+    keep = a > 0
+    return (np.flatnonzero(keep) + first) * width, a[keep], terms
+
+
 def from_loss_grid(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, width: float, direction: str,
                    source: str) -> DominatingPair:
     """The dominating pair of a privacy-loss distribution given on a loss grid (dp-accounting's pessimistic PLD):
     ``Q``-mass ``probs[i]`` at loss ``losses[i]``, ``infinity_mass`` at ``+∞``.
 
-    The PLD is first coarsened: the atoms are merged into groups of loss width at most ``width``, each group
-    carried at its *largest* loss (its ``Q``-mass kept, its ``Q'``-mass ``a e^{−l_max}`` no larger than the sum
-    it replaces). Rounding losses up is dominating: ``[a − α b]_+`` grows for every ``α > 0``, so every hockey-
-    stick divergence of the pair, both tails included, grows, and by Blackwell's theorem the finer pair is a
-    post-processing of the coarser one. The ``Q'``-mass freed by the rounding (``1 − Σ b``) goes to an atom at
-    loss −∞ (``Q``-mass 0), which changes no divergence. Negative masses (FFT round-off of the PLD) are set to 0
-    and their total is added to ``mass_error``; ``Q``-mass missing from 1 is put at ``+∞`` (pessimistic)."""
+    The PLD is first coarsened onto the multiples of ``width`` (when ``width > 0``): each atom is split between the
+    two grid losses around it, its ``Q``- and ``Q'``-masses kept (:func:`split_between`). The atom is the merge of
+    the two (a post-processing), so by Blackwell's theorem the coarse pair dominates the fine one, every hockey-stick
+    divergence of both tails at or above it; unlike rounding each atom up to the top of its group, which moves every
+    loss up by about half the width (and a selection of ``k`` runs by about ``k/2`` times that), the split moves the
+    divergences only to second order in the width. The ``Q'``-mass freed by rounding (``1 − Σ b``, float round-off
+    only) goes to an atom at loss −∞ (``Q``-mass 0), which changes no divergence. Negative masses (FFT round-off of
+    the PLD) are set to 0 and their total is added to ``mass_error``; ``Q``-mass missing from 1 is put at ``+∞``
+    (pessimistic)."""
     losses = np.asarray(losses, dtype=float)
     probs = np.asarray(probs, dtype=float)
     negative = float(-np.sum(probs[probs < 0]))
     probs = np.maximum(probs, 0.0)
     live = probs > 0
     losses, probs = losses[live], probs[live]
+    split_error = 0.0
     if width > 0 and losses.size:
-        group = np.floor((losses - losses[0]) / width).astype(np.int64)
-        starts = np.flatnonzero(np.diff(group, prepend=-1))
-        a = np.add.reduceat(probs.astype(np.longdouble), starts).astype(float)  # extended-precision sums
-        top = np.append(starts[1:], losses.size) - 1
-        l_max = losses[top]
+        losses, a, terms = _grid_atoms(onto_loss_grid(probs, losses, width), width)
+        split_error = (64 + terms) * UNIT  # the split's few u, then a float64 sum of `terms` non-negative masses
     else:
-        a, l_max = probs, losses
+        a = probs
     with np.errstate(over="ignore"):
-        b = a * np.exp(-l_max)
+        b = a * np.exp(-losses)
     if not np.all(np.isfinite(b)):
-        raise ParameterError("losses", float(l_max.min()), "losses above -700 (e^-loss must be finite)", source)
+        raise ParameterError("losses", float(losses.min()), "losses above -700 (e^-loss must be finite)", source)
     a_total = math.fsum(a.tolist()) + float(infinity_mass)
-    free_b = _free_mass(b, 8 * UNIT)
+    free_b = _free_mass(b, 8 * UNIT + split_error)
     missing_a = max(0.0, 1.0 - a_total)
     a = np.append([0.0], a)
     b = np.append([free_b], b)
-    sum_error = (int(np.max(np.diff(np.append(starts, losses.size)), initial=1)) + 4) * float(
-        np.finfo(np.longdouble).eps) if width > 0 and losses.size else 0.0
     return loss_pair(a, b, DominatingPair, direction, source, a_infinity=float(infinity_mass) + missing_a,
-                     mass_error=negative, relative_error=8 * UNIT + sum_error)
+                     mass_error=negative, relative_error=8 * UNIT + split_error)
 
 
 def laplace_pairs(epsilon0: float, bins: int) -> tuple[DominatingPair, DominatedPair]:
@@ -186,8 +223,11 @@ def laplace_pairs(epsilon0: float, bins: int) -> tuple[DominatingPair, Dominated
     above; the two outer rays are atoms of the loss with masses ``(e^{−ε₀}/2, 1/2)`` and ``(1/2, e^{−ε₀}/2)``. The
     middle is cut into ``bins`` bins of equal loss width ``w = 2ε₀/bins``, with exact masses
     ``Q[x_j, x_{j+1}] = (e^{x_{j+1}−ε₀} − e^{x_j−ε₀})/2`` and ``Q'[x_j, x_{j+1}] = (e^{−x_j} − e^{−x_{j+1}})/2``.
-    Kept whole the bins are a post-processing of the pair (dominated); carried at their largest loss (``Q'``-mass
-    ``Q e^{−l_max}``, the rest of ``Q'`` at loss −∞) they dominate it (:func:`from_loss_grid`'s argument)."""
+    Kept whole the bins are a post-processing of the pair (dominated). For the dominating pair each bin is split
+    onto the two ends of its loss range (:func:`split_between`; its aggregate loss ``log(Q/Q') = x_j + x_{j+1} − ε₀``
+    is the middle of the range), the ends widened by the float error of the losses, and each end onto the multiples
+    of ``w`` (:func:`onto_loss_grid`), as are the two rays: every hockey-stick divergence at or above the Laplace
+    pair's, and above it only to second order in ``w``."""
     e0 = float(epsilon0)
     edges = np.linspace(0.0, e0, int(bins) + 1)
     steps = np.diff(edges)
@@ -199,12 +239,21 @@ def laplace_pairs(epsilon0: float, bins: int) -> tuple[DominatingPair, Dominated
     b = np.concatenate([outer_b[:1], q_prime_mass, outer_b[1:]])
     source = f"laplace(epsilon0={e0!r}), {int(bins)} bins"
     dominated = loss_pair(a, b, DominatedPair, "P,Q", source, relative_error=16 * UNIT)
-    top_loss = np.concatenate([[-e0], 2.0 * edges[1:] - e0, [e0]])
-    with np.errstate(divide="ignore"):
-        b_up = np.exp(np.log(a) - top_loss)  # a e^{-loss} without overflow (0 where a underflowed to 0)
-    free = _free_mass(b_up, 16 * UNIT)
-    dominating = loss_pair(np.append([0.0], a), np.append([free], b_up), DominatingPair, "P,Q", source,
-                           mass_error=16 * UNIT, relative_error=16 * UNIT)
+    width = 2.0 * e0 / int(bins)
+    ends = 2.0 * edges - e0
+    slack = 8 * UNIT * (1.0 + np.abs(ends) + e0)  # the float error of 2 x − ε₀ and of x_j + x_{j+1} − ε₀
+    middle = edges[:-1] + edges[1:] - e0 + slack[1:]
+    parts = [onto_loss_grid(mass, end, width)
+             for mass, end in zip(split_between(q_mass, middle, ends[:-1] - slack[:-1], ends[1:] + slack[1:]),
+                                  (ends[:-1] - slack[:-1], ends[1:] + slack[1:]), strict=True)]
+    parts.append(onto_loss_grid(outer_a, np.array([-e0, e0]), width))
+    losses, grid_a, terms = _grid_atoms([part for pair in parts for part in pair], width)
+    with np.errstate(under="ignore"):
+        grid_b = grid_a * np.exp(-losses)
+    error = (160 + terms) * UNIT  # the masses' and the two splits' few u each, and the sums per grid loss
+    free = _free_mass(grid_b, error)
+    dominating = loss_pair(np.append([0.0], grid_a), np.append([free], grid_b), DominatingPair, "P,Q", source,
+                           mass_error=16 * UNIT, relative_error=error)
     return dominating, dominated
 
 

@@ -131,47 +131,141 @@ def test_dpsgd_fixed_k_above_the_independent_lower_bound(base, k, lower, ratio) 
     assert lower <= value <= lower * ratio
 
 
+def laplace_divergence(eps0: float, t: float) -> mpmath.mpf:
+    """The Laplace pair's ``H_α`` (α = e^t) from its closed form at 40 digits: ``Q[L > t] − α Q'[L > t]`` with the
+    loss ``L = clip(2x − ε₀, ±ε₀)`` (in units of the scale)."""
+    with mpmath.workdps(40):
+        e0, tt = mpmath.mpf(eps0), mpmath.mpf(t)
+        if tt >= e0:
+            return mpmath.mpf(0)
+        if tt < -e0:
+            return 1 - mpmath.exp(tt)
+        x = (tt + e0) / 2  # loss above t: outputs above x
+        q_tail = 1 - mpmath.exp(x - e0) / 2 if x < e0 else mpmath.exp(e0 - x) / 2
+        qp_tail = mpmath.exp(-x) / 2
+        return q_tail - mpmath.exp(tt) * qp_tail
+
+
+def pair_divergence(pair, t: float) -> mpmath.mpf:
+    """``H_{e^t}`` of a loss pair summed at 50 digits from its float masses."""
+    with mpmath.workdps(50):
+        alpha = mpmath.exp(mpmath.mpf(t))
+        total = mpmath.mpf(pair.a_infinity)
+        for a, b in zip(pair.a.tolist(), pair.b.tolist(), strict=True):
+            total += max(mpmath.mpf(0), mpmath.mpf(a) - alpha * mpmath.mpf(b))
+        return total
+
+
 @pytest.mark.parametrize("eps0", [0.1, 1.0, 3.0])
 def test_the_laplace_pairs_dominate_and_are_dominated(eps0: float) -> None:
-    """Hockey-stick divergences of both tails (α = e^t for t of both signs): the dominating pair's at or above the
-    Laplace pair's, the dominated pair's at or below, the Laplace pair's computed from its closed form at 40
-    digits: H_α = Q[L > t] − α Q'[L > t] with the loss L = clip(2x − ε₀, ±ε₀)."""
+    """Hockey-stick divergences of both tails (α = e^t for t of both signs, on and between the dominating pair's grid
+    losses), summed at 50 digits from the float masses: the dominating pair's at or above the Laplace pair's closed
+    form, the dominated pair's at or below, within the masses' float rounding (1e-14)."""
     dominating, dominated = laplace_pairs(eps0, 50)
+    width = 2 * eps0 / 50
+    for t in np.concatenate([np.linspace(-eps0 * 1.2, eps0 * 1.2, 41) + 0.31 * width,
+                             np.arange(-25, 26) * width]):
+        exact = laplace_divergence(eps0, t)
+        assert pair_divergence(dominating, t) >= exact - 1e-14
+        assert pair_divergence(dominated, t) <= exact + 1e-14
 
-    def exact(t: float) -> float:
+
+@pytest.mark.parametrize("eps0", [0.1, 1.0, 3.0])
+def test_the_laplace_dominating_pair_is_off_by_the_square_of_its_width(eps0: float) -> None:
+    """Each bin split onto the ends of its loss range: the largest excess of a hockey-stick divergence over the
+    closed form falls about fourfold when the bins are halved (second order in the width), where carrying each bin at
+    its largest loss (summed here from the bins' closed-form masses) is first order and, at 50 bins, more than 10
+    times larger."""
+    ts = np.linspace(-eps0 * 1.1, eps0 * 1.1, 121)
+    exact = [laplace_divergence(eps0, t) for t in ts]
+
+    def excess(pair) -> float:
+        return float(max(pair_divergence(pair, t) - e for t, e in zip(ts, exact, strict=True)))
+
+    def rounded_up(bins: int) -> float:
         with mpmath.workdps(40):
-            e0, tt = mpmath.mpf(eps0), mpmath.mpf(t)
-            if tt >= e0:
-                return 0.0
-            if tt < -e0:
-                return float(1 - mpmath.exp(tt))
-            x = (tt + e0) / 2  # loss above t: outputs above x (in units of the scale)
-            q_tail = 1 - mpmath.exp(x - e0) / 2 if x < e0 else mpmath.exp(e0 - x) / 2
-            qp_tail = mpmath.exp(-x) / 2
-            return float(q_tail - mpmath.exp(tt) * qp_tail)
+            e0 = mpmath.mpf(eps0)
+            edges = [e0 * j / bins for j in range(bins + 1)]
+            masses = [(mpmath.exp(edges[j + 1] - e0) - mpmath.exp(edges[j] - e0)) / 2 for j in range(bins)]
+            tops = [2 * edges[j + 1] - e0 for j in range(bins)]
+            worst = mpmath.mpf(0)
+            for t, e in zip(ts, exact, strict=True):
+                alpha = mpmath.exp(mpmath.mpf(t))
+                value = mpmath.fsum(max(0, m - alpha * m * mpmath.exp(-top))
+                                    for m, top in zip(masses, tops, strict=True))
+                rays = max(0, mpmath.exp(-e0) / 2 - alpha / 2) + max(0, 1 / mpmath.mpf(2) - alpha * mpmath.exp(-e0) / 2)
+                value += rays
+                worst = max(worst, value - e)
+            return float(worst)
 
-    def discrete(pair, t: float) -> float:
-        a = np.append(pair.a, pair.a_infinity)
-        b = np.append(pair.b, 0.0)
-        return float(np.sum(np.maximum(a - math.exp(t) * b, 0.0)))
-
-    for t in np.linspace(-eps0 * 1.2, eps0 * 1.2, 41):
-        assert discrete(dominating, t) >= exact(t) - 1e-14
-        assert discrete(dominated, t) <= exact(t) + 1e-14
+    coarse, fine = excess(laplace_pairs(eps0, 50)[0]), excess(laplace_pairs(eps0, 100)[0])
+    assert 0 < fine and 3.0 <= coarse / fine <= 5.0
+    assert rounded_up(50) > 10 * coarse
 
 
-def test_a_pld_rounded_up_dominates_it() -> None:
-    """from_loss_grid's coarsening: every hockey-stick divergence (both tails) at or above the fine PLD's."""
-    rng = np.random.default_rng(3)
-    losses = np.round(np.sort(rng.normal(0.5, 1.0, 400)), 4)
-    probs = rng.dirichlet(np.ones(400)) * 0.999
+def a_pld(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A random PLD on a 1e-4 loss grid: 150 atoms (losses, ``Q``-masses), 1e-3 of ``Q`` at ``+∞``."""
+    rng = np.random.default_rng(seed)
+    losses = np.round(np.sort(rng.normal(0.5, 1.0, 150)), 4)
+    return losses, rng.dirichlet(np.ones(150)) * 0.999
+
+
+def pld_divergence(losses: np.ndarray, probs: np.ndarray, t: float) -> mpmath.mpf:
+    """``H_{e^t}`` of the PLD (``Q'``-mass ``p e^{−l}`` at each loss, 1e-3 at ``+∞``) at 50 digits."""
+    with mpmath.workdps(50):
+        alpha = mpmath.exp(mpmath.mpf(t))
+        return mpmath.mpf("1e-3") + mpmath.fsum(
+            max(mpmath.mpf(0), mpmath.mpf(p) * (1 - alpha * mpmath.exp(-mpmath.mpf(loss))))
+            for loss, p in zip(losses.tolist(), probs.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_pld_split_onto_a_coarser_grid_dominates_it(seed: int) -> None:
+    """from_loss_grid's coarsening (each atom split between the two grid losses around it): every hockey-stick
+    divergence of both tails, on and between the grid losses, at or above the fine PLD's within the masses' float
+    rounding (1e-14), both summed at 50 digits."""
+    losses, probs = a_pld(seed)
     coarse = from_loss_grid(losses, probs, 1e-3, 0.05, "remove", "test")
-    fine_b = probs * np.exp(-losses)
-    for t in np.linspace(-4, 4, 81):
-        fine = float(np.sum(np.maximum(probs - math.exp(t) * fine_b, 0.0))) + 1e-3
-        fine_negative = float(np.sum(np.maximum(probs - math.exp(t) * fine_b, 0.0)))  # without the +∞ mass
-        coarse_value = float(np.sum(np.maximum(coarse.a - math.exp(t) * coarse.b, 0.0))) + coarse.a_infinity
-        assert coarse_value >= fine - 1e-14 and coarse_value >= fine_negative
+    assert coarse.n <= 3 + math.ceil((losses[-1] - losses[0]) / 0.05)
+    for t in np.concatenate([np.linspace(-4, 4, 41), np.linspace(-4, 4, 41) + 0.0173]):
+        assert pair_divergence(coarse, t) >= pld_divergence(losses, probs, t) - 1e-14
+
+
+def test_a_pld_split_onto_a_grid_is_off_by_the_square_of_its_width() -> None:
+    """The split's largest excess over the fine PLD falls about fourfold when the grid is halved, where rounding
+    each atom up to the top of its group (summed here) is first order and more than 10 times larger."""
+    losses, probs = a_pld(5)
+    ts = np.linspace(-3, 3, 97) + 0.0031
+    fine = [pld_divergence(losses, probs, t) for t in ts]
+
+    def excess(width: float) -> float:
+        coarse = from_loss_grid(losses, probs, 1e-3, width, "remove", "test")
+        return float(max(pair_divergence(coarse, t) - f for t, f in zip(ts, fine, strict=True)))
+
+    def rounded_up(width: float) -> float:
+        tops = (np.floor((losses - losses[0]) / width) + 1) * width + losses[0]
+        return float(max(pld_divergence(tops, probs, t) - f for t, f in zip(ts, fine, strict=True)))
+
+    assert 3.0 <= excess(0.1) / excess(0.05) <= 5.0
+    assert rounded_up(0.05) > 10 * excess(0.05)
+
+
+@pytest.mark.parametrize("law", ["point(k=2)", "point(k=3)"])
+def test_interval_on_a_split_coarsening_is_never_below_any_score_order_of_the_fine_pair(law: str) -> None:
+    """A 3-atom pair given as a PLD and split onto a grid 0.25 wide (every atom at least 0.05 from a grid loss): the
+    interval bound on the coarse pair at three ε is at least the exact worst of every order of the fine pair's atoms
+    cut in 2 (720 orders, summed at 50 digits)."""
+    p, q = np.array([0.2, 0.3, 0.5]), np.array([0.45, 0.35, 0.2])
+    losses = np.log(p / q)
+    assert np.min(np.abs(losses - np.round(losses / 0.25) * 0.25)) > 0.05
+    profile = PairIntervalProfile(symsel.parse_distribution(law), [from_loss_grid(losses, p, 0.0, 0.25, "P,Q", "t")])
+    with mpmath.workdps(50):
+        fine_p = [mpmath.mpf(float(x)) for x in p]
+        fine_q = [x * mpmath.exp(-mpmath.mpf(float(loss))) for x, loss in zip(fine_p, losses, strict=True)]
+    for eps in (0.2, 0.6, 1.2):
+        sp, sq = split(fine_p, 2), split(fine_q, 2)
+        worst = max(exact_selection_delta(sp, sq, order, PGFS[law], eps) for order in itertools.permutations(range(6)))
+        assert profile.delta(eps) >= float(worst) * (1 - 1e-12), (law, eps)
 
 
 def test_a_pld_coarsened_to_a_minimum_width_dominates_its_default_pairs() -> None:
