@@ -176,6 +176,36 @@ def _grid_atoms(parts: list[tuple[np.ndarray, np.ndarray]], width: float) -> tup
     return (np.flatnonzero(keep) + first) * width, a[keep], terms
 
 
+def _at_most_one(losses: np.ndarray, a: np.ndarray, b: np.ndarray,
+                 relative_error: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Atoms (increasing ``losses``, ``Q``-masses ``a``, ``Q'``-masses ``b = a e^{−l}`` within ``relative_error``)
+    whose ``Q'``-mass is at most 1: unchanged when it is, else the lowest atoms' ``Q``-mass carried at the loss of
+    the first atom ``k`` kept, the lowest ``k`` for which ``Σ_{i ≥ k} b_i + e^{−l_k} Σ_{i < k} a_i ≤ 1`` (that sum
+    does not increase with ``k``), all sums taken from above.
+
+    A PLD can carry more ``Q'``-mass than 1 though its ``Q``-mass is right: its masses are second differences of
+    ``δ`` (connect-the-dots), whose round-off, negative parts set to 0, lies where the true mass is nil and is
+    weighted by ``e^{−l}`` at very negative losses (one step of ``dpsgd(q=0.1, sigma=1)``, add direction: ``Q'``-mass
+    ``1 + 9.2e-6``, from ``Q``-masses near ``1e-9`` at losses below −2; ten steps ``1 + 9.2e-5``). Such masses are no
+    pair of distributions, and ``Q'``-mass in excess makes sets of low loss look likelier under ``Q'`` than they can
+    be. Carrying ``Q``-mass at a higher loss is the PLD's own pessimistic rounding: every hockey-stick divergence
+    ``δ(ε)`` at ``ε ≥ l_k`` is unchanged, and below ``l_k`` it is ``Σ a − e^ε Σ b ≥ 1 − e^ε``, the least any pair
+    has there."""
+    slack = relative_error + (a.size + 8) * UNIT
+    above = np.cumsum(b[::-1])[::-1]  # Σ_{i ≥ k} b_i
+    below = np.cumsum(a) - a  # Σ_{i < k} a_i
+    with np.errstate(under="ignore"):
+        total = (above + below * np.exp(-losses)) * (1 + slack)
+    fits = np.flatnonzero(total <= 1.0 - 8 * UNIT)
+    if fits.size and fits[0] == 0:
+        return losses, a, b
+    k = int(fits[0]) if fits.size else a.size - 1
+    kept = a[k:].copy()
+    kept[0] += math.fsum(a[:k].tolist())
+    with np.errstate(under="ignore"):
+        return losses[k:], kept, kept * np.exp(-losses[k:])
+
+
 def from_loss_grid(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, width: float, direction: str,
                    source: str) -> DominatingPair:
     """The dominating pair of a privacy-loss distribution given on a loss grid (dp-accounting's pessimistic PLD):
@@ -189,7 +219,8 @@ def from_loss_grid(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, 
     divergences only to second order in the width. The ``Q'``-mass freed by rounding (``1 − Σ b``, float round-off
     only) goes to an atom at loss −∞ (``Q``-mass 0), which changes no divergence. Negative masses (FFT round-off of
     the PLD) are set to 0 and their total is added to ``mass_error``; ``Q``-mass missing from 1 is put at ``+∞``
-    (pessimistic)."""
+    (pessimistic); a PLD whose masses imply ``Q'``-mass over 1 has its lowest losses rounded up until they do not
+    (:func:`_at_most_one`)."""
     losses = np.asarray(losses, dtype=float)
     probs = np.asarray(probs, dtype=float)
     negative = float(-np.sum(probs[probs < 0]))
@@ -206,6 +237,7 @@ def from_loss_grid(losses: np.ndarray, probs: np.ndarray, infinity_mass: float, 
         b = a * np.exp(-losses)
     if not np.all(np.isfinite(b)):
         raise ParameterError("losses", float(losses.min()), "losses above -700 (e^-loss must be finite)", source)
+    losses, a, b = _at_most_one(losses, a, b, 8 * UNIT + split_error)
     a_total = math.fsum(a.tolist()) + float(infinity_mass)
     free_b = _free_mass(b, 8 * UNIT + split_error)
     missing_a = max(0.0, 1.0 - a_total)

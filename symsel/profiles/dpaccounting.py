@@ -589,8 +589,8 @@ def loss_pair_width(losses: np.ndarray, probs: np.ndarray, grid: float) -> float
 def pld_loss_pairs(pld: Any, source: str, discretization: float | None = None,
                    min_width: float = 0.0) -> tuple[DominatingPair, ...]:
     """The dominating pairs of a pessimistic PLD (:func:`pld_arrays`), one per direction, coarsened to
-    :func:`loss_pair_width`, or to ``min_width`` when that is wider, by rounding losses up (:func:`from_loss_grid`:
-    a coarser pair dominates a finer one); empty without arrays."""
+    :func:`loss_pair_width`, or to ``min_width`` when that is wider, each atom split onto the multiples of the width
+    around it (:func:`from_loss_grid`: the coarser pair dominates the finer one); empty without arrays."""
     arrays = pld_arrays(pld, discretization)
     if arrays is None:
         return ()

@@ -269,18 +269,22 @@ def test_interval_on_a_split_coarsening_is_never_below_any_score_order_of_the_fi
 
 
 def test_a_pld_coarsened_to_a_minimum_width_dominates_its_default_pairs() -> None:
-    """pld_loss_pairs with ``min_width``: groups at least that wide (fewer atoms), and every hockey-stick divergence
-    (both tails, summed here from the pairs' masses) at or above that of the default pairs of the same PLD."""
-    from symsel.profiles.dpaccounting import pld_loss_pairs
+    """pld_loss_pairs with ``min_width``: atoms on the multiples of that width (fewer atoms: each PLD atom is split
+    onto its two neighbours, so at most the multiples from the one below the PLD's lowest loss to the one above its
+    highest, and the atom at −∞), and every hockey-stick divergence (both tails, summed here from the pairs' masses)
+    at or above that of the default pairs of the same PLD."""
+    from symsel.profiles.dpaccounting import pld_arrays, pld_loss_pairs
 
     base = symsel.parse_profile("dpsgd(q=0.1, sigma=1.0, steps=10)")
     fine = pld_loss_pairs(base.accountant, "fine", base.value_discretization_interval)
     coarse = pld_loss_pairs(base.accountant, "coarse", base.value_discretization_interval, min_width=0.01)
+    arrays = dict(pld_arrays(base.accountant, base.value_discretization_interval).directions())
     for f, c in zip(fine, coarse, strict=True):
         assert c.direction == f.direction
-        with np.errstate(divide="ignore"):
-            losses = np.log(f.a[f.a > 0]) - np.log(f.b[f.a > 0])
-        assert c.n <= (losses.max() - losses.min()) / 0.01 + 2 < f.n / 5  # one atom per group of width 0.01
+        pmf = arrays[c.direction]
+        live = pmf.losses[pmf.probs > 0]
+        multiples = (math.floor(live.max() / 0.01) + 1) - math.floor(live.min() / 0.01) + 1
+        assert c.n <= multiples + 1 and c.n < f.n / 5
         for t in np.linspace(-3, 6, 37):
             fine_value = float(np.sum(np.maximum(f.a - math.exp(t) * f.b, 0.0))) + f.a_infinity
             coarse_value = float(np.sum(np.maximum(c.a - math.exp(t) * c.b, 0.0))) + c.a_infinity
