@@ -181,7 +181,8 @@ def _at_most_one(losses: np.ndarray, a: np.ndarray, b: np.ndarray,
     """Atoms (increasing ``losses``, ``Q``-masses ``a``, ``Q'``-masses ``b = a e^{−l}`` within ``relative_error``)
     whose ``Q'``-mass is at most 1: unchanged when it is, else the lowest atoms' ``Q``-mass carried at the loss of
     the first atom ``k`` kept, the lowest ``k`` for which ``Σ_{i ≥ k} b_i + e^{−l_k} Σ_{i < k} a_i ≤ 1`` (that sum
-    does not increase with ``k``), all sums taken from above.
+    does not increase with ``k``), all sums taken from above; when none is (a PLD at loss 0 alone, its ``Q``-mass
+    over 1 by round-off), one atom takes all the ``Q``-mass at the highest loss raised to ``log Σ a`` and a few ``u``.
 
     A PLD can carry more ``Q'``-mass than 1 though its ``Q``-mass is right: its masses are second differences of
     ``δ`` (connect-the-dots), whose round-off, negative parts set to 0, lies where the true mass is nil and is
@@ -199,7 +200,11 @@ def _at_most_one(losses: np.ndarray, a: np.ndarray, b: np.ndarray,
     fits = np.flatnonzero(total <= 1.0 - 8 * UNIT)
     if fits.size and fits[0] == 0:
         return losses, a, b
-    k = int(fits[0]) if fits.size else a.size - 1
+    if not fits.size:
+        mass = math.fsum(a.tolist())
+        top = max(float(losses[-1]), math.log(mass) + 2 * slack + 16 * UNIT)
+        return np.array([top]), np.array([mass]), np.array([mass * math.exp(-top)])
+    k = int(fits[0])
     kept = a[k:].copy()
     kept[0] += math.fsum(a[:k].tolist())
     with np.errstate(under="ignore"):

@@ -91,3 +91,16 @@ def test_a_pld_with_more_than_one_of_q_prime_is_cut_to_a_pair_of_distributions(w
             coarse_up, _ = _tails(pair.a, pair.b, pair.a_infinity, eps)
             fine_up, _ = _tails(fine_a, fine_b, 0.0, eps)
             assert coarse_up >= fine_up - 8 * pair.relative_error, (width, eps)
+
+
+def test_a_pld_at_loss_zero_alone_with_too_much_mass_keeps_q_prime_at_most_one() -> None:
+    """The PLD of a run with (almost) no loss, ``dpsgd(q=1e-300, …)``: one atom at loss 0 whose ``Q``-mass is over 1
+    by round-off (1.3e-13 for dp-accounting's add direction). No lowest atoms can be cut; the atom's loss is raised
+    just enough that its ``Q'``-mass is at most 1, its ``Q``-mass kept."""
+    mass = 1.0 + 1.3e-13
+    pair = from_loss_grid(np.array([0.0]), np.array([mass]), 0.0, 0.0, "add", "at zero")
+    with mpmath.workdps(DPS):
+        assert mpmath.fsum(pair.b.tolist()) <= 1
+        assert mpmath.fsum(pair.a.tolist()) + mpmath.mpf(pair.a_infinity) == mpmath.mpf(mass)
+    finite = pair.a > 0
+    assert 0.0 < float(np.log(pair.a[finite][0]) - np.log(pair.b[finite][0])) < 1e-12
