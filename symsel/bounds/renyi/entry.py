@@ -67,7 +67,7 @@ def with_bottom_output(curve: SelectionCurve, p0: float) -> SelectionCurve:
     """The curve with the output ``⊥`` of ``K = 0`` counted: it has mass ``φ(0)`` on both sides, so it adds
     ``φ(0)`` to ``Σ_y A(y)^λ A'(y)^{1−λ}``, whose other outputs the theorems bound by ``e^{(λ−1) raw(λ)}``:
     ``ε'(λ) = log(φ(0) + e^{(λ−1) raw(λ)}) / (λ − 1)`` (docs/renyi.md). Without it a law with ``E[K] < 1``
-    (Poisson 0.5: Theorem 6's ``log μ/(λ − 1) < 0``) came out below 0, was clipped to 0 and certified
+    (Poisson 0.5: Theorem 6's ``log μ/(λ − 1) < 0``) comes out below 0, is clipped to 0 and certifies
     ``ε = 0`` where the exact selection has ``δ(0) ≈ 0.1``; with ``φ(0) = 0`` nothing changes."""
     if not p0 > 0:
         return curve
