@@ -8,6 +8,8 @@ interval against the certified lower bound, with the time of each.
     python benchmarks/bench_every_base.py --random   # the papers' random laws (mean 10), δ ∈ {1e-6, 1e-10}
     python benchmarks/bench_every_base.py --weak     # weak runs (small losses: large σ, Laplace scale), δ = 1e-6,
                                                      # fixed, binomial and random laws
+    python benchmarks/bench_every_base.py --random --bases 4 --slices 4000   # the lower bound's construction cut
+                                                     # finer (lower_bound's slices; 1000 when not given)
 
 Writes benchmarks/results/every_base.json and prints a Markdown table; benchmarks/results_page.py puts
 every every_base*.json file on the results page, "Every base".
@@ -66,6 +68,7 @@ def main() -> None:
         chosen = [bases[int(i)] for i in sys.argv[sys.argv.index("--bases") + 1].split(",")]
     laws = WEAK_LAWS if weak else RANDOM_LAWS if random_laws else FULL_LAWS if full else QUICK_LAWS
     deltas = (1e-6, 1e-10) if full or random_laws else (1e-6,)
+    slices = int(sys.argv[sys.argv.index("--slices") + 1]) if "--slices" in sys.argv else 1000
     rows = []
     print("| base | law | δ | best | composition | interval | lower | best / lower | CPU s (interval, lower) |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -78,12 +81,12 @@ def main() -> None:
                 comp, _ = epsilon(dist, base, "composition", delta)
                 interval, t_interval = epsilon(dist, base, "interval", delta)
                 start = time.process_time()
-                lower = symsel.lower_bound(base, dist, delta, budget=40).epsilon
+                lower = symsel.lower_bound(base, dist, delta, budget=40, slices=slices).epsilon
                 t_lower = time.process_time() - start
                 ratio = best / lower if best is not None and lower > 0 else math.inf
                 row = {"base": base_spec, "law": law, "delta": delta, "best": best, "composition": comp,
                        "interval": interval, "lower": lower, "ratio": ratio, "interval_cpu_s": t_interval,
-                       "lower_cpu_s": t_lower}
+                       "lower_cpu_s": t_lower, "lower_slices": slices}
                 rows.append(row)
                 short = base_spec if len(base_spec) < 40 else base_spec[:18] + "…"
 

@@ -210,9 +210,10 @@ def fixed_k_section(results: Results) -> list[str]:
 
 
 def _every_base_table(rows: list[dict[str, Any]]) -> list[str]:
-    return table(["base", "law", "δ", "best", "composition", "interval", "lower", "best / lower"],
+    return table(["base", "law", "δ", "best", "composition", "interval", "lower", "lower's slices", "best / lower"],
                  [[f"`{row['base']}`", f"`{row['law']}`", f"{row['delta']:g}", num(row["best"], 6),
-                   num(row["composition"], 6), num(row["interval"], 6), num(row["lower"], 6), num(row["ratio"], 5)]
+                   num(row["composition"], 6), num(row["interval"], 6), num(row["lower"], 6),
+                   str(row.get("lower_slices", 1000)), num(row["ratio"], 5)]
                   for row in rows])
 
 
@@ -221,7 +222,8 @@ def every_base_section(results: Results) -> list[str]:
                    if name.startswith("every_base"))
     return ["## Every base", "",
             "Fixed, concentrated and random laws of K on every base with a dominating pair: `best`, `composition` and "
-            "`interval` beside the certified lower bound; for each setting the newest measurement.",
+            "`interval` beside the certified lower bound (its slice construction cut into `lower's slices` slices, "
+            "`lower_bound(..., slices=)`); for each setting the newest measurement.",
             "", f"Measured by `benchmarks/bench_every_base.py` (`--full`, `--random`, `--weak`) from {dates[0]} to "
             f"{dates[-1]}.", "",
             "### Fixed and concentrated laws", "", *_every_base_table(every_base_rows(results, "fixed")),
