@@ -105,10 +105,12 @@ class MassesMixin:
             return cached
         if cached is not None:
             n_terms = max(n_terms, 2 * len(cached))
-        expansion = _ring_series(self.pgf, n_terms)
-        if expansion is None:
-            expansion = sympy.series(self.pgf, z, 0, n_terms).removeO()
-        coeffs = [expansion.coeff(z, i) for i in range(n_terms)]
+        coeffs = _monomial_coefficients(self.pgf, n_terms)
+        if coeffs is None:
+            expansion = _ring_series(self.pgf, n_terms)
+            if expansion is None:
+                expansion = sympy.series(self.pgf, z, 0, n_terms).removeO()
+            coeffs = [expansion.coeff(z, i) for i in range(n_terms)]
         object.__setattr__(self, "_series_cache", coeffs)
         return coeffs
 
@@ -140,6 +142,28 @@ class MassesMixin:
             return mpmath.mpf(0)
         with mpmath.workdps(dps):
             return mpmath.fsum(self.pmf_mp(i, dps) for i in range(self.support_min, int(kk) + 1))
+
+
+def _monomial_coefficients(pgf: sympy.Expr, n_terms: int) -> list[sympy.Expr] | None:
+    """The first ``n_terms`` Taylor coefficients of a PGF written as a number times a sum of monomials ``c z^j``
+    (a truncated law's polynomial, a polynomial typed as a ``pgf`` expression), read off term by term, exactly and
+    without expanding anything; None for any other form. A polynomial of degree at least ``n_terms`` is where ring
+    series gives up (its answer would not be a polynomial below that degree) and ``sympy.series`` is slow."""
+    factor, rest = pgf.as_independent(z, as_Add=False)
+    coeffs: list[sympy.Expr] = [sympy.Integer(0)] * n_terms
+    for term in sympy.Add.make_args(rest):
+        number, monomial = term.as_independent(z, as_Add=False)
+        if monomial == 1:
+            power = 0
+        elif monomial == z:
+            power = 1
+        elif monomial.is_Pow and monomial.base == z and monomial.exp.is_Integer and monomial.exp > 0:
+            power = int(monomial.exp)
+        else:
+            return None
+        if power < n_terms:
+            coeffs[power] += factor * number
+    return coeffs
 
 
 def _ring_series(pgf: sympy.Expr, n_terms: int) -> sympy.Expr | None:

@@ -7,7 +7,8 @@
 * ``best``'s ε (components asked cheapest first, each only below the smallest ε so far) against the plain minimum
   of its components' ε, and its "does it fit?" answer (:meth:`log_delta_within`) against the full minimum;
 * the interval bound's search from above (:meth:`epsilon_below`) against its search from 1, and, started from the
-  Newton step that ``best`` hints and at a wider ``rtol``, against plain bisection of the same profile;
+  Newton step that ``best`` hints and at a wider ``rtol``, against the crossing of the same profile's δ (its
+  value on both sides of the allowed window);
 * ``best`` on spread laws of a finite pair within 0.2 % of the certified lower bound (it takes ``interval``).
 """
 
@@ -398,8 +399,9 @@ def test_the_export_asks_interval_only_until_a_pair_is_over_the_cheaper_value(mo
     inside = (deltas >= 1e-15) & (deltas <= 0.5)
     assert len(interval.pairs) == 2 and inside.sum() >= 15
     assert inside.sum() <= len(evaluated) < 2 * inside.sum()
-    full = np.minimum(deltas, np.clip(np.asarray(costly[0].delta(grid), dtype=float), 0.0, 1.0))
-    np.testing.assert_array_equal(lowered[inside], full[inside])
+    # the full bound at the points inside only (those compared): a point outside costs as much as one inside
+    full = np.minimum(deltas[inside], np.clip(np.asarray(costly[0].delta(grid[inside]), dtype=float), 0.0, 1.0))
+    np.testing.assert_array_equal(lowered[inside], full)
     np.testing.assert_array_equal(lowered[~inside], deltas[~inside])
     assert np.any(lowered < deltas) and np.any(lowered[inside] == deltas[inside])  # interval wins at some points only
 
@@ -425,19 +427,15 @@ SEARCH_CASES = [("point(k=40)", "gaussian(sigma=9.05)", 1e-6, 1.17), ("point(k=4
 @pytest.mark.parametrize(("law", "base", "delta", "factor"), SEARCH_CASES)
 def test_the_interval_search_returns_a_checked_point_within_its_tolerance_of_a_bisected_crossing(
         law: str, base: str, delta: float, factor: float) -> None:
-    """The search from above (model guesses, steps, Brent) against plain bisection of the same profile's δ to 1e-10:
-    its answer is within the target, and at most ``SEARCH_XTOL + SEARCH_RTOL ε`` above the bisected crossing."""
+    """The search from above (model guesses, steps, Brent), started ``factor`` above the crossing (bisected to 1e-4),
+    against the same profile's δ: its answer is within the target, and at most ``SEARCH_XTOL + SEARCH_RTOL ε`` above
+    the crossing (:func:`_within_tolerance_above_the_crossing`)."""
     from symsel.bounds.interval import SEARCH_RTOL, SEARCH_XTOL
 
     profile = symsel.bound(symsel.parse_distribution(law), symsel.parse_profile(base), "interval").profile
-    lo, hi = 0.5, 40.0
-    assert float(profile.delta(lo)) > delta >= float(profile.delta(hi))
-    while hi - lo > 1e-10:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if float(profile.delta(mid)) > delta else (lo, mid)
+    lo, hi = _bisected_crossing(profile, delta, 0.5, 40.0, width=1e-4)
     found = profile.epsilon_below(delta, hi * factor)
-    assert float(profile.delta(found)) <= delta
-    assert lo <= found <= hi + SEARCH_XTOL + SEARCH_RTOL * hi
+    _within_tolerance_above_the_crossing(profile, delta, found, SEARCH_XTOL, SEARCH_RTOL)
     assert profile.epsilon_below(delta, lo) == math.inf
 
 
@@ -499,13 +497,23 @@ def test_interval_on_a_weak_gaussian_is_as_close_as_on_a_strong_one(k: int, sigm
     assert lower <= symsel.bound(law, base, "interval").epsilon(1e-6) <= 1.0025 * lower
 
 
-def _bisected_crossing(profile: Any, delta: float, lo: float, hi: float) -> tuple[float, float]:
-    """``[lo, hi]`` of width 1e-10 around where ``profile``'s ``δ`` crosses ``delta``, by plain bisection."""
+def _bisected_crossing(profile: Any, delta: float, lo: float, hi: float, width: float) -> tuple[float, float]:
+    """``[lo, hi]`` of the given width around where ``profile``'s ``δ`` crosses ``delta``, by plain bisection."""
     assert float(profile.delta(lo)) > delta >= float(profile.delta(hi))
-    while hi - lo > 1e-10:
+    while hi - lo > width:
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if float(profile.delta(mid)) > delta else (lo, mid)
     return lo, hi
+
+
+def _within_tolerance_above_the_crossing(profile: Any, delta: float, found: float, xtol: float, rtol: float) -> None:
+    """``found`` is in ``[c, c + xtol + rtol c]``, ``c`` the crossing of the non-increasing ``δ`` of ``profile`` with
+    ``delta``: at ``found`` ``δ`` is within the target (so ``c <= found``), and just below ``(found - xtol) / (1 +
+    rtol)`` (1e-10 below: the width plain bisection to 1e-10 would leave) it is over the target (so ``c`` is above
+    that point, and ``found <= c + xtol + rtol c``). What bisecting ``c`` to 1e-10 and comparing would check, at two
+    evaluations of ``δ`` instead of about thirty."""
+    assert float(profile.delta(found)) <= delta
+    assert float(profile.delta((found - xtol) / (1 + rtol) - 1e-10)) > delta
 
 
 @pytest.mark.parametrize("rtol", [1e-4, 1e-3])
@@ -513,8 +521,8 @@ def test_best_s_newton_guess_for_interval_is_checked_and_within_the_tolerance_of
     """On a random law on DP-SGD ``best`` hands ``interval`` the slope of the envelope's ``log δ``: with a tolerance
     of at least :data:`~symsel.bounds.interval.NEWTON_MIN_RTOL` its search probes half a tolerance above and one
     below the Newton step, three evaluations in all (the skip test's among them; five to seven by the steps). The
-    answer is a point checked within the target, at most the tolerance above the crossing that plain bisection of
-    the same profile finds, and never below it."""
+    answer is a point checked within the target, at most the tolerance above the crossing of the same profile's δ,
+    and never below it."""
     from symsel.bounds.interval import SEARCH_XTOL
 
     law, base, delta = symsel.parse_distribution("poisson(mean=10)"), symsel.parse_profile(
@@ -526,9 +534,8 @@ def test_best_s_newton_guess_for_interval_is_checked_and_within_the_tolerance_of
     found = float(result.epsilon(delta))
     evaluated = {eps for _, eps in interval._pair_cache}  # every ε at which a pair's δ was computed
     assert len(evaluated) <= 3  # the Newton guess's two probes, after the evaluation at the envelope's ε
-    assert float(interval.delta(found)) <= delta and float(result.delta(found)) <= delta
-    lo, hi = _bisected_crossing(interval, delta, 0.8 * found, found)
-    assert lo <= found <= hi + SEARCH_XTOL + rtol * hi
+    assert float(result.delta(found)) <= delta
+    _within_tolerance_above_the_crossing(interval, delta, found, SEARCH_XTOL, rtol)
 
 
 @pytest.mark.parametrize("rtol", [1e-3, 1e-2])
@@ -539,11 +546,10 @@ def test_a_wider_search_tolerance_stays_above_the_crossing_and_within_it(rtol: f
 
     law, base, delta = symsel.parse_distribution("point(k=3)"), symsel.parse_profile("gaussian(sigma=4)"), 1e-6
     alone = symsel.bound(law, base, "interval", rtol=rtol)
-    lo, hi = _bisected_crossing(alone.profile, delta, 1.0, 2.5)
     for result in (alone, symsel.bound(law, base, "best", rtol=rtol)):
         found = float(result.epsilon(delta))
         assert float(result.delta(found)) <= delta
-        assert lo <= found <= hi + SEARCH_XTOL + rtol * hi
+        _within_tolerance_above_the_crossing(alone.profile, delta, found, SEARCH_XTOL, rtol)
     assert alone.certificate["search_rtol"] == rtol
     assert symsel.bound(law, base, "best", rtol=rtol).certificate["interval.search_rtol"] == rtol
     assert pickle.loads(pickle.dumps(alone)).certificate["search_rtol"] == rtol  # pickled as its question, rtol too

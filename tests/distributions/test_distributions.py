@@ -573,3 +573,21 @@ def test_delegating_families_name_themselves_and_take_fractions():
         symsel.geometric(mean=Fraction(1, 2))
     with pytest.raises(ParameterError, match=r"^logarithmic: parameter mean=-1"):
         symsel.logarithmic(mean=-1)
+
+
+def test_a_polynomial_pgf_reads_its_masses_off_its_terms():
+    """A PGF typed as a sum of monomials (and a truncated law's, a number times one) has its masses read off its
+    terms, exactly; a polynomial in another form (a power of a sum) is expanded as a series: both give the masses
+    written here by hand."""
+    from symsel.spec import parse_distribution
+
+    for spec, masses in (("pgf(expr='1/4 + z**2/4 + z**5/2')", {0: "1/4", 1: "0", 2: "1/4", 5: "1/2", 6: "0"}),
+                         ("pgf(expr='(1 + z)**2/4')", {0: "1/4", 1: "1/2", 2: "1/4", 3: "0"})):
+        law = parse_distribution(spec)
+        for kk, mass in masses.items():
+            assert law.pmf_exact(kk) == sympy.Rational(mass), (spec, kk)
+            assert law.pmf_mp(kk, 40) == mpmath.mpf(sympy.Rational(mass).p) / sympy.Rational(mass).q
+    law = parse_distribution("pgf(expr='sqrt(2)/2*(z + (sqrt(2) - 1)*z**3)')")  # a number times monomials
+    root = sympy.sqrt(2)
+    assert [sympy.simplify(law.pmf_exact(kk) - mass) for kk, mass in enumerate((0, root / 2, 0, 1 - root / 2, 0))] \
+        == [0] * 5
