@@ -69,6 +69,12 @@ RATIO_ALLOWANCE = 8 * 2.0**-53
 #: (:meth:`~symsel.profiles.Profile.deep_dominating_loss_pairs`), where the main pairs' truncated mass (a
 #: dp-accounting PLD's, about 1e-15) and round-off decide the value.
 DEEP_DELTA = 1e-10
+#: the search (:meth:`PairIntervalProfile.search_value`) takes a pair's value at a smaller ``ε`` for its value at
+#: ``ε`` (the exact bound is non-increasing in ``ε``) when that value is at most this share of the target; and while a
+#: pair's values are that far below the target, it is evaluated this much lower (relative) than asked, which covers
+#: the next points of a search going down: one evaluation of the far pair per search instead of one per point.
+COVER_SHARE = 0.1
+COVER_STEP = 0.05
 #: ``h``-cells evaluated at once.
 CHUNK = 2048
 #: the first pass charges runs of this many contributing pieces; the smallest runs keep that charge, the others are
@@ -218,11 +224,34 @@ class PairIntervalProfile(CellBoundProfile):
             return self._cache[eps]
         values = []
         for i in sorted(range(len(self.pairs)), key=lambda j: j != self._lead):
-            values.append(self._pair_value(i, eps))
+            values.append(self._pair_value(i, eps) if i == self._lead else self._far_pair_value(i, eps, target))
             if values[-1] > target:
                 self._lead = i
                 return values[-1]
         return max(values)
+
+    def _far_pair_value(self, index: int, eps: float, target: float) -> float:
+        """A certified bound on pair ``index``'s exact value at ``eps`` for the search (:meth:`search_value`), from
+        fewer evaluations where the pair is far below ``target`` (the other direction of a DP-SGD run on a random
+        law: 1e-9 against 1e-6). The pair's exact value is non-increasing in ``ε`` (the integrand
+        ``r φ'(Q) − e^ε φ'(Q')`` is), so its certified value at any ``ε' ≤ eps`` bounds it at ``eps``: the
+        smallest of them is taken when it is at most :data:`COVER_SHARE` of ``target``. Else, while every value
+        of the pair seen so far was that far below the target, the pair is evaluated :data:`COVER_STEP` lower, where
+        the value covers the next points of a search going down; if that is not far enough below, at ``eps``.
+
+        The margin keeps the profile's own value consistent with the search: a point the search accepts on a
+        cover has the pair's certified value at ``eps`` (within a few percent of the exact one) far below the
+        target too. Only the work depends on the step; every value is a certified bound."""
+        share = COVER_SHARE * target
+        known = [(at, value) for (i, at), value in self._pair_cache.items() if i == index]
+        cover = min((value for at, value in known if at <= eps), default=math.inf)
+        if cover <= share:
+            return cover
+        if (index, eps) not in self._pair_cache and all(value <= share for _, value in known):
+            lower = eps * (1.0 - COVER_STEP)
+            if self._pair_value(index, lower) <= share:
+                return self._pair_value(index, lower)
+        return self._pair_value(index, eps)
 
     def _deep_profile(self) -> PairIntervalProfile | None:
         """The same bound on the deeper pairs (built on first use), or ``None`` without them."""

@@ -512,9 +512,10 @@ def _bisected_crossing(profile: Any, delta: float, lo: float, hi: float) -> tupl
 def test_best_s_newton_guess_for_interval_is_checked_and_within_the_tolerance_of_a_bisection(rtol: float) -> None:
     """On a random law on DP-SGD ``best`` hands ``interval`` the slope of the envelope's ``log δ``: with a tolerance
     of at least :data:`~symsel.bounds.interval.NEWTON_MIN_RTOL` its search probes half a tolerance above and one
-    below the Newton step, three evaluations in all (the skip test's among them; five to seven by the steps). The
-    answer is a point checked within the target, at most the tolerance above the crossing that plain bisection of
-    the same profile finds, and never below it."""
+    below the Newton step, three evaluations of the larger pair in all (the skip test's among them; five to seven by
+    the steps), and one of the other direction's pair, far below the target. The answer is a point checked within
+    the target, at most the tolerance above the crossing that plain bisection of the same profile finds, and never
+    below it."""
     from symsel.bounds.interval import SEARCH_XTOL
 
     law, base, delta = symsel.parse_distribution("poisson(mean=10)"), symsel.parse_profile(
@@ -524,8 +525,9 @@ def test_best_s_newton_guess_for_interval_is_checked_and_within_the_tolerance_of
     interval._cache.clear()
     interval._pair_cache.clear()
     found = float(result.epsilon(delta))
-    evaluated = {eps for _, eps in interval._pair_cache}  # every ε at which a pair's δ was computed
-    assert len(evaluated) <= 3  # the Newton guess's two probes, after the evaluation at the envelope's ε
+    lead = {eps for pair, eps in interval._pair_cache if pair == interval._lead}  # where the larger pair was computed
+    assert len(lead) <= 3  # the Newton guess's two probes, after the evaluation at the envelope's ε
+    assert len(interval._pair_cache) <= 4  # and the other direction's, far below the target, once (COVER_STEP lower)
     assert float(interval.delta(found)) <= delta and float(result.delta(found)) <= delta
     lo, hi = _bisected_crossing(interval, delta, 0.8 * found, found)
     assert lo <= found <= hi + SEARCH_XTOL + rtol * hi
