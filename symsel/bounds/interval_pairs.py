@@ -222,34 +222,39 @@ class PairIntervalProfile(CellBoundProfile):
         eps = float(eps)
         if eps in self._cache:
             return self._cache[eps]
-        values = []
+        values: list[float] = []
         for i in sorted(range(len(self.pairs)), key=lambda j: j != self._lead):
-            values.append(self._pair_value(i, eps) if i == self._lead else self._far_pair_value(i, eps, target))
+            values.append(self._far_pair_value(i, eps, target, values[0]) if values else self._pair_value(i, eps))
             if values[-1] > target:
                 self._lead = i
                 return values[-1]
         return max(values)
 
-    def _far_pair_value(self, index: int, eps: float, target: float) -> float:
+    def _far_pair_value(self, index: int, eps: float, target: float, lead: float) -> float:
         """A certified bound on pair ``index``'s exact value at ``eps`` for the search (:meth:`search_value`), from
-        fewer evaluations where the pair is far below ``target`` (the other direction of a DP-SGD run on a random
-        law: 1e-9 against 1e-6). The pair's exact value is non-increasing in ``ε`` (the integrand
-        ``r φ'(Q) − e^ε φ'(Q')`` is), so its certified value at any ``ε' ≤ eps`` bounds it at ``eps``: the
-        smallest of them is taken when it is at most :data:`COVER_SHARE` of ``target``. Else, while every value
-        of the pair seen so far was that far below the target, the pair is evaluated :data:`COVER_STEP` lower, where
-        the value covers the next points of a search going down; if that is not far enough below, at ``eps``.
+        fewer evaluations where the pair is far below the target and below the pair asked first (``lead``, its value
+        at ``eps``): the other direction of a DP-SGD run on a random law, 1e-9 against 1e-6. The pair's exact value
+        is non-increasing in ``ε`` (the integrand ``r φ'(Q) − e^ε φ'(Q')`` is), so its certified value at any
+        ``ε' ≤ eps`` bounds it at ``eps``: the smallest of them is taken when it is at most ``ceiling``, the smaller
+        of ``lead`` and :data:`COVER_SHARE` of ``target`` (the search's maximum is then ``lead``'s value, as with
+        the pair evaluated). Else, where every value of the pair seen so far was that far below (below the lead's
+        at the same ``ε``) and ``lead`` is near the target (at least that share of it: the crossing is close), the
+        pair is evaluated :data:`COVER_STEP` lower, where its value covers the next points of a search going down;
+        if that is not far enough below either, at ``eps``.
 
         The margin keeps the profile's own value consistent with the search: a point the search accepts on a
         cover has the pair's certified value at ``eps`` (within a few percent of the exact one) far below the
         target too. Only the work depends on the step; every value is a certified bound."""
-        share = COVER_SHARE * target
+        ceiling = min(COVER_SHARE * target, lead)
         known = [(at, value) for (i, at), value in self._pair_cache.items() if i == index]
         cover = min((value for at, value in known if at <= eps), default=math.inf)
-        if cover <= share:
+        if cover <= ceiling:
             return cover
-        if (index, eps) not in self._pair_cache and all(value <= share for _, value in known):
+        share = COVER_SHARE * target
+        far = all(value <= min(share, self._pair_cache.get((self._lead, at), 0.0)) for at, value in known)
+        if (index, eps) not in self._pair_cache and far and lead >= share:
             lower = eps * (1.0 - COVER_STEP)
-            if self._pair_value(index, lower) <= share:
+            if self._pair_value(index, lower) <= ceiling:
                 return self._pair_value(index, lower)
         return self._pair_value(index, eps)
 

@@ -486,7 +486,7 @@ def test_a_far_pair_is_bounded_only_from_a_smaller_epsilon(order) -> None:
     profile = pair_interval_profile(law, base)
     for eps in order:
         reference = pair_interval_profile(law, base)._pair_value(1, eps)
-        value = profile._far_pair_value(1, eps, target)
+        value = profile._far_pair_value(1, eps, target, target)
         assert reference * (1 - 1e-9) <= value <= 0.1 * target
         assert reference < 0.5 * pair_interval_profile(law, base)._pair_value(1, eps - 0.1)  # the pair does fall
 
@@ -500,7 +500,7 @@ def test_the_search_bounds_a_far_pair_from_one_evaluation_and_finds_the_same_eps
     law, base = symsel.poisson(mean=10), symsel.parse_profile(FAR_BASE)
 
     class EveryPair(PairIntervalProfile):
-        def _far_pair_value(self, index: int, eps: float, target: float) -> float:
+        def _far_pair_value(self, index: int, eps: float, target: float, lead: float) -> float:
             return self._pair_value(index, eps)
 
     slow_profile = pair_interval_profile(law, base)
