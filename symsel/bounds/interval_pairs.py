@@ -70,11 +70,12 @@ RATIO_ALLOWANCE = 8 * 2.0**-53
 #: dp-accounting PLD's, about 1e-15) and round-off decide the value.
 DEEP_DELTA = 1e-10
 #: the search (:meth:`PairIntervalProfile.search_value`) takes a pair's value at a smaller ``ε`` for its value at
-#: ``ε`` (the exact bound is non-increasing in ``ε``) when that value is at most this share of the target; and while a
-#: pair's values are that far below the target, it is evaluated this much lower (relative) than asked, which covers
-#: the next points of a search going down: one evaluation of the far pair per search instead of one per point.
-COVER_SHARE = 0.1
-COVER_STEP = 0.05
+#: ``ε`` (the exact bound is non-increasing in ``ε``) when that value is at most this share of the target (and at most
+#: the other pair's value at ``ε``) ...
+COVER_SHARE = 0.9
+#: ... and evaluates such a pair first this many Newton steps (and one search width) below the point asked, which
+#: covers the probes around the Newton guess: one evaluation of the smaller pair per search instead of one per point.
+COVER_NEWTON = 2.0
 #: ``h``-cells evaluated at once.
 CHUNK = 2048
 #: the first pass charges runs of this many contributing pieces; the smallest runs keep that charge, the others are
@@ -232,31 +233,45 @@ class PairIntervalProfile(CellBoundProfile):
 
     def _far_pair_value(self, index: int, eps: float, target: float, lead: float) -> float:
         """A certified bound on pair ``index``'s exact value at ``eps`` for the search (:meth:`search_value`), from
-        fewer evaluations where the pair is far below the target and below the pair asked first (``lead``, its value
-        at ``eps``): the other direction of a DP-SGD run on a random law, 1e-9 against 1e-6. The pair's exact value
-        is non-increasing in ``ε`` (the integrand ``r φ'(Q) − e^ε φ'(Q')`` is), so its certified value at any
-        ``ε' ≤ eps`` bounds it at ``eps``: the smallest of them is taken when it is at most ``ceiling``, the smaller
-        of ``lead`` and :data:`COVER_SHARE` of ``target`` (the search's maximum is then ``lead``'s value, as with
-        the pair evaluated). Else, where every value of the pair seen so far was that far below (below the lead's
-        at the same ``ε``) and ``lead`` is near the target (at least that share of it: the crossing is close), the
-        pair is evaluated :data:`COVER_STEP` lower, where its value covers the next points of a search going down;
-        if that is not far enough below either, at ``eps``.
+        fewer evaluations where the pair is below the pair asked first (``lead``, its value at ``eps``): the other
+        direction of a DP-SGD run on a random law, 1e-9 against 1e-6. The pair's exact value is non-increasing in
+        ``ε`` (the integrand ``r φ'(Q) − e^ε φ'(Q')`` is), so its certified value at any ``ε' ≤ eps`` bounds it at
+        ``eps``: the smallest of them is taken when it is at most ``ceiling``, the smaller of ``lead`` and
+        :data:`COVER_SHARE` of ``target`` (the search's maximum is then ``lead``'s value, as with the pair
+        evaluated). Else, at the pair's first evaluation in a search that a Newton guess steers
+        (:attr:`~symsel.bounds.interval.CellBoundProfile.search_slope`, the hinted slope of ``log δ``), the pair is
+        evaluated below the guess from ``lead``: :data:`COVER_NEWTON` times the Newton step plus one search width
+        below ``eps`` (at most :data:`~symsel.bounds.interval.NEWTON_MAX_STEP` of ``eps``), where its value covers
+        the probes around the guess; if that is not below ``ceiling``, at ``eps``.
 
-        The margin keeps the profile's own value consistent with the search: a point the search accepts on a
-        cover has the pair's certified value at ``eps`` (within a few percent of the exact one) far below the
-        target too. Only the work depends on the step; every value is a certified bound."""
+        The margin of :data:`COVER_SHARE` keeps the profile's own value consistent with the search: a point the
+        search accepts on a cover has the pair's certified value at ``eps`` (within a fraction of a percent of the
+        exact one, itself at most the cover's) within the target too. Only the work depends on the hint; every value
+        is a certified bound."""
         ceiling = min(COVER_SHARE * target, lead)
         known = [(at, value) for (i, at), value in self._pair_cache.items() if i == index]
         cover = min((value for at, value in known if at <= eps), default=math.inf)
         if cover <= ceiling:
             return cover
-        share = COVER_SHARE * target
-        far = all(value <= min(share, self._pair_cache.get((self._lead, at), 0.0)) for at, value in known)
-        if (index, eps) not in self._pair_cache and far and lead >= share:
-            lower = eps * (1.0 - COVER_STEP)
-            if self._pair_value(index, lower) <= ceiling:
-                return self._pair_value(index, lower)
+        lower = self._cover_point(eps, target, lead) if not known else None
+        if lower is not None and self._pair_value(index, lower) <= ceiling:
+            return self._pair_value(index, lower)
         return self._pair_value(index, eps)
+
+    def _cover_point(self, eps: float, target: float, lead: float) -> float | None:
+        """Where :meth:`_far_pair_value` evaluates a pair first: :data:`COVER_NEWTON` Newton steps of ``lead``'s
+        ``log δ`` along the hinted slope, plus one search width, below ``eps``; ``None`` without a hint, with
+        ``lead`` over the target, or with the step over :data:`~symsel.bounds.interval.NEWTON_MAX_STEP` of ``eps``
+        (the search will not probe there)."""
+        from symsel.bounds.interval import NEWTON_MAX_STEP
+
+        slope = self.search_slope
+        if slope is None or not (math.isfinite(slope) and slope < 0) or not 0 < lead <= target:
+            return None
+        step = math.log(target / lead) / -slope
+        if step > NEWTON_MAX_STEP * eps:
+            return None
+        return max(eps * (1 - NEWTON_MAX_STEP), eps - COVER_NEWTON * step - self._width(eps))
 
     def _deep_profile(self) -> PairIntervalProfile | None:
         """The same bound on the deeper pairs (built on first use), or ``None`` without them."""
