@@ -160,12 +160,15 @@ def _readme_row() -> Row:
         README = {code!r}
         def call(i):
             # the README's code as written (i = 0), or with its σ = 4.0 times F(i); the value of its last line
+            # (of what it prints, when it prints)
             code = README if i == 0 else README.replace({target!r}, f"GaussianDpEvent({{4.0 * F(i)!r}})")
             tree = _ast.parse(code)
-            last = tree.body.pop()
+            last = tree.body.pop().value
+            if isinstance(last, _ast.Call) and getattr(last.func, "id", None) == "print":
+                last = last.args[0]  # the README prints its answer: the value printed
             namespace = {{}}
             exec(compile(tree, "<README>", "exec"), namespace)
-            return float(eval(compile(_ast.Expression(last.value), "<README>", "eval"), namespace))
+            return float(eval(compile(_ast.Expression(last), "<README>", "eval"), namespace))
         """)
     rdp = textwrap.dedent(f"""\
         def call(i):

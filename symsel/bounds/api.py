@@ -64,7 +64,10 @@ COST_ORDER = ("rdp", "paper", "envelope", "fdp", "composition", "interval")
 #: with its terms (80 ms for point(40) on gaussian(σ = 4): 43,000 terms; 110 ms on DP-SGD: 67,000), becomes one
 #: evaluation at ``interval``'s ``ε`` (DP-SGD's composition is ruled out there by its floor). On weak runs the
 #: envelope is small and cheap (3,900 terms at σ = 40: 9 ms) and a close start for ``interval``, whose evaluations
-#: cost most there (0.1 s): the usual order stays. Only the work depends on the order.
+#: cost most there (0.1 s): the usual order stays. On a base known by a dp-accounting PLD (a DP-SGD run) the usual
+#: order stays too: there every evaluation of ``interval`` costs 50-150 ms (the two directions' pairs of ~16,000
+#: atoms each), and its search from the closed forms' ``ε`` (40-75 % above the answer for point(40) at σ = 1.1-2)
+#: took 14-20 of them, from the envelope's 10. Only the work depends on the order.
 FIXED_K_SEARCH_ORDER = ("rdp", "paper", "fdp", "interval", "envelope", "composition")
 FIXED_K_COSTLY_TERMS = 20_000
 BEST_INTERVAL_MIN_MEAN = 20.0
@@ -277,9 +280,11 @@ class PointwiseMinimum(Profile):
 
     def _search_order(self) -> tuple[str, ...]:
         """:data:`FIXED_K_SEARCH_ORDER` for a fixed ``K`` with a costly envelope (at least
-        :data:`FIXED_K_COSTLY_TERMS` terms), else :data:`COST_ORDER`."""
+        :data:`FIXED_K_COSTLY_TERMS` terms) on a base not known by a PLD, else :data:`COST_ORDER`."""
         dist = self.parts[0].dist
         if dist.support_max is None or dist.support_min != dist.support_max:
+            return COST_ORDER
+        if self.parts[0].base.pld_discretization is not None:  # interval's evaluations cost most there
             return COST_ORDER
         envelope = next((part for part in self.parts if part.method == "envelope"), None)
         terms = 0 if envelope is None else envelope.details.get("terms", 0)

@@ -493,6 +493,10 @@ class CellBoundProfile(Profile):
     #: the relative width of the final bracket of ``ε(δ)``: the answer is a checked point within
     #: ``SEARCH_XTOL + search_rtol · ε`` above the crossing (an instance may set a wider one, ``bound(..., rtol=)``).
     search_rtol: float = SEARCH_RTOL
+    #: during a search from above that a Newton guess steers (:meth:`epsilon_below`), the hinted slope of ``log δ``
+    #: in ``ε`` (else ``None``): a bound made of parts may use it to place work below the points asked
+    #: (:meth:`symsel.bounds.interval_pairs.PairIntervalProfile.search_value`). Only the work depends on it.
+    search_slope: float | None = None
     #: the law of ``K`` and the relative error allowed to its float64 ``φ'`` (:mod:`symsel.bounds.precision`).
     dist: Distribution
     value_margin: float
@@ -535,7 +539,11 @@ class CellBoundProfile(Profile):
         finds the crossing within a fraction of the tolerance. Only the work depends on ``slope``."""
         if not 0 < upper <= SKIP_TEST_MAX_EPSILON:
             return self.epsilon(delta) if upper > 0 else Profile.epsilon_below(self, delta, upper)
-        return self._search(delta, upper, slope)
+        self.search_slope = slope if slope is not None and self.search_rtol >= NEWTON_MIN_RTOL else None
+        try:
+            return self._search(delta, upper, slope)
+        finally:
+            self.search_slope = None
 
     def _width(self, estimate: float) -> float:
         """The width of the final bracket around an ``ε`` near ``estimate``: :data:`SEARCH_XTOL` plus

@@ -69,6 +69,13 @@ RATIO_ALLOWANCE = 8 * 2.0**-53
 #: (:meth:`~symsel.profiles.Profile.deep_dominating_loss_pairs`), where the main pairs' truncated mass (a
 #: dp-accounting PLD's, about 1e-15) and round-off decide the value.
 DEEP_DELTA = 1e-10
+#: the search (:meth:`PairIntervalProfile.search_value`) takes a pair's value at a smaller ``ε`` for its value at
+#: ``ε`` (the exact bound is non-increasing in ``ε``) when that value is at most this share of the target (and at most
+#: the other pair's value at ``ε``) ...
+COVER_SHARE = 0.9
+#: ... and evaluates such a pair first this many Newton steps (and one search width) below the point asked, which
+#: covers the probes around the Newton guess: one evaluation of the smaller pair per search instead of one per point.
+COVER_NEWTON = 2.0
 #: ``h``-cells evaluated at once.
 CHUNK = 2048
 #: the first pass charges runs of this many contributing pieces; the smallest runs keep that charge, the others are
@@ -216,13 +223,55 @@ class PairIntervalProfile(CellBoundProfile):
         eps = float(eps)
         if eps in self._cache:
             return self._cache[eps]
-        values = []
+        values: list[float] = []
         for i in sorted(range(len(self.pairs)), key=lambda j: j != self._lead):
-            values.append(self._pair_value(i, eps))
+            values.append(self._far_pair_value(i, eps, target, values[0]) if values else self._pair_value(i, eps))
             if values[-1] > target:
                 self._lead = i
                 return values[-1]
         return max(values)
+
+    def _far_pair_value(self, index: int, eps: float, target: float, lead: float) -> float:
+        """A certified bound on pair ``index``'s exact value at ``eps`` for the search (:meth:`search_value`), from
+        fewer evaluations where the pair is below the pair asked first (``lead``, its value at ``eps``): the other
+        direction of a DP-SGD run on a random law, 1e-9 against 1e-6. The pair's exact value is non-increasing in
+        ``ε`` (the integrand ``r φ'(Q) − e^ε φ'(Q')`` is), so its certified value at any ``ε' ≤ eps`` bounds it at
+        ``eps``: the smallest of them is taken when it is at most ``ceiling``, the smaller of ``lead`` and
+        :data:`COVER_SHARE` of ``target`` (the search's maximum is then ``lead``'s value, as with the pair
+        evaluated). Else, at the pair's first evaluation in a search that a Newton guess steers
+        (:attr:`~symsel.bounds.interval.CellBoundProfile.search_slope`, the hinted slope of ``log δ``), the pair is
+        evaluated below the guess from ``lead``: :data:`COVER_NEWTON` times the Newton step plus one search width
+        below ``eps`` (at most :data:`~symsel.bounds.interval.NEWTON_MAX_STEP` of ``eps``), where its value covers
+        the probes around the guess; if that is not below ``ceiling``, at ``eps``.
+
+        The margin of :data:`COVER_SHARE` keeps the profile's own value consistent with the search: a point the
+        search accepts on a cover has the pair's certified value at ``eps`` (within a fraction of a percent of the
+        exact one, itself at most the cover's) within the target too. Only the work depends on the hint; every value
+        is a certified bound."""
+        ceiling = min(COVER_SHARE * target, lead)
+        known = [(at, value) for (i, at), value in self._pair_cache.items() if i == index]
+        cover = min((value for at, value in known if at <= eps), default=math.inf)
+        if cover <= ceiling:
+            return cover
+        lower = self._cover_point(eps, target, lead) if not known else None
+        if lower is not None and self._pair_value(index, lower) <= ceiling:
+            return self._pair_value(index, lower)
+        return self._pair_value(index, eps)
+
+    def _cover_point(self, eps: float, target: float, lead: float) -> float | None:
+        """Where :meth:`_far_pair_value` evaluates a pair first: :data:`COVER_NEWTON` Newton steps of ``lead``'s
+        ``log δ`` along the hinted slope, plus one search width, below ``eps``; ``None`` without a hint, with
+        ``lead`` over the target, or with the step over :data:`~symsel.bounds.interval.NEWTON_MAX_STEP` of ``eps``
+        (the search will not probe there)."""
+        from symsel.bounds.interval import NEWTON_MAX_STEP
+
+        slope = self.search_slope
+        if slope is None or not (math.isfinite(slope) and slope < 0) or not 0 < lead <= target:
+            return None
+        step = math.log(target / lead) / -slope
+        if step > NEWTON_MAX_STEP * eps:
+            return None
+        return max(eps * (1 - NEWTON_MAX_STEP), eps - COVER_NEWTON * step - self._width(eps))
 
     def _deep_profile(self) -> PairIntervalProfile | None:
         """The same bound on the deeper pairs (built on first use), or ``None`` without them."""

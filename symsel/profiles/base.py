@@ -228,18 +228,24 @@ class Profile(ABC):
         return v.probability(delta, "delta", f"{self.family}.epsilon")
 
     # ------------------------------------------------------------------ region
+    #: the number of ε1 points of :meth:`region_eps_grid` (a coarse profile of a DP-SGD run takes fewer:
+    #: :data:`symsel.profiles.dpaccounting.COARSE_REGION_GRID_POINTS`).
+    region_grid_points: int = REGION_GRID_POINTS
+
     def region_eps_grid(self) -> np.ndarray:
         """The ε1 grid of the generic region boundary.
 
-        ``REGION_GRID_POINTS`` (16001) uniform points on ``[0, E]``, ``E = ε(δ = 1e-60)`` (or the
-        point where the profile reaches ``δ(∞)``; capped at 700 so that ``e^ε1`` stays finite).
+        :attr:`region_grid_points` (``REGION_GRID_POINTS``, 16001) uniform points on ``[0, E]``, ``E = ε(δ = 1e-60)``
+        (or the point where the profile reaches ``δ(∞)``; capped at 700 so that ``e^ε1`` stays finite). Any grid
+        gives a region containing the profile's own (every ``(ε1, δ(ε1))`` line is a valid constraint): fewer points
+        only loosen it.
         """
         floor = max(REGION_DELTA_FLOOR, self.delta_at_infinity * (1 + 1e-9))
         top = self.epsilon(min(floor, 1.0))
         if not math.isfinite(top) or top > 700:
             top = 700.0
         top = max(top, 1e-6)
-        return np.linspace(0.0, top, REGION_GRID_POINTS)
+        return np.linspace(0.0, top, self.region_grid_points)
 
     def region_lower(self, q: ArrayLike) -> float | np.ndarray:
         """Lower boundary ``q'_min(q)`` of the privacy region implied by the profile (docs/setting.md).

@@ -697,6 +697,12 @@ COARSE_GRID_MAX = 1e-3
 #: steps add up (docs/interval.md, "The loss grid follows the tolerance": measured excess of ``best`` over the
 #: default grid at most 0.11 %).
 COARSE_GRID_SCALE = 3e-4
+#: the ε1 points of the coarse profile's region grid (:meth:`~symsel.profiles.Profile.region_eps_grid`): every fourth
+#: point of the default grid, so its region contains the default one's (fewer constraints) and the envelope built on
+#: it is certified; measured on dpsgd(q=0.01, σ = 1.1, 1000 steps) its ε at δ = 1e-6 is at most 3e-6 (relative) above
+#: the default grid's (poisson(mean=10), tnb(eta=0.5, mean=10), point(k=40)), and the region costs 9 ms instead
+#: of 30-100.
+COARSE_REGION_GRID_POINTS = 4001
 
 
 def coarse_loss_grid(q: float, sigma: float, steps: int) -> float:
@@ -767,7 +773,8 @@ class DpsgdProfile(PldProfile):
         and that grid is coarser than the profile's own (add/remove and replace-special: replace-one's ``interval``
         uses the deep pairs, whatever the grid); else the profile itself. dp-accounting's pessimistic PLD dominates
         the run on every grid, so every bound computed on it is certified; the coarse one is built once per
-        profile."""
+        profile, with a region grid of :data:`COARSE_REGION_GRID_POINTS` (fewer constraints: a larger region, still
+        certified)."""
         if rtol < COARSE_GRID_RTOL or self.neighbouring == "replace_one":
             return self
         return self._coarse_profile
@@ -777,7 +784,9 @@ class DpsgdProfile(PldProfile):
         grid = coarse_loss_grid(self.q, self.sigma, self.steps)
         if not grid > self.value_discretization_interval:
             return self
-        return DpsgdProfile(self.q, self.sigma, self.steps, self.neighbouring, value_discretization_interval=grid)
+        coarse = DpsgdProfile(self.q, self.sigma, self.steps, self.neighbouring, value_discretization_interval=grid)
+        coarse.region_grid_points = COARSE_REGION_GRID_POINTS
+        return coarse
 
     def dominated_loss_pairs(self) -> tuple[DominatedPair, ...]:
         """One step's outputs bucketed by privacy loss, the steps' labels summed (:mod:`symsel.pairs.dpsgd`); the

@@ -520,9 +520,9 @@ def _within_tolerance_above_the_crossing(profile: Any, delta: float, found: floa
 def test_best_s_newton_guess_for_interval_is_checked_and_within_the_tolerance_of_a_bisection(rtol: float) -> None:
     """On a random law on DP-SGD ``best`` hands ``interval`` the slope of the envelope's ``log δ``: with a tolerance
     of at least :data:`~symsel.bounds.interval.NEWTON_MIN_RTOL` its search probes half a tolerance above and one
-    below the Newton step, three evaluations in all (the skip test's among them; five to seven by the steps). The
-    answer is a point checked within the target, at most the tolerance above the crossing of the same profile's δ,
-    and never below it."""
+    below the Newton step, three evaluations of the larger pair in all (the skip test's among them; five to seven by
+    the steps), and one of the other direction's pair, far below the target. The answer is a point checked within
+    the target, at most the tolerance above the crossing of the same profile's δ, and never below it."""
     from symsel.bounds.interval import SEARCH_XTOL
 
     law, base, delta = symsel.parse_distribution("poisson(mean=10)"), symsel.parse_profile(
@@ -532,9 +532,10 @@ def test_best_s_newton_guess_for_interval_is_checked_and_within_the_tolerance_of
     interval._cache.clear()
     interval._pair_cache.clear()
     found = float(result.epsilon(delta))
-    evaluated = {eps for _, eps in interval._pair_cache}  # every ε at which a pair's δ was computed
-    assert len(evaluated) <= 3  # the Newton guess's two probes, after the evaluation at the envelope's ε
-    assert float(result.delta(found)) <= delta
+    lead = {eps for pair, eps in interval._pair_cache if pair == interval._lead}  # where the larger pair was computed
+    assert len(lead) <= 3  # the Newton guess's two probes, after the evaluation at the envelope's ε
+    assert len(interval._pair_cache) <= 4  # and the other direction's, far below the target, once (COVER_STEP lower)
+    assert float(interval.delta(found)) <= delta and float(result.delta(found)) <= delta
     _within_tolerance_above_the_crossing(interval, delta, found, SEARCH_XTOL, rtol)
 
 

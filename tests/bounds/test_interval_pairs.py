@@ -572,3 +572,67 @@ def test_every_interval_mass_is_within_its_allowance_when_one_side_has_little_fi
             truth = exact[j] - exact[i]
             allowance = Fraction(pieces.relative) * truth + Fraction(pieces.error)
             assert abs(Fraction(value) - truth) <= allowance, (name, i, j)
+
+
+FAR_BASE = "dpsgd(q=0.05, sigma=1.0, steps=100)"  # its second direction is far below the first at these targets
+
+
+@pytest.mark.parametrize("order", [(4.9, 4.6, 4.3), (4.3, 4.6, 4.9)])
+def test_a_far_pair_is_bounded_only_from_a_smaller_epsilon(order) -> None:
+    """The search's value of a pair below the other one (:meth:`PairIntervalProfile._far_pair_value`) is the pair's
+    certified value at some ``ε' ≤ ε`` (the exact value is non-increasing in ``ε``): asked going down and going up,
+    it is never below the certified value at ``ε`` itself from a fresh profile (the pair's ``δ`` falls by a factor
+    of 4 to 10 over 0.1 here, so a value taken from a larger ``ε`` would be far below it)."""
+    law, base, target = symsel.poisson(mean=10), symsel.parse_profile(FAR_BASE), 1e-3
+    profile = pair_interval_profile(law, base)
+    for eps in order:
+        reference = pair_interval_profile(law, base)._pair_value(1, eps)
+        value = profile._far_pair_value(1, eps, target, target)
+        assert reference * (1 - 1e-9) <= value <= 0.1 * target
+        assert reference < 0.5 * pair_interval_profile(law, base)._pair_value(1, eps - 0.1)  # the pair does fall
+
+
+def test_a_far_pair_is_first_evaluated_below_the_newton_guess() -> None:
+    """Within a search steered by a hinted slope, the pair's first evaluation is below the point asked, by twice the
+    Newton step of the other pair's value plus one search width: its value is at least the fresh certified value at
+    the point asked, and covers the points between."""
+    law, base, target = symsel.poisson(mean=10), symsel.parse_profile(FAR_BASE), 1e-3
+    profile = pair_interval_profile(law, base)
+    profile.search_rtol, profile.search_slope = 1e-3, -10.0
+    eps, lead = 4.6, 0.5 * target
+    value = profile._far_pair_value(1, eps, target, lead)
+    (at,) = [at for index, at in profile._pair_cache if index == 1]
+    assert at == pytest.approx(eps - 2 * math.log(2) / 10 - (1e-6 + 1e-3 * eps))
+    assert value >= pair_interval_profile(law, base)._pair_value(1, eps)
+    assert profile._far_pair_value(1, eps - 0.1, target, lead) == value  # covered: no new evaluation
+    assert len(profile._pair_cache) == 1
+
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-6])
+def test_the_search_bounds_a_far_pair_from_one_evaluation_and_finds_the_same_epsilon(delta: float) -> None:
+    """The search from above as ``best`` runs it (:meth:`epsilon_below` with a slope hint: here the profile's own,
+    from a fresh profile) with the smaller pair bounded from a smaller ``ε`` against the same search with every pair
+    evaluated at every point: the same ``ε`` within the search's bracket, the profile's full certified value there
+    within ``delta``, and the smaller pair evaluated once instead of once per feasible point."""
+    law, base = symsel.poisson(mean=10), symsel.parse_profile(FAR_BASE)
+
+    class EveryPair(PairIntervalProfile):
+        def _far_pair_value(self, index: int, eps: float, target: float, lead: float) -> float:
+            return self._pair_value(index, eps)
+
+    slow_profile = pair_interval_profile(law, base)
+    slow_profile.__class__ = EveryPair
+    fast_profile = pair_interval_profile(law, base)
+    for profile in (slow_profile, fast_profile):
+        profile.search_rtol = 1e-3
+    plain = pair_interval_profile(law, base).epsilon(delta)
+    upper = plain * 1.02
+    fresh = pair_interval_profile(law, base)
+    slope = (math.log(fresh.delta_nonnegative(upper)) - math.log(fresh.delta_nonnegative(0.99 * upper))) / (
+        0.01 * upper)
+    slow = slow_profile.epsilon_below(delta, upper, slope)
+    fast = fast_profile.epsilon_below(delta, upper, slope)
+    assert fast == pytest.approx(slow, rel=1.1e-3)
+    assert pair_interval_profile(law, base).delta_nonnegative(fast) <= delta
+    far = [key for key in fast_profile._pair_cache if key[0] == 1]
+    assert len(far) == 1 < len([key for key in slow_profile._pair_cache if key[0] == 1])

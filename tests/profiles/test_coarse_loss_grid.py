@@ -18,7 +18,12 @@ import symsel
 from symsel import distributions as dists
 from symsel.evidence.dpsgd_brackets import dpsgd_lower_pairs, searched_lower_bound
 from symsel.profiles import DpsgdProfile
-from symsel.profiles.dpaccounting import COARSE_GRID_MAX, COARSE_GRID_RTOL, coarse_loss_grid
+from symsel.profiles.dpaccounting import (
+    COARSE_GRID_MAX,
+    COARSE_GRID_RTOL,
+    COARSE_REGION_GRID_POINTS,
+    coarse_loss_grid,
+)
 
 #: the excess of the coarse grid's ``best`` over the default grid's that docs/interval.md states (0.11 % measured)
 ALLOWANCE = 2e-3
@@ -61,6 +66,20 @@ def test_coarse_run_is_pessimistic():
     eps = np.linspace(-0.2, 0.25, 19)
     mine = np.array([coarse.accountant.get_delta(float(e)) for e in eps])  # the PLD alone, without the RDP minimum
     assert np.all(mine >= _optimistic_delta(eps, 1e-4) * (1 - 1e-9))
+
+
+def test_coarse_region_takes_every_fourth_constraint_of_the_default_one():
+    """The coarse profile's region grid is every fourth point of the default grid of the same PLD: its boundary is
+    never above the default one (a subset of the same constraints, so a larger region: still certified) and at most
+    1e-6 below it."""
+    coarse = DpsgdProfile(Q, SIGMA, STEPS).at_tolerance(COARSE_GRID_RTOL)
+    same_pld = DpsgdProfile(Q, SIGMA, STEPS, value_discretization_interval=coarse.value_discretization_interval)
+    assert coarse.region_grid_points == COARSE_REGION_GRID_POINTS < same_pld.region_grid_points
+    np.testing.assert_allclose(coarse.region_eps_grid(), same_pld.region_eps_grid()[::4], rtol=1e-15, atol=0)
+    q = np.linspace(0.0, 1.0, 2001)
+    mine, default = np.asarray(coarse.region_lower(q)), np.asarray(same_pld.region_lower(q))
+    assert np.all(mine <= default + 1e-15)
+    assert float(np.max(default - mine)) <= 1e-6
 
 
 @pytest.fixture(scope="module")
