@@ -40,10 +40,12 @@ accountant can do; not a bound for a random K); 8a/8b. ``calibrate_dp_mechanism`
 RdpAccountant on ``RepeatAndSelectDpEvent``) and of a point(k=40) tuning (SelectionAccountant on
 ``SelectionDpEvent(…, "point(k=40)")`` vs PLDAccountant on 40 composed runs); 8c/8d. the same for the σ of
 dpsgd(q=0.01, σ, steps=1000): a point(k=40) tuning (vs PLDAccountant on 40 composed runs) and a poisson(mean=10)
-tuning (vs RdpAccountant on ``RepeatAndSelectDpEvent(run, 10, inf)``); the answers are the σ found.
+tuning (vs RdpAccountant on ``RepeatAndSelectDpEvent(run, 10, inf)``); the answers are the σ found. 9a-9d. random
+and fixed numbers of trials of other runs, each at its own δ (:func:`random_law_rows`).
 
 ``--rtol R``: symsel is asked for the search tolerance ``R`` (``bound(..., rtol=R)``, ``SelectionAccountant(rtol=R)``;
-from 1e-3 on, ``best`` works on a coarser loss grid of a DP-SGD run) → ``fast_rtol<R>.json``.
+from 1e-3 on, ``best`` works on a coarser loss grid of a DP-SGD run) → ``fast_rtol<R>.json``, or
+``fast_rtol<R>_rows_<ids>.json`` for the rows chosen with ``--rows``.
 
 A row or mode that raises records the error text and the run goes on. ``--profile ROW`` prints instead the 10
 largest cumulative entries of a cProfile of that row's first call in a fresh process.
@@ -110,25 +112,25 @@ class Row:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _symsel_bound(law: str, profile: str) -> str:
+def _symsel_bound(law: str, profile: str, delta: float = DELTA) -> str:
     """``call(i)``: symsel's best bound of ``law`` on ``profile`` (``{s}`` is the perturbed parameter), ε at δ."""
     return textwrap.dedent(f"""\
         def call(i):
             s = {profile[1]} * F(i)
             law = symsel.parse_distribution({law!r})
             base = symsel.parse_profile(f{profile[0]!r})
-            return float(symsel.bound(law, base, "best", rtol={RTOL!r}).epsilon({DELTA!r}))
+            return float(symsel.bound(law, base, "best", rtol={RTOL!r}).epsilon({delta!r}))
         """)
 
 
-def _peer(accountant: str, event: str, scale: float) -> str:
+def _peer(accountant: str, event: str, scale: float, delta: float = DELTA) -> str:
     """``call(i)``: a fresh dp-accounting ``accountant`` on ``event`` (``s`` is the perturbed parameter), ε at δ."""
     return textwrap.dedent(f"""\
         def call(i):
             s = {scale!r} * F(i)
             accountant = {accountant}()
             accountant.compose({event})
-            return float(accountant.get_epsilon({DELTA!r}))
+            return float(accountant.get_epsilon({delta!r}))
         """)
 
 
@@ -274,7 +276,41 @@ def rows() -> list[Row]:
                 (1.0, 5.0)))],
             answer="σ", note="bracket [1, 5], tol 1e-3"),
     ]
-    return out
+    return out + random_law_rows()
+
+
+def _dpsgd(q: float, sigma: float, steps: int) -> tuple[tuple[str, float], str]:
+    """A DP-SGD run as symsel's spec (``{s}``: the perturbed σ) and as dp-accounting's event (``s``)."""
+    return ((f"dpsgd(q={q}, sigma={{s}}, steps={steps})", sigma),
+            f"dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent({q}, dp_event.GaussianDpEvent(s)), {steps})")
+
+
+def random_law_rows() -> list[Row]:
+    """Rows 9a-9d: a random (or fixed) number of trials of a training run, each at its own δ, beside the
+    accountant a practitioner would use (the Rényi accountant's ``RepeatAndSelectDpEvent`` for a random K, the PLD
+    accountant's composition for a fixed one). The same question as row 4 at δ = 1e-6 is row 4."""
+    geometric_run, geometric_event = _dpsgd(0.004, 1.0, 5000)
+    poisson_run, poisson_event = _dpsgd(0.02, 0.9, 500)
+    return [
+        Row("9a", "geometric(mean=20) on dpsgd(q=0.004, sigma=1.0, steps=5000), δ = 1e-5",
+            Side("best", SYMSEL_IMPORTS, _symsel_bound("geometric(mean=20)", geometric_run, 1e-5)),
+            [Side("RDP RepeatAndSelect(dpsgd, 20, 1)", DPACC_IMPORTS, _peer(
+                "RdpAccountant", f"dp_event.RepeatAndSelectDpEvent({geometric_event}, 20, 1)", 1.0, 1e-5))]),
+        Row("9b", "poisson(mean=10) on dpsgd(q=0.02, sigma=0.9, steps=500), δ = 1e-5",
+            Side("best", SYMSEL_IMPORTS, _symsel_bound("poisson(mean=10)", poisson_run, 1e-5)),
+            [Side("RDP RepeatAndSelect(dpsgd, 10, inf)", DPACC_IMPORTS, _peer(
+                "RdpAccountant", f"dp_event.RepeatAndSelectDpEvent({poisson_event}, 10, float('inf'))", 0.9,
+                1e-5))]),
+        Row("9c", "poisson(mean=30) on gaussian(sigma=2)",
+            Side("best", SYMSEL_IMPORTS, _symsel_bound("poisson(mean=30)", ("gaussian(sigma={s})", 2.0))),
+            [Side("RDP RepeatAndSelect(Gauss(σ), 30, inf)", DPACC_IMPORTS, _peer(
+                "RdpAccountant", "dp_event.RepeatAndSelectDpEvent(dp_event.GaussianDpEvent(s), 30, float('inf'))",
+                2.0))]),
+        Row("9d", "point(k=40) on gaussian(sigma=1)",
+            Side("best", SYMSEL_IMPORTS, _symsel_bound("point(k=40)", ("gaussian(sigma={s})", 1.0))),
+            [Side("PLD SelfComposed(Gauss(σ), 40)", DPACC_IMPORTS, _peer(
+                "PLDAccountant", "dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(s), 40)", 1.0))]),
+    ]
 
 
 # ------------------------------------------------------------------------------------------------ clocks
@@ -529,7 +565,7 @@ def source_state() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed turns per mode (median of these)")
-    parser.add_argument("--rows", default=None, help="comma-separated row ids (1..7, 8a..8d; 8 = all four)")
+    parser.add_argument("--rows", default=None, help="comma-separated row ids (1..7, 8a..8d, 9a..9d; 8 = all four 8s)")
     parser.add_argument("--quick", action="store_true", help="3 repeats, writes fast_quick.json")
     parser.add_argument("--profile", default=None, metavar="ROW", help="cProfile ROW's first call and stop")
     parser.add_argument("--rtol", type=float, default=None,
@@ -558,6 +594,8 @@ def main(argv: list[str] | None = None) -> int:
                "rows": records, "markdown": markdown, "wall_seconds": time.perf_counter() - start}
     payload["rtol"] = RTOL
     name = "fast_quick" if args.quick else "fast"
+    if chosen is not None and RTOL is not None:  # a selection of rows is its own file beside the full run's
+        name += "_rows_" + "_".join(chosen)
     path = write_results(name if RTOL is None else f"{name}_rtol{RTOL:g}", payload)
     print(f"\nwrote {path} ({payload['wall_seconds']:.0f} s)")
     return 0

@@ -282,7 +282,8 @@ def speed_tolerance_section(results: Results) -> list[str]:
              "each setting with the peer in its own run:", ""]
     for name in settings:
         result = results[name]
-        lines += [f"`rtol = {result['rtol']:g}`. {measured(result, 'benchmarks/bench_fast.py --rtol')}", "",
+        rows = f", rows {', '.join(result['rows_selected'])}" if result.get("rows_selected") else ""
+        lines += [f"`rtol = {result['rtol']:g}`{rows}. {measured(result, 'benchmarks/bench_fast.py --rtol')}", "",
                   *result["markdown"].rstrip("\n").split("\n"), ""]
     return lines[:-1]
 
