@@ -594,9 +594,9 @@ def main(argv: list[str] | None = None) -> int:
                "rows": records, "markdown": markdown, "wall_seconds": time.perf_counter() - start}
     payload["rtol"] = RTOL
     name = "fast_quick" if args.quick else "fast"
-    if chosen is not None and RTOL is not None:  # a selection of rows is its own file beside the full run's
-        name += "_rows_" + "_".join(chosen)
-    path = write_results(name if RTOL is None else f"{name}_rtol{RTOL:g}", payload)
+    if RTOL is not None:  # a selection of rows at a tolerance is its own file beside the full run's
+        name += f"_rtol{RTOL:g}" + ("" if chosen is None else "_rows_" + "_".join(chosen))
+    path = write_results(name, payload)
     print(f"\nwrote {path} ({payload['wall_seconds']:.0f} s)")
     return 0
 
