@@ -321,7 +321,7 @@ Take = Callable[..., np.ndarray]
 
 def gather(take: Take, values: np.ndarray, index: np.ndarray) -> np.ndarray:
     """``values[index]`` into an array of ``take`` (``index`` one-dimensional, every entry valid)."""
-    return np.take(values, index, out=take(index.size, values.dtype), mode="wrap")  # "raise" would copy to out
+    return values.take(index, out=take(index.size, values.dtype), mode="wrap")  # "raise" would copy to out
 
 
 class _ScratchState:

@@ -300,7 +300,7 @@ def chord_and_secant(profile: CellBoundProfile, q_side: tuple, p_side: tuple, ta
         secant = np.subtract(dphi_p_lo, np.multiply(profile._dphi(left, take), grow, out=take(n)), out=take(n))
         np.divide(secant, np.multiply(run, 1 + 1e-12, out=take(n)), out=secant)
         np.copyto(secant, 0.0, where=np.logical_not(np.greater(run, 0, out=take(n, bool)), out=take(n, bool)))
-        np.nan_to_num(secant, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+        np.copyto(secant, 0.0, where=np.logical_not(np.isfinite(secant, out=take(n, bool)), out=take(n, bool)))
         np.maximum(secant, 0.0, out=secant)
     return dphi_q_lo, chord, steep, secant
 

@@ -114,6 +114,10 @@ class _Pieces:
             extended_sums = np.concatenate([[0.0], np.cumsum(values.astype(np.longdouble))])
             head = extended_sums.astype(float)
             self.sums[name] = (head, (extended_sums - head).astype(float))
+        #: the same prefix sums as rows (head, tail) of one side, and (head, tail of ``A``, head, tail of ``B``) of
+        #: both: one gather of a row brings every number a mass needs (:meth:`mass`, :meth:`masses`)
+        self._rows = {name: np.ascontiguousarray(np.stack(self.sums[name], axis=1)) for name in ("A", "B")}
+        self._both = np.ascontiguousarray(np.concatenate([self._rows["A"], self._rows["B"]], axis=1))
         extended = float(np.finfo(np.longdouble).eps)
         mass_total = max(1.0, float(self.sums["A"][0][-1]), float(self.sums["B"][0][-1]))
         self.error = pair.mass_error + (self.a.size + 4) * extended * mass_total
@@ -128,9 +132,15 @@ class _Pieces:
         head, tail = self.sums[which]
         if take is None:
             return (head.take(hi) - head.take(lo)) + (tail.take(hi) - tail.take(lo))
-        heads = np.subtract(gather(take, head, hi), gather(take, head, lo), out=take(hi.size))
-        tails = np.subtract(gather(take, tail, hi), gather(take, tail, lo), out=take(hi.size))
-        return np.add(heads, tails, out=heads)
+        difference = _row_difference(take, self._rows[which], hi, lo)
+        return np.add(difference[:, 0], difference[:, 1], out=take(hi.size))
+
+    def masses(self, hi: np.ndarray, lo: np.ndarray, take: Take) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`mass` of ``Q`` and of ``Q'`` over the same pieces ``[lo, hi)`` (the same floats), into arrays of
+        ``take``."""
+        difference = _row_difference(take, self._both, hi, lo)
+        return (np.add(difference[:, 0], difference[:, 1], out=take(hi.size)),
+                np.add(difference[:, 2], difference[:, 3], out=take(hi.size)))
 
     def first_at_least(self, target: np.ndarray, side: int = 0) -> np.ndarray:
         """``np.searchsorted(ratio · (1 + side · RATIO_ALLOWANCE), target, side="left")``: the first piece whose
@@ -146,6 +156,15 @@ class _Pieces:
         """A :meth:`mass` from below (at least 0; into ``out`` when given)."""
         moved = np.subtract(np.multiply(mass, 1 - self.relative, out=out), self.error, out=out)
         return np.maximum(moved, 0.0, out=out)
+
+
+def _row_difference(take: Take, table: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """``table[hi] − table[lo]`` row by row (``table`` two-dimensional, C-ordered; every index valid), into an array
+    of ``take``."""
+    m, columns = hi.size, table.shape[1]
+    top = table.take(hi, axis=0, out=take(m * columns).reshape(m, columns), mode="wrap")
+    bottom = table.take(lo, axis=0, out=take(m * columns).reshape(m, columns), mode="wrap")
+    return np.subtract(top, bottom, out=top)
 
 
 class PairIntervalProfile(CellBoundProfile):
@@ -349,10 +368,10 @@ class PairIntervalProfile(CellBoundProfile):
         def fill(part: slice, take: Take, out: np.ndarray) -> None:
             h, low = gather(take, j1, row[part]), lo[part]
             last = gather(take, pieces.ratio, np.subtract(h, 1, out=take(h.size, h.dtype)))
+            mass_a, mass_b = pieces.masses(h, low, take)
             with np.errstate(over="ignore", invalid="ignore"):
-                np.subtract(np.multiply(last, self._dphi(pieces.mass(h, low, "A", take), take), out=last),
-                            np.multiply(e, self._dphi(pieces.mass(h, low, "B", take), take), out=take(h.size)),
-                            out=out)
+                np.subtract(np.multiply(last, self._dphi(mass_a, take), out=last),
+                            np.multiply(e, self._dphi(mass_b, take), out=take(h.size)), out=out)
             np.copyto(out, -np.inf, where=np.isnan(out))
 
         return SCRATCH.blocks(row.size, CELL_BLOCK, fill)
@@ -375,9 +394,11 @@ class PairIntervalProfile(CellBoundProfile):
             lo_c = np.minimum(low, start, out=take(n, start.dtype))  # a run reaching above j0: masses stay >= 0
             hi_c = np.minimum(high, start, out=take(n, start.dtype))
             apart = np.less_equal(high, start, out=take(n, bool))
-            a_hi = pieces.mass(end, lo_c, "A", take)
+            # both masses over the l-run's widest and narrowest reach: the corner bound takes A from the first and
+            # B from the second, the linearized bound the other two
+            a_hi, b_hi_all = pieces.masses(end, lo_c, take)
             pieces.up(a_hi, out=a_hi)
-            b_lo = pieces.mass(start, hi_c, "B", take)
+            a_lo_all, b_lo = pieces.masses(start, hi_c, take)
             pieces.down(b_lo, out=b_lo)
             np.copyto(b_lo, 0.0, where=np.logical_not(apart, out=take(n, bool)))
             d_hi = np.multiply(self._dphi(a_hi, take), grow, out=take(n))
@@ -389,10 +410,8 @@ class PairIntervalProfile(CellBoundProfile):
             i = np.flatnonzero(apart)
             if i.size:
                 h0, h1, l0, l1 = (gather(take, index, i) for index in (start, end, lo_c, hi_c))
-                a_lo = pieces.mass(h0, l1, "A", take)
-                pieces.down(a_lo, out=a_lo)
-                b_hi = pieces.mass(h1, l0, "B", take)
-                pieces.up(b_hi, out=b_hi)
+                a_lo = pieces.down(gather(take, a_lo_all, i), out=take(i.size))
+                b_hi = pieces.up(gather(take, b_hi_all, i), out=take(i.size))
                 linear = self._linear(pieces, h0, h1, l0, l1, gather(take, r, i), e,
                                       (a_lo, gather(take, a_hi, i), gather(take, d_hi, i)),
                                       (gather(take, b_lo, i), b_hi, gather(take, d_b_lo, i)), take)
@@ -446,8 +465,9 @@ class PairIntervalProfile(CellBoundProfile):
         best.fill(-np.inf)
         a, b = take(m), take(m)
         for h, l_star in ((h, l_star) for h in (j0, j1) for l_star in crossings):
-            np.clip(pieces.up(pieces.mass(h, l_star, "A", take), out=a), a_lo, a_hi, out=a)
-            np.maximum(pieces.down(pieces.mass(h, l_star, "B", take), out=b), b_lo, out=b)
+            mass_a, mass_b = pieces.masses(h, l_star, take)
+            np.clip(pieces.up(mass_a, out=a), a_lo, a_hi, out=a)
+            np.maximum(pieces.down(mass_b, out=b), b_lo, out=b)
             np.maximum(best, linearized_value(r, e, (a, a_lo, d_a_lo, chord), (b, b_lo, d_b_lo, secant), take),
                        out=best)
         np.copyto(best, np.inf, where=steep)
