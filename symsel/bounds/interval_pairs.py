@@ -38,6 +38,7 @@ from symsel.bounds.interval import (
     chord_and_secant,
     coarse_then_fine,
     linearized_value,
+    settle_share,
     upper_difference,
 )
 from symsel.bounds.precision import usable_float_error
@@ -356,7 +357,8 @@ class PairIntervalProfile(CellBoundProfile):
         return branch_and_bound(
             j1, L_COARSE, [split for split, _ in REFINEMENTS], REFINE_CELLS,
             lambda row, lo, hi, floor: self._cells(pieces, j0, j1, row, lo, hi, e, floor),
-            lambda row, lo: self._point_values(pieces, j1, row, lo, e))
+            lambda row, lo: self._point_values(pieces, j1, row, lo, e),
+            settle=settle_share(self.search_rtol))
 
     def _point_values(self, pieces: _Pieces, j1: np.ndarray, row: np.ndarray, lo: np.ndarray, e: float) -> np.ndarray:
         """The integrand (float64, uncertified: it only steers the branch and bound) at ``l`` the start of piece
