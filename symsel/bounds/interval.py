@@ -322,7 +322,8 @@ def linearized_value(r: np.ndarray, e: float, a_side: tuple, b_side: tuple, take
 
 def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: int,
                      bounds: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-                     points: Callable[[np.ndarray, np.ndarray], np.ndarray], settle: float = 0.0) -> np.ndarray:
+                     points: Callable[[np.ndarray, np.ndarray], np.ndarray], settle: float = 0.0,
+                     least: float = -math.inf) -> np.ndarray:
     """For each row ``i`` (an ``h``-cell), an upper bound on the integrand over the row and every ``l``-cell of a
     grid of finest cells ``[0, end[i])``, by branch and bound on the ``l``-axis (docs/interval.md, "Certified
     evaluation"). ``bounds(row, lo, hi, floor)`` bounds the integrand over the finest cells ``[lo, hi)`` of each row;
@@ -340,6 +341,8 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
     integrand, as in a weakly private run, has many cells near its maximum).
     A cell whose bound is within ``settle · |L|`` above ``L`` is not cut further either (its bound is kept): cutting
     it could lower the row's bound by at most that share (the tolerance of the search, :func:`settle_share`).
+    ``L`` starts at ``least``: where only the positive part of each row's bound is wanted (the charges), ``least=0``
+    drops every cell whose bound is at most 0, and a row whose integrand is negative throughout answers 0.
     The row's bound is the largest of ``L`` and the bounds of the cells not cut further. Sound whatever ``L`` is:
     every dropped cell's bound is at most ``L``, so every part of the axis is covered by a bound at most the one
     returned; ``L`` only decides the work. A NaN bound counts as ``+inf``."""
@@ -350,7 +353,7 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
         if widths[-1] == 1:
             break
         widths.append(max(1, widths[-1] // split))
-    estimate = np.full(size, -np.inf)
+    estimate = np.full(size, float(least))
     result = np.full(size, -np.inf)
     set_aside: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
 
@@ -739,7 +742,8 @@ class IntervalProfile(CellBoundProfile):
         refined = branch_and_bound(
             end, per_coarse, [split for split, _ in REFINEMENTS], REFINE_CELLS,
             lambda row, lo, hi, floor: self._cell_bounds(cells, row, lo, hi, edges, sides, e, floor),
-            lambda row, lo: self._point_values(cells, row, lo, sides, e), settle=settle_share(self.search_rtol))
+            lambda row, lo: self._point_values(cells, row, lo, sides, e), settle=settle_share(self.search_rtol),
+            least=0.0)
         return np.maximum(refined, np.maximum(bottom, 0.0))
 
     def _point_values(self, cells: _HCells, row: np.ndarray, lower: np.ndarray, sides: dict, e: float) -> np.ndarray:

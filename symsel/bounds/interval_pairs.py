@@ -358,7 +358,7 @@ class PairIntervalProfile(CellBoundProfile):
             j1, L_COARSE, [split for split, _ in REFINEMENTS], REFINE_CELLS,
             lambda row, lo, hi, floor: self._cells(pieces, j0, j1, row, lo, hi, e, floor),
             lambda row, lo: self._point_values(pieces, j1, row, lo, e),
-            settle=settle_share(self.search_rtol))
+            settle=settle_share(self.search_rtol), least=0.0)
 
     def _point_values(self, pieces: _Pieces, j1: np.ndarray, row: np.ndarray, lo: np.ndarray, e: float) -> np.ndarray:
         """The integrand (float64, uncertified: it only steers the branch and bound) at ``l`` the start of piece

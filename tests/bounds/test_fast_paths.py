@@ -169,6 +169,31 @@ def test_cells_settled_within_the_tolerance_keep_their_bound(seed: int, settle: 
 
 
 @pytest.mark.parametrize("seed", range(4))
+def test_rows_wanted_only_above_zero_answer_their_positive_part(seed: int) -> None:
+    """``least=0``: rows whose function is negative throughout answer 0, the others their maximum (brute force), with
+    fewer cells bounded than from ``−inf``."""
+    rng = np.random.default_rng(400 + seed)
+    rows, width = 8, 4096
+    f = np.cumsum(rng.normal(size=(rows, width)), axis=1) - 20.0 * rng.random((rows, 1))
+    end = rng.integers(1, width + 1, size=rows)
+    expected = np.array([f[r, :end[r]].max() for r in range(rows)])
+    assert np.any(expected < 0) and np.any(expected > 0)  # the example has both kinds of rows
+    counts = []
+
+    def bounds(row: np.ndarray, lo: np.ndarray, hi: np.ndarray, floor: np.ndarray) -> np.ndarray:
+        counts[-1] += row.size
+        return _exact_cell_max(f)(row, lo, hi)
+
+    answers = []
+    for least in (-math.inf, 0.0):
+        counts.append(0)
+        answers.append(branch_and_bound(end, 512, [8, 8, 8], 24, bounds, lambda row, lo: f[row, lo], least=least))
+    np.testing.assert_array_equal(answers[0], expected)
+    np.testing.assert_array_equal(answers[1], np.maximum(expected, 0.0))
+    assert counts[1] < counts[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
 def test_settled_cells_with_loose_bounds_stay_within_the_tolerance(seed: int) -> None:
     """Loose cell bounds (above the cell's maximum by a slack proportional to its width) and exact point values: the
     rows settled at a tolerance are never below the maximum, and at most the tolerance above the rows refined to
@@ -207,9 +232,9 @@ def test_branch_and_bound_counts_a_nan_bound_as_infinite() -> None:
 def _without_floor(search):
     """:func:`branch_and_bound` as it was before the floor: every cell bounded in full (no floor: the cell bounds'
     slow path, the second-order bound on every cell apart)."""
-    def run(end, coarse, splits, cap, bounds, points, settle=0.0):
+    def run(end, coarse, splits, cap, bounds, points, settle=0.0, least=-math.inf):
         return search(end, coarse, splits, cap, lambda row, lo, hi, floor: bounds(row, lo, hi, None), points,
-                      settle=settle)
+                      settle=settle, least=least)
 
     return run
 
