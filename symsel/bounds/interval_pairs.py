@@ -350,10 +350,10 @@ class PairIntervalProfile(CellBoundProfile):
 
     # ------------------------------------------------------------------ cells
     def _row_bounds(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, e: float) -> np.ndarray:
-        """For each ``h``-run of pieces ``[j0, j1)``, an upper bound on the integrand over the run and every
-        ``l ≤ h``: :func:`~symsel.bounds.interval.branch_and_bound` over ``l``-cells of pieces, from
-        :data:`L_COARSE` pieces down to single ones (:data:`REFINEMENTS`, at most :data:`REFINE_CELLS` cells of a row
-        cut at each level)."""
+        """For each ``h``-run of pieces ``[j0, j1)``, an upper bound on the positive part of the integrand over the
+        run and every ``l ≤ h`` (0 where it is negative throughout): :func:`~symsel.bounds.interval.branch_and_bound`
+        over ``l``-cells of pieces, from :data:`L_COARSE` pieces down to single ones (:data:`REFINEMENTS`, at most
+        :data:`REFINE_CELLS` cells of a row cut at each level)."""
         return branch_and_bound(
             j1, L_COARSE, [split for split, _ in REFINEMENTS], REFINE_CELLS,
             lambda row, lo, hi, floor: self._cells(pieces, j0, j1, row, lo, hi, e, floor),
