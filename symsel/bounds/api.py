@@ -393,19 +393,20 @@ def _interval(dist: Distribution, base: Profile, rtol: float) -> SelectionBound:
     certificate = {"h_width": interval.h_width(selection.mu), "l_width": finest, "l_coarse": interval.L_COARSE,
                    "h_top": selection.mu + interval.TOP,
                    "mass_allowance": interval.MASS_ALLOWANCE, "sum_allowance": interval.SUM_ALLOWANCE,
-                   "search_rtol": rtol}
+                   "search_rtol": rtol, "cell_tolerance": interval.settle_share(rtol)}
     theorem = "worst case over expanding-interval orders on a Gaussian base (symsel interval bound, docs/interval.md)"
     return SelectionBound("interval", theorem, selection, dist, base, certificate, {"mu": selection.mu})
 
 
 def _pair_interval(dist: Distribution, base: Profile, rtol: float) -> SelectionBound:
     from symsel.bounds import interval_pairs as ip
+    from symsel.bounds.interval import settle_share
 
     selection = ip.pair_interval_profile(dist, base)
     selection.search_rtol = rtol
     certificate: dict[str, Scalar] = {
         "piece_mass": selection.piece_mass, "l_coarse_pieces": ip.L_COARSE, "sum_allowance": ip.SUM_ALLOWANCE,
-        "search_rtol": rtol,
+        "search_rtol": rtol, "cell_tolerance": settle_share(rtol),
         "pairs": "; ".join(f"{p.source} ({p.n} atoms, mass error {p.mass_error:.2g})" for p in selection.pairs)}
     theorem = ("worst case over expanding-interval orders of the base's dominating pairs ordered by privacy loss, "
                "atoms split (symsel interval bound, docs/interval.md, Theorem 3)")

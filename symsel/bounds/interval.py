@@ -322,7 +322,8 @@ def linearized_value(r: np.ndarray, e: float, a_side: tuple, b_side: tuple, take
 
 def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: int,
                      bounds: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-                     points: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+                     points: Callable[[np.ndarray, np.ndarray], np.ndarray], settle: float = 0.0,
+                     least: float = -math.inf) -> np.ndarray:
     """For each row ``i`` (an ``h``-cell), an upper bound on the integrand over the row and every ``l``-cell of a
     grid of finest cells ``[0, end[i])``, by branch and bound on the ``l``-axis (docs/interval.md, "Certified
     evaluation"). ``bounds(row, lo, hi, floor)`` bounds the integrand over the finest cells ``[lo, hi)`` of each row;
@@ -338,6 +339,10 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
     more than :data:`DEFERRED_TOLERANCE` of it is taken up again, and cut as before (at most
     :data:`DEFERRED_PASSES` times, and at most :data:`DEFERRED_WORK` times the cells of the first descent: a flat
     integrand, as in a weakly private run, has many cells near its maximum).
+    A cell whose bound is within ``settle · |L|`` above ``L`` is not cut further either (its bound is kept): cutting
+    it could lower the row's bound by at most that share (the tolerance of the search, :func:`settle_share`).
+    ``L`` starts at ``least``: where only the positive part of each row's bound is wanted (the charges), ``least=0``
+    drops every cell whose bound is at most 0, and a row whose integrand is negative throughout answers 0.
     The row's bound is the largest of ``L`` and the bounds of the cells not cut further. Sound whatever ``L`` is:
     every dropped cell's bound is at most ``L``, so every part of the axis is covered by a bound at most the one
     returned; ``L`` only decides the work. A NaN bound counts as ``+inf``."""
@@ -348,7 +353,7 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
         if widths[-1] == 1:
             break
         widths.append(max(1, widths[-1] // split))
-    estimate = np.full(size, -np.inf)
+    estimate = np.full(size, float(least))
     result = np.full(size, -np.inf)
     set_aside: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
 
@@ -375,6 +380,11 @@ def branch_and_bound(end: np.ndarray, coarse: int, splits: Sequence[int], cap: i
             if level == len(widths) - 1:
                 np.maximum.at(result, row, bound)
                 return
+            if settle > 0:  # within the tolerance of the row's estimate: kept with its bound
+                floor = floor[keep]
+                settled = bound <= floor + settle * np.abs(floor)
+                np.maximum.at(result, row[settled], bound[settled])
+                row, lo, bound = row[~settled], lo[~settled], bound[~settled]
             order = np.lexsort((-bound, row))  # within each row, the largest bounds first
             row, lo, bound = row[order], lo[order], bound[order]
             cut = np.arange(row.size) - np.searchsorted(row, row, side="left") < cap
@@ -423,6 +433,18 @@ NEWTON_MAX_STEP = 0.1
 #: the smallest search tolerance at which that guess is tried: on random laws on DP-SGD it misses the crossing by
 #: 1e-5 to 3e-5 of ``ε``, and a probe pair that brackets nothing costs two evaluations more than the plain steps.
 NEWTON_MIN_RTOL = 3e-5
+#: the share of the search's tolerance (:attr:`CellBoundProfile.search_rtol`) by which a cell's bound may exceed its
+#: row's estimate and still be kept uncut (:func:`branch_and_bound`'s ``settle``; docs/interval.md, "Branch and bound
+#: on the l-axis"): each row's bound, so the sum, is then at most that share above the bound refined to the finest
+#: cells, which moves ``ε`` by that share divided by ``ε |d log δ / dε|`` (relative; about ``2 log(1/δ)`` on a
+#: Gaussian-like tail), well within the search's own tolerance.
+SETTLE_SHARE = 1.0
+
+
+def settle_share(rtol: float) -> float:
+    """How far (relative) above its row's estimate a cell's bound may be kept uncut at search tolerance ``rtol``
+    (:data:`SETTLE_SHARE` of it)."""
+    return SETTLE_SHARE * rtol
 
 
 def _crossing_estimate(points: list[tuple[float, float]]) -> float | None:
@@ -720,7 +742,8 @@ class IntervalProfile(CellBoundProfile):
         refined = branch_and_bound(
             end, per_coarse, [split for split, _ in REFINEMENTS], REFINE_CELLS,
             lambda row, lo, hi, floor: self._cell_bounds(cells, row, lo, hi, edges, sides, e, floor),
-            lambda row, lo: self._point_values(cells, row, lo, sides, e))
+            lambda row, lo: self._point_values(cells, row, lo, sides, e), settle=settle_share(self.search_rtol),
+            least=0.0)
         return np.maximum(refined, np.maximum(bottom, 0.0))
 
     def _point_values(self, cells: _HCells, row: np.ndarray, lower: np.ndarray, sides: dict, e: float) -> np.ndarray:

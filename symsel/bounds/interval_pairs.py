@@ -38,6 +38,7 @@ from symsel.bounds.interval import (
     chord_and_secant,
     coarse_then_fine,
     linearized_value,
+    settle_share,
     upper_difference,
 )
 from symsel.bounds.precision import usable_float_error
@@ -349,14 +350,15 @@ class PairIntervalProfile(CellBoundProfile):
 
     # ------------------------------------------------------------------ cells
     def _row_bounds(self, pieces: _Pieces, j0: np.ndarray, j1: np.ndarray, e: float) -> np.ndarray:
-        """For each ``h``-run of pieces ``[j0, j1)``, an upper bound on the integrand over the run and every
-        ``l ≤ h``: :func:`~symsel.bounds.interval.branch_and_bound` over ``l``-cells of pieces, from
-        :data:`L_COARSE` pieces down to single ones (:data:`REFINEMENTS`, at most :data:`REFINE_CELLS` cells of a row
-        cut at each level)."""
+        """For each ``h``-run of pieces ``[j0, j1)``, an upper bound on the positive part of the integrand over the
+        run and every ``l ≤ h`` (0 where it is negative throughout): :func:`~symsel.bounds.interval.branch_and_bound`
+        over ``l``-cells of pieces, from :data:`L_COARSE` pieces down to single ones (:data:`REFINEMENTS`, at most
+        :data:`REFINE_CELLS` cells of a row cut at each level)."""
         return branch_and_bound(
             j1, L_COARSE, [split for split, _ in REFINEMENTS], REFINE_CELLS,
             lambda row, lo, hi, floor: self._cells(pieces, j0, j1, row, lo, hi, e, floor),
-            lambda row, lo: self._point_values(pieces, j1, row, lo, e))
+            lambda row, lo: self._point_values(pieces, j1, row, lo, e),
+            settle=settle_share(self.search_rtol), least=0.0)
 
     def _point_values(self, pieces: _Pieces, j1: np.ndarray, row: np.ndarray, lo: np.ndarray, e: float) -> np.ndarray:
         """The integrand (float64, uncertified: it only steers the branch and bound) at ``l`` the start of piece

@@ -137,6 +137,86 @@ def test_a_weak_laplace_run_with_a_spread_law_is_bracketed_closely() -> None:
     assert 0.0647 <= lower <= symsel.bound(law, base, "interval").epsilon(1e-6) <= 1.005 * lower
 
 
+@pytest.mark.parametrize("settle", [0.02, 0.1, 0.5])
+@pytest.mark.parametrize("seed", range(4))
+def test_cells_settled_within_the_tolerance_keep_their_bound(seed: int, settle: float) -> None:
+    """A cell whose bound is within ``settle`` of its row's estimate is not cut, and its bound counts: with exact cell
+    bounds and point values below the function (so the estimate is below the maximum and the cell holding it may
+    settle), every row's answer is still the maximum of its function (brute force), with fewer cells bounded than
+    without the tolerance."""
+    rng = np.random.default_rng(200 + seed)
+    rows, width = 6, 4096
+    f = 10.0 + np.cumsum(rng.normal(size=(rows, width)), axis=1)
+    end = rng.integers(1, width + 1, size=rows)
+    expected = np.array([f[r, :end[r]].max() for r in range(rows)])
+    below = rng.uniform(0.0, 2.0, size=f.shape)
+    counts = []
+
+    def bounds(row: np.ndarray, lo: np.ndarray, hi: np.ndarray, floor: np.ndarray) -> np.ndarray:
+        counts[-1] += row.size
+        return _exact_cell_max(f)(row, lo, hi)
+
+    def points(row: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        return f[row, lo] - below[row, lo]
+
+    answers = []
+    for tolerance in (0.0, settle):
+        counts.append(0)
+        answers.append(branch_and_bound(end, 512, [8, 8, 8], 24, bounds, points, settle=tolerance))
+    np.testing.assert_array_equal(answers[0], expected)
+    np.testing.assert_array_equal(answers[1], expected)
+    assert counts[1] < counts[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rows_wanted_only_above_zero_answer_their_positive_part(seed: int) -> None:
+    """``least=0``: rows whose function is negative throughout answer 0, the others their maximum (brute force), with
+    fewer cells bounded than from ``−inf``."""
+    rng = np.random.default_rng(400 + seed)
+    rows, width = 8, 4096
+    f = np.cumsum(rng.normal(size=(rows, width)), axis=1) - 20.0 * rng.random((rows, 1))
+    end = rng.integers(1, width + 1, size=rows)
+    expected = np.array([f[r, :end[r]].max() for r in range(rows)])
+    assert np.any(expected < 0) and np.any(expected > 0)  # the example has both kinds of rows
+    counts = []
+
+    def bounds(row: np.ndarray, lo: np.ndarray, hi: np.ndarray, floor: np.ndarray) -> np.ndarray:
+        counts[-1] += row.size
+        return _exact_cell_max(f)(row, lo, hi)
+
+    answers = []
+    for least in (-math.inf, 0.0):
+        counts.append(0)
+        answers.append(branch_and_bound(end, 512, [8, 8, 8], 24, bounds, lambda row, lo: f[row, lo], least=least))
+    np.testing.assert_array_equal(answers[0], expected)
+    np.testing.assert_array_equal(answers[1], np.maximum(expected, 0.0))
+    assert counts[1] < counts[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_settled_cells_with_loose_bounds_stay_within_the_tolerance(seed: int) -> None:
+    """Loose cell bounds (above the cell's maximum by a slack proportional to its width) and exact point values: the
+    rows settled at a tolerance are never below the maximum, and at most the tolerance above the rows refined to
+    the finest cells (each settled cell's bound is within it of an estimate that is at most the maximum)."""
+    rng = np.random.default_rng(300 + seed)
+    rows, width = 5, 4096
+    f = 1.0 + 1e-2 * rng.random((rows, width))
+    end = rng.integers(1, width + 1, size=rows)
+    expected = np.array([f[r, :end[r]].max() for r in range(rows)])
+
+    def bounds(row: np.ndarray, lo: np.ndarray, hi: np.ndarray, floor: np.ndarray) -> np.ndarray:
+        return _exact_cell_max(f)(row, lo, hi) + 2e-6 * (hi - lo)
+
+    def points(row: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        return f[row, lo]
+
+    refined = branch_and_bound(end, 512, [8, 8, 8], 24, bounds, points)
+    settled = branch_and_bound(end, 512, [8, 8, 8], 24, bounds, points, settle=1e-3)
+    assert np.all(settled >= expected) and np.all(refined >= expected)
+    assert np.all(settled <= np.maximum(refined, expected * (1 + 1e-3)))
+    assert np.any(settled > refined)  # the tolerance was used
+
+
 def test_branch_and_bound_counts_a_nan_bound_as_infinite() -> None:
     f = np.zeros((1, 64))
     bounds = _exact_cell_max(f)
@@ -152,8 +232,9 @@ def test_branch_and_bound_counts_a_nan_bound_as_infinite() -> None:
 def _without_floor(search):
     """:func:`branch_and_bound` as it was before the floor: every cell bounded in full (no floor: the cell bounds'
     slow path, the second-order bound on every cell apart)."""
-    def run(end, coarse, splits, cap, bounds, points):
-        return search(end, coarse, splits, cap, lambda row, lo, hi, floor: bounds(row, lo, hi, None), points)
+    def run(end, coarse, splits, cap, bounds, points, settle=0.0, least=-math.inf):
+        return search(end, coarse, splits, cap, lambda row, lo, hi, floor: bounds(row, lo, hi, None), points,
+                      settle=settle, least=least)
 
     return run
 
@@ -224,7 +305,8 @@ def test_pair_rows_are_never_below_a_dense_scan_of_the_integrand(law: str) -> No
     for j0, j1, row in zip(starts, ends, rows, strict=True):
         dense = _dense_pair_sup(profile, pieces, int(j0), int(j1), e)
         assert row >= dense - 1e-12 * abs(dense)
-        assert row <= dense + 1e-3 * max(1.0, abs(dense))  # and tight: branch and bound reaches single pieces
+        # and tight: branch and bound reaches single pieces (a row is wanted only where positive: 0 below)
+        assert row <= max(dense, 0.0) + 1e-3 * max(1.0, abs(dense))
 
 
 def test_gaussian_rows_are_never_below_a_dense_scan_of_the_integrand() -> None:
@@ -565,3 +647,26 @@ def test_a_search_tolerance_out_of_range_is_refused_naming_it(rtol: Any, method:
     with pytest.raises(ParameterError, match="rtol"):
         symsel.bound(symsel.parse_distribution("point(k=3)"), symsel.parse_profile("gaussian(sigma=4)"), method,
                      rtol=rtol)
+
+
+@pytest.mark.parametrize(("law", "base", "eps"), [
+    ("geometric(mean=10)", RANDOM_PAIR, 2.0), ("point(k=40)", "laplace(scale=1)", 6.0),
+    ("poisson(mean=10)", "dpsgd(q=0.01, sigma=1.1, steps=10)", 1.0), ("geometric(mean=30)", "gaussian(sigma=4)", 1.5),
+    ("poisson(mean=30)", "gaussian(sigma=2)", 7.0)])
+def test_the_bound_at_a_wide_search_tolerance_is_within_it_of_the_refined_bound(law, base, eps) -> None:
+    """At the widest ``rtol`` (1e-2) the branch and bound keeps cells within :func:`settle_share` of it above their
+    row's estimate uncut: the certified ``δ`` stays within that share of the bound refined to the finest cells (and
+    not below it beyond rounding), at three ``ε``."""
+    import symsel.bounds.interval as gaussian_module
+
+    dist, b = symsel.parse_distribution(law), symsel.parse_profile(base)
+    build = gaussian_module.interval_profile if base.startswith("gaussian") else pair_interval_profile
+    values = {}
+    for rtol in (1e-9, 1e-2):
+        profile = build(dist, b)
+        profile.search_rtol = rtol
+        values[rtol] = np.array([profile.delta_nonnegative(eps * factor) for factor in (0.8, 1.0, 1.2)])
+    refined, settled = values[1e-9], values[1e-2]
+    assert np.all(refined > 0) and np.all(refined < 1)
+    assert np.all(settled >= refined * (1 - 1e-9))
+    assert np.all(settled <= refined * (1 + gaussian_module.settle_share(1e-2)))
