@@ -423,6 +423,14 @@ NEWTON_MAX_STEP = 0.1
 #: the smallest search tolerance at which that guess is tried: on random laws on DP-SGD it misses the crossing by
 #: 1e-5 to 3e-5 of ``ε``, and a probe pair that brackets nothing costs two evaluations more than the plain steps.
 NEWTON_MIN_RTOL = 3e-5
+#: farther than :data:`NEWTON_MAX_STEP`, the search's first step below ``upper`` is this share of the Newton step (in
+#: place of 1 % of ``upper``): on a fixed ``K`` on DP-SGD the interval bound's ``log δ`` is slightly concave in ``ε``
+#: and the hinting profile's slope slightly steeper, so the full step lands 1-2 % above the crossing; the share keeps
+#: a flatter hint from overshooting it by much (:func:`_far_step_below`).
+FAR_NEWTON_SHARE = 0.98
+#: the largest relative step below ``upper`` taken as that first step: farther, the hinting profile says little of
+#: this one's slope (a Gaussian base, where the interval bound is 30-50 % below the others).
+FAR_NEWTON_MAX_STEP = 0.25
 
 
 def _crossing_estimate(points: list[tuple[float, float]]) -> float | None:
@@ -453,18 +461,21 @@ def _probe_close(gap: Callable[[float], float], hi: float, feasible: list[tuple[
 
 
 def _probe_around(gap: Callable[[float], float], hi: float, estimate: float, feasible: list[tuple[float, float]],
-                  width: float) -> tuple[str, float, float]:
+                  width: float, lo: float | None = None) -> tuple[str, float, float]:
     """Two evaluations around an estimate of the crossing below ``hi`` (the lowest point known within the target):
     the point half a ``width`` above the estimate, then one ``width`` below it. Returns ``("done", x, gap)``: ``x`` is
-    within the target and the point one ``width`` below it is not, so ``x`` is the answer; ``("over", x, hi)``: ``x``
-    is over the target, the crossing is in ``[x, hi]``; ``("within", x, g)``: both were within it, ``x`` (gap ``g``)
-    is the lower, and both are appended to ``feasible``. Only the work depends on the estimate: every point it
-    returns was checked."""
+    within the target and the point one ``width`` below it is not, so ``x`` is the answer; ``("over", x, g)``: ``x``
+    is over the target (its gap at least ``g > 0``), the crossing is in ``[x, hi]``; ``("within", x, g)``: both were within it, ``x`` (gap ``g``)
+    is the lower, and both are appended to ``feasible``. ``lo``, when given, is a point checked over the target: the
+    lower probe is not taken below it, and not evaluated when it is ``lo`` itself. Only the work depends on the
+    estimate: every point it returns was checked."""
     above = min(estimate + 0.5 * width, hi)
     g_above = gap(above)
     if g_above > 0:
-        return "over", above, hi
-    below = max(above - width, 0.0)
+        return "over", above, g_above
+    below = max(above - width, 0.0 if lo is None else lo)
+    if lo is not None and below <= lo:  # the point one width below is at most lo, known over the target
+        return "done", above, g_above
     g_below = gap(below)
     if g_below > 0:
         return "done", above, g_above
@@ -483,6 +494,34 @@ def _next_below(lo: float, g_lo: float, hi: float, g_hi: float, upper: float) ->
         step = g_lo * (hi - lo) / (g_hi - g_lo) + 0.002 * upper  # g_lo ≤ 0: the distance to the crossing, ≥ 0
         step = min(max(step, 0.005 * upper), 0.25 * upper)
     return max(0.0, lo - step)
+
+
+def _bracket_estimate(over: list[tuple[float, float]], feasible: list[tuple[float, float]]) -> float | None:
+    """Where ``gap`` crosses 0 inside the bracket between the highest point over the target (``over``, gaps
+    ``> 0``, each at most the point's gap) and the lowest within it (``feasible``, gaps exact): the root of the
+    parabola through those two and the next point nearest the bracket on either side (:func:`_crossing_estimate`),
+    else of the line through the two; ``None`` when neither falls inside the bracket."""
+    below, above = sorted(over)[-2:], sorted(feasible)[:2]
+    lo, hi = below[-1], above[0]
+    third = sorted(below[:-1] + above[1:], key=lambda point: min(abs(point[0] - lo[0]), abs(point[0] - hi[0])))[:1]
+    for points in (third + [hi, lo], [hi, lo]):
+        estimate = _crossing_estimate(points)
+        if estimate is not None and lo[0] < estimate < hi[0]:
+            return estimate
+    return None
+
+
+def _far_step_below(upper: float, gap_upper: float, slope: float | None) -> float | None:
+    """The search's first step below ``upper`` (gap ``gap_upper ≤ 0``) when the Newton step along the hinted
+    ``slope`` (``< 0``) is farther than :data:`NEWTON_MAX_STEP` and at most :data:`FAR_NEWTON_MAX_STEP` of ``upper``:
+    :data:`FAR_NEWTON_SHARE` of that step (a guess near
+    and above the crossing, :meth:`CellBoundProfile._search` brackets it); else ``None`` (1 % of ``upper``)."""
+    if slope is None or not (math.isfinite(slope) and slope < 0 and math.isfinite(gap_upper) and gap_upper <= 0):
+        return None
+    step = gap_upper / slope
+    if not NEWTON_MAX_STEP * upper < step <= FAR_NEWTON_MAX_STEP * upper:
+        return None
+    return max(0.0, upper - FAR_NEWTON_SHARE * step)
 
 
 class CellBoundProfile(Profile):
@@ -588,9 +627,13 @@ class CellBoundProfile(Profile):
                 if outcome == "done":
                     return x
                 if outcome == "over":
-                    lo = x
+                    lo, g_lo = x, y
                     break
-                lo = 0.99 * hi if len(feasible) < 2 else _next_below(hi, g_hi, *feasible[-2], upper)
+                if len(feasible) >= 2:
+                    lo = _next_below(hi, g_hi, *feasible[-2], upper)
+                else:
+                    far = _far_step_below(hi, g_hi, slope)
+                    lo = 0.99 * hi if far is None else far
                 g_lo = gap(lo)
                 if g_lo > 0:
                     break
@@ -598,6 +641,20 @@ class CellBoundProfile(Profile):
                     return 0.0
                 feasible.append((lo, g_lo))
                 outcome, x, y = "within", lo, g_lo
+            over = [(lo, g_lo)]
+            while probes > 0:  # a bracket: model guesses inside it, the points over the target with their gaps' bounds
+                estimate = _bracket_estimate(over, feasible)
+                if estimate is None:
+                    break
+                probes -= 1
+                outcome, x, y = _probe_around(gap, hi, estimate, feasible, self._width(estimate), lo)
+                if outcome == "done":
+                    return x
+                if outcome == "over":
+                    lo = x
+                    over.append((x, y))
+                else:
+                    hi = x
         return last_feasible(gap, lo, hi, xtol=SEARCH_XTOL, rtol=self.search_rtol)
 
 
