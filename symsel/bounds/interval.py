@@ -462,13 +462,14 @@ def _probe_close(gap: Callable[[float], float], hi: float, feasible: list[tuple[
 
 def _probe_around(gap: Callable[[float], float], hi: float, estimate: float, feasible: list[tuple[float, float]],
                   width: float, lo: float | None = None) -> tuple[str, float, float]:
-    """Two evaluations around an estimate of the crossing below ``hi`` (the lowest point known within the target):
-    the point half a ``width`` above the estimate, then one ``width`` below it. Returns ``("done", x, gap)``: ``x`` is
-    within the target and the point one ``width`` below it is not, so ``x`` is the answer; ``("over", x, g)``: ``x``
-    is over the target (its gap at least ``g > 0``), the crossing is in ``[x, hi]``; ``("within", x, g)``: both were within it, ``x`` (gap ``g``)
-    is the lower, and both are appended to ``feasible``. ``lo``, when given, is a point checked over the target: the
-    lower probe is not taken below it, and not evaluated when it is ``lo`` itself. Only the work depends on the
-    estimate: every point it returns was checked."""
+    """Two evaluations around an estimate of the crossing below ``hi`` (the lowest point known, or estimated, within
+    the target): the point half a ``width`` above the estimate, then one ``width`` below it. Returns ``("done", x,
+    gap)``: ``x`` is within the target and the point one ``width`` below it is not, so ``x`` is the answer;
+    ``("over", x, g)``: ``x`` is over the target (its gap at least ``g > 0``), the crossing is in ``[x, hi]``;
+    ``("within", x, g)``: both were within it, ``x`` (gap ``g``) is the lower, and both are appended to
+    ``feasible``. ``lo``, when given, is a point checked over the target: the lower probe is not taken below it,
+    and not evaluated when it is ``lo`` itself. Only the work depends on the estimate: every point it returns was
+    checked."""
     above = min(estimate + 0.5 * width, hi)
     g_above = gap(above)
     if g_above > 0:
@@ -504,7 +505,7 @@ def _bracket_estimate(over: list[tuple[float, float]], feasible: list[tuple[floa
     below, above = sorted(over)[-2:], sorted(feasible)[:2]
     lo, hi = below[-1], above[0]
     third = sorted(below[:-1] + above[1:], key=lambda point: min(abs(point[0] - lo[0]), abs(point[0] - hi[0])))[:1]
-    for points in (third + [hi, lo], [hi, lo]):
+    for points in ([*third, hi, lo], [hi, lo]):
         estimate = _crossing_estimate(points)
         if estimate is not None and lo[0] < estimate < hi[0]:
             return estimate
@@ -532,9 +533,10 @@ class CellBoundProfile(Profile):
     #: the relative width of the final bracket of ``ε(δ)``: the answer is a checked point within
     #: ``SEARCH_XTOL + search_rtol · ε`` above the crossing (an instance may set a wider one, ``bound(..., rtol=)``).
     search_rtol: float = SEARCH_RTOL
-    #: during a search from above that a Newton guess steers (:meth:`epsilon_below`), the hinted slope of ``log δ``
-    #: in ``ε`` (else ``None``): a bound made of parts may use it to place work below the points asked
-    #: (:meth:`symsel.bounds.interval_pairs.PairIntervalProfile.search_value`). Only the work depends on it.
+    #: during a search from above that a Newton guess within :data:`NEWTON_MAX_STEP` steers (:meth:`epsilon_below`),
+    #: the hinted slope of ``log δ`` in ``ε`` (else ``None``): a bound made of parts may use it to place work below
+    #: the points asked (:meth:`symsel.bounds.interval_pairs.PairIntervalProfile.search_value`). Only the work
+    #: depends on it.
     search_slope: float | None = None
     #: the law of ``K`` and the relative error allowed to its float64 ``φ'`` (:mod:`symsel.bounds.precision`).
     dist: Distribution
@@ -559,6 +561,13 @@ class CellBoundProfile(Profile):
         its parts where that decides the point's side of ``target`` as surely)."""
         return self.delta_or_more_than(eps, target)
 
+    def search_estimate(self, eps: float, target: float) -> tuple[float, bool]:
+        """What the ``ε`` search from above reads first at its ``upper``: ``(value, exact)``, ``value`` the
+        :meth:`search_value` when ``exact``, else an estimate of it from the bound's cheapest part (a bound made of
+        parts; :meth:`symsel.bounds.interval_pairs.PairIntervalProfile.search_estimate`), which only steers the work:
+        the search checks ``upper`` itself once it needs it (:meth:`_search`)."""
+        return self.search_value(eps, target), True
+
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         def nonnegative(x: np.ndarray) -> np.ndarray:
             return np.array([min(1.0, self.delta_nonnegative(v)) for v in np.ravel(x)]).reshape(np.shape(x))
@@ -570,15 +579,22 @@ class CellBoundProfile(Profile):
         return self._search(delta, None)
 
     def epsilon_below(self, delta: float, upper: float, slope: float | None = None) -> float:
-        """:meth:`epsilon` when at most ``upper`` (else ``inf``), searched from ``upper`` down: a bound within
-        ``delta`` at ``upper`` brackets the crossing by a first step of 1 % below it, then steps along the secant
-        (:func:`_next_below`), instead of doubling from 1. ``slope``, when given, is the slope in ``ε`` of ``log δ``
-        of a profile this one is expected to follow near ``upper`` (``best``'s cheaper components): the first two
-        probes are then placed around the Newton step from ``upper`` (:func:`_probe_around`), which on random laws
-        finds the crossing within a fraction of the tolerance. Only the work depends on ``slope``."""
+        """:meth:`epsilon` when at most ``upper`` (else ``inf``), searched from ``upper`` down instead of doubling from
+        1. At a search tolerance of at least :data:`NEWTON_MIN_RTOL` the bound at ``upper`` is first only estimated
+        (:meth:`search_estimate`; tighter, the parabola of the final probes needs its exact value): over ``delta`` there
+        and checked so, the answer is ``inf``; else the search steps down, 1 % first, then along the secant
+        (:func:`_next_below`), and ``upper`` is checked within ``delta`` only if no lower point is. ``slope``, when
+        given, is the slope in ``ε`` of ``log δ`` of a profile this one is expected to follow near ``upper`` (``best``'s
+        cheaper components): with the Newton step from ``upper`` within :data:`NEWTON_MAX_STEP` (random laws), the first
+        two probes are placed around it (:func:`_probe_around`), which finds the crossing within a fraction of the
+        tolerance; farther, up to :data:`FAR_NEWTON_MAX_STEP` (a fixed ``K`` on DP-SGD), the first step is
+        :data:`FAR_NEWTON_SHARE` of it (:func:`_far_step_below`). Once a point over ``delta`` brackets the crossing, up
+        to :data:`SEARCH_PROBES` probe pairs are placed around a parabola's crossing inside the bracket
+        (:func:`_bracket_estimate`) before Brent's method. Only the work depends on ``slope`` and the estimates: the
+        answer is a point checked within ``delta``, and a point checked over it lies within the search's width below
+        (:func:`_probe_around`, or Brent's method, :func:`last_feasible`)."""
         if not 0 < upper <= SKIP_TEST_MAX_EPSILON:
             return self.epsilon(delta) if upper > 0 else Profile.epsilon_below(self, delta, upper)
-        self.search_slope = slope if slope is not None and self.search_rtol >= NEWTON_MIN_RTOL else None
         try:
             return self._search(delta, upper, slope)
         finally:
@@ -593,8 +609,13 @@ class CellBoundProfile(Profile):
         d = self._check_delta(delta)
         if d <= 0:
             return math.inf
-        if upper is not None and self.search_value(upper, d) > d:
-            return math.inf
+        if upper is not None:  # estimated at a wide tolerance only: a tight one's final probes need upper's exact gap
+            wide = self.search_rtol >= NEWTON_MIN_RTOL
+            value, exact = self.search_estimate(upper, d) if wide else (self.search_value(upper, d), True)
+            if value > d:
+                value, exact = self.search_value(upper, d), True
+                if value > d:
+                    return math.inf
         if upper is None and self.delta_nonnegative(0.0) <= d:  # from above, 0 is asked only if the steps reach it
             return 0.0
         log_target = math.log(d)
@@ -609,11 +630,14 @@ class CellBoundProfile(Profile):
                 lo, hi = hi, 2.0 * hi
                 if hi > 1e4:
                     return math.inf
-        else:  # down from a point known to be within delta: steps, and once three points are known a model's guess
+        else:  # down from upper: steps, and once three points are known a model's guess
+            # upper is checked within delta only when the bracket's top is still upper (a lower point found within
+            # delta makes it moot); until then its gap is the estimate's, which only steers the steps and models
             hi = upper
-            g_hi = gap(hi)
+            g_hi = math.log(value) - log_target if value > 0 else -math.inf
             feasible, probes, outcome = [(hi, g_hi)], SEARCH_PROBES, "none"
             newton = _newton_below(hi, g_hi, slope, self.search_rtol)
+            self.search_slope = None if newton is None else slope
             if newton is not None:  # a first guess from the slope of a profile this one follows
                 outcome, x, y = _probe_around(gap, hi, newton, feasible, self._width(newton))
             while True:
@@ -641,6 +665,11 @@ class CellBoundProfile(Profile):
                     return 0.0
                 feasible.append((lo, g_lo))
                 outcome, x, y = "within", lo, g_lo
+            if hi == upper and not exact:  # the bracket's top: checked now
+                g_hi = gap(hi)
+                if g_hi > 0:
+                    return math.inf
+                feasible[0] = (hi, g_hi)
             over = [(lo, g_lo)]
             while probes > 0:  # a bracket: model guesses inside it, the points over the target with their gaps' bounds
                 estimate = _bracket_estimate(over, feasible)

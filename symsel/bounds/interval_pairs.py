@@ -254,6 +254,15 @@ class PairIntervalProfile(CellBoundProfile):
         self._lead = order[int(np.argmax(values))]
         return max(values)
 
+    def search_estimate(self, eps: float, target: float) -> tuple[float, bool]:
+        """The bound at ``eps`` when known, else the value of the pair asked first (the largest at the last point
+        within the target), one evaluation instead of two: an estimate that steers the search from above
+        (:meth:`~symsel.bounds.interval.CellBoundProfile.search_estimate`)."""
+        eps = float(eps)
+        if eps in self._cache:
+            return self._cache[eps], True
+        return self._pair_value(self._lead, eps), False
+
     def _far_pair_value(self, index: int, eps: float, target: float, lead: float) -> float:
         """A certified bound on pair ``index``'s exact value at ``eps`` for the search (:meth:`search_value`), from
         fewer evaluations where the pair is below the pair asked first (``lead``, its value at ``eps``): the other
