@@ -428,6 +428,10 @@ NEWTON_MIN_RTOL = 3e-5
 #: and the hinting profile's slope slightly steeper, so the full step lands 1-2 % above the crossing; the share keeps
 #: a flatter hint from overshooting it by much (:func:`_far_step_below`).
 FAR_NEWTON_SHARE = 0.98
+#: the widest bracket, relative to its top, inside which the search places probes around a model's crossing
+#: (:func:`_bracket_estimate`) before Brent's method: wider, the points' curvature says little of the crossing (two
+#: pairs whose largest changes inside it), and Brent's first secant step does as well.
+BRACKET_MODEL_MAX_WIDTH = 0.05
 #: the largest relative step below ``upper`` taken as that first step: farther, the hinting profile says little of
 #: this one's slope (a Gaussian base, where the interval bound is 30-50 % below the others).
 FAR_NEWTON_MAX_STEP = 0.25
@@ -589,10 +593,10 @@ class CellBoundProfile(Profile):
         two probes are placed around it (:func:`_probe_around`), which finds the crossing within a fraction of the
         tolerance; farther, up to :data:`FAR_NEWTON_MAX_STEP` (a fixed ``K`` on DP-SGD), the first step is
         :data:`FAR_NEWTON_SHARE` of it (:func:`_far_step_below`). Once a point over ``delta`` brackets the crossing, up
-        to :data:`SEARCH_PROBES` probe pairs are placed around a parabola's crossing inside the bracket
-        (:func:`_bracket_estimate`) before Brent's method. Only the work depends on ``slope`` and the estimates: the
-        answer is a point checked within ``delta``, and a point checked over it lies within the search's width below
-        (:func:`_probe_around`, or Brent's method, :func:`last_feasible`)."""
+        to :data:`SEARCH_PROBES` probe pairs are placed around a parabola's crossing inside the bracket while it is at
+        most :data:`BRACKET_MODEL_MAX_WIDTH` wide (:func:`_bracket_estimate`) before Brent's method. Only the work
+        depends on ``slope`` and the estimates: the answer is a point checked within ``delta``, and a point checked over
+        it lies within the search's width below (:func:`_probe_around`, or Brent's method, :func:`last_feasible`)."""
         if not 0 < upper <= SKIP_TEST_MAX_EPSILON:
             return self.epsilon(delta) if upper > 0 else Profile.epsilon_below(self, delta, upper)
         try:
@@ -671,7 +675,7 @@ class CellBoundProfile(Profile):
                     return math.inf
                 feasible[0] = (hi, g_hi)
             over = [(lo, g_lo)]
-            while probes > 0:  # a bracket: model guesses inside it, the points over the target with their gaps' bounds
+            while probes > 0 and hi - lo <= BRACKET_MODEL_MAX_WIDTH * hi:  # a narrow bracket: a model's guesses
                 estimate = _bracket_estimate(over, feasible)
                 if estimate is None:
                     break
