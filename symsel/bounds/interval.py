@@ -428,13 +428,13 @@ NEWTON_MIN_RTOL = 3e-5
 #: and the hinting profile's slope slightly steeper, so the full step lands 1-2 % above the crossing; the share keeps
 #: a flatter hint from overshooting it by much (:func:`_far_step_below`).
 FAR_NEWTON_SHARE = 0.98
+#: the largest relative step below ``upper`` taken as that first step: farther, the hinting profile says little of
+#: this one's slope (a Gaussian base, where the interval bound is 30-50 % below the others).
+FAR_NEWTON_MAX_STEP = 0.25
 #: the widest bracket, relative to its top, inside which the search places probes around a model's crossing
 #: (:func:`_bracket_estimate`) before Brent's method: wider, the points' curvature says little of the crossing (two
 #: pairs whose largest changes inside it), and Brent's first secant step does as well.
 BRACKET_MODEL_MAX_WIDTH = 0.05
-#: the largest relative step below ``upper`` taken as that first step: farther, the hinting profile says little of
-#: this one's slope (a Gaussian base, where the interval bound is 30-50 % below the others).
-FAR_NEWTON_MAX_STEP = 0.25
 
 
 def _crossing_estimate(points: list[tuple[float, float]]) -> float | None:
@@ -519,8 +519,8 @@ def _bracket_estimate(over: list[tuple[float, float]], feasible: list[tuple[floa
 def _far_step_below(upper: float, gap_upper: float, slope: float | None) -> float | None:
     """The search's first step below ``upper`` (gap ``gap_upper ≤ 0``) when the Newton step along the hinted
     ``slope`` (``< 0``) is farther than :data:`NEWTON_MAX_STEP` and at most :data:`FAR_NEWTON_MAX_STEP` of ``upper``:
-    :data:`FAR_NEWTON_SHARE` of that step (a guess near
-    and above the crossing, :meth:`CellBoundProfile._search` brackets it); else ``None`` (1 % of ``upper``)."""
+    :data:`FAR_NEWTON_SHARE` of that step (a guess near and above the crossing, :meth:`CellBoundProfile._search`
+    brackets it); else ``None`` (1 % of ``upper``)."""
     if slope is None or not (math.isfinite(slope) and slope < 0 and math.isfinite(gap_upper) and gap_upper <= 0):
         return None
     step = gap_upper / slope
