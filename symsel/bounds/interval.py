@@ -433,6 +433,18 @@ NEWTON_MAX_STEP = 0.1
 #: the smallest search tolerance at which that guess is tried: on random laws on DP-SGD it misses the crossing by
 #: 1e-5 to 3e-5 of ``ε``, and a probe pair that brackets nothing costs two evaluations more than the plain steps.
 NEWTON_MIN_RTOL = 3e-5
+#: farther than :data:`NEWTON_MAX_STEP`, the search's first step below ``upper`` is this share of the Newton step (in
+#: place of 1 % of ``upper``): on a fixed ``K`` on DP-SGD the interval bound's ``log δ`` is slightly concave in ``ε``
+#: and the hinting profile's slope slightly steeper, so the full step lands 1-2 % above the crossing; the share keeps
+#: a flatter hint from overshooting it by much (:func:`_far_step_below`).
+FAR_NEWTON_SHARE = 0.98
+#: the largest relative step below ``upper`` taken as that first step: farther, the hinting profile says little of
+#: this one's slope (a Gaussian base, where the interval bound is 30-50 % below the others).
+FAR_NEWTON_MAX_STEP = 0.25
+#: the widest bracket, relative to its top, inside which the search places probes around a model's crossing
+#: (:func:`_bracket_estimate`) before Brent's method: wider, the points' curvature says little of the crossing (two
+#: pairs whose largest changes inside it), and Brent's first secant step does as well.
+BRACKET_MODEL_MAX_WIDTH = 0.05
 #: the share of the search's tolerance (:attr:`CellBoundProfile.search_rtol`) by which a cell's bound may exceed its
 #: row's estimate and still be kept uncut (:func:`branch_and_bound`'s ``settle``; docs/interval.md, "Branch and bound
 #: on the l-axis"): each row's bound, so the sum, is then at most that share above the bound refined to the finest
@@ -475,18 +487,22 @@ def _probe_close(gap: Callable[[float], float], hi: float, feasible: list[tuple[
 
 
 def _probe_around(gap: Callable[[float], float], hi: float, estimate: float, feasible: list[tuple[float, float]],
-                  width: float) -> tuple[str, float, float]:
-    """Two evaluations around an estimate of the crossing below ``hi`` (the lowest point known within the target):
-    the point half a ``width`` above the estimate, then one ``width`` below it. Returns ``("done", x, gap)``: ``x`` is
-    within the target and the point one ``width`` below it is not, so ``x`` is the answer; ``("over", x, hi)``: ``x``
-    is over the target, the crossing is in ``[x, hi]``; ``("within", x, g)``: both were within it, ``x`` (gap ``g``)
-    is the lower, and both are appended to ``feasible``. Only the work depends on the estimate: every point it
-    returns was checked."""
+                  width: float, lo: float | None = None) -> tuple[str, float, float]:
+    """Two evaluations around an estimate of the crossing below ``hi`` (the lowest point known, or estimated, within
+    the target): the point half a ``width`` above the estimate, then one ``width`` below it. Returns ``("done", x,
+    gap)``: ``x`` is within the target and the point one ``width`` below it is not, so ``x`` is the answer;
+    ``("over", x, g)``: ``x`` is over the target (its gap at least ``g > 0``), the crossing is in ``[x, hi]``;
+    ``("within", x, g)``: both were within it, ``x`` (gap ``g``) is the lower, and both are appended to
+    ``feasible``. ``lo``, when given, is a point checked over the target: the lower probe is not taken below it,
+    and not evaluated when it is ``lo`` itself. Only the work depends on the estimate: every point it returns was
+    checked."""
     above = min(estimate + 0.5 * width, hi)
     g_above = gap(above)
     if g_above > 0:
-        return "over", above, hi
-    below = max(above - width, 0.0)
+        return "over", above, g_above
+    below = max(above - width, 0.0 if lo is None else lo)
+    if lo is not None and below <= lo:  # the point one width below is at most lo, known over the target
+        return "done", above, g_above
     g_below = gap(below)
     if g_below > 0:
         return "done", above, g_above
@@ -507,6 +523,34 @@ def _next_below(lo: float, g_lo: float, hi: float, g_hi: float, upper: float) ->
     return max(0.0, lo - step)
 
 
+def _bracket_estimate(over: list[tuple[float, float]], feasible: list[tuple[float, float]]) -> float | None:
+    """Where ``gap`` crosses 0 inside the bracket between the highest point over the target (``over``, gaps
+    ``> 0``, each at most the point's gap) and the lowest within it (``feasible``, gaps exact): the root of the
+    parabola through those two and the next point nearest the bracket on either side (:func:`_crossing_estimate`),
+    else of the line through the two; ``None`` when neither falls inside the bracket."""
+    below, above = sorted(over)[-2:], sorted(feasible)[:2]
+    lo, hi = below[-1], above[0]
+    third = sorted(below[:-1] + above[1:], key=lambda point: min(abs(point[0] - lo[0]), abs(point[0] - hi[0])))[:1]
+    for points in ([*third, hi, lo], [hi, lo]):
+        estimate = _crossing_estimate(points)
+        if estimate is not None and lo[0] < estimate < hi[0]:
+            return estimate
+    return None
+
+
+def _far_step_below(upper: float, gap_upper: float, slope: float | None) -> float | None:
+    """The search's first step below ``upper`` (gap ``gap_upper ≤ 0``) when the Newton step along the hinted
+    ``slope`` (``< 0``) is farther than :data:`NEWTON_MAX_STEP` and at most :data:`FAR_NEWTON_MAX_STEP` of ``upper``:
+    :data:`FAR_NEWTON_SHARE` of that step (a guess near and above the crossing, :meth:`CellBoundProfile._search`
+    brackets it); else ``None`` (1 % of ``upper``)."""
+    if slope is None or not (math.isfinite(slope) and slope < 0 and math.isfinite(gap_upper) and gap_upper <= 0):
+        return None
+    step = gap_upper / slope
+    if not NEWTON_MAX_STEP * upper < step <= FAR_NEWTON_MAX_STEP * upper:
+        return None
+    return max(0.0, upper - FAR_NEWTON_SHARE * step)
+
+
 class CellBoundProfile(Profile):
     """What the interval bounds share: a certified ``δ`` at each ``ε ≥ 0`` (:meth:`delta_nonnegative`, cached by
     the subclass), negative ``ε`` by the profile's symmetry, and ``ε(δ)`` from above by the one root finder."""
@@ -515,9 +559,10 @@ class CellBoundProfile(Profile):
     #: the relative width of the final bracket of ``ε(δ)``: the answer is a checked point within
     #: ``SEARCH_XTOL + search_rtol · ε`` above the crossing (an instance may set a wider one, ``bound(..., rtol=)``).
     search_rtol: float = SEARCH_RTOL
-    #: during a search from above that a Newton guess steers (:meth:`epsilon_below`), the hinted slope of ``log δ``
-    #: in ``ε`` (else ``None``): a bound made of parts may use it to place work below the points asked
-    #: (:meth:`symsel.bounds.interval_pairs.PairIntervalProfile.search_value`). Only the work depends on it.
+    #: during a search from above that a Newton guess within :data:`NEWTON_MAX_STEP` steers (:meth:`epsilon_below`),
+    #: the hinted slope of ``log δ`` in ``ε`` (else ``None``): a bound made of parts may use it to place work below
+    #: the points asked (:meth:`symsel.bounds.interval_pairs.PairIntervalProfile.search_value`). Only the work
+    #: depends on it.
     search_slope: float | None = None
     #: the law of ``K`` and the relative error allowed to its float64 ``φ'`` (:mod:`symsel.bounds.precision`).
     dist: Distribution
@@ -542,6 +587,13 @@ class CellBoundProfile(Profile):
         its parts where that decides the point's side of ``target`` as surely)."""
         return self.delta_or_more_than(eps, target)
 
+    def search_estimate(self, eps: float, target: float) -> tuple[float, bool]:
+        """What the ``ε`` search from above reads first at its ``upper``: ``(value, exact)``, ``value`` the
+        :meth:`search_value` when ``exact``, else an estimate of it from the bound's cheapest part (a bound made of
+        parts; :meth:`symsel.bounds.interval_pairs.PairIntervalProfile.search_estimate`), which only steers the work:
+        the search checks ``upper`` itself once it needs it (:meth:`_search`)."""
+        return self.search_value(eps, target), True
+
     def _delta_finite(self, eps: np.ndarray) -> np.ndarray:
         def nonnegative(x: np.ndarray) -> np.ndarray:
             return np.array([min(1.0, self.delta_nonnegative(v)) for v in np.ravel(x)]).reshape(np.shape(x))
@@ -553,15 +605,22 @@ class CellBoundProfile(Profile):
         return self._search(delta, None)
 
     def epsilon_below(self, delta: float, upper: float, slope: float | None = None) -> float:
-        """:meth:`epsilon` when at most ``upper`` (else ``inf``), searched from ``upper`` down: a bound within
-        ``delta`` at ``upper`` brackets the crossing by a first step of 1 % below it, then steps along the secant
-        (:func:`_next_below`), instead of doubling from 1. ``slope``, when given, is the slope in ``ε`` of ``log δ``
-        of a profile this one is expected to follow near ``upper`` (``best``'s cheaper components): the first two
-        probes are then placed around the Newton step from ``upper`` (:func:`_probe_around`), which on random laws
-        finds the crossing within a fraction of the tolerance. Only the work depends on ``slope``."""
+        """:meth:`epsilon` when at most ``upper`` (else ``inf``), searched from ``upper`` down instead of doubling from
+        1. At a search tolerance of at least :data:`NEWTON_MIN_RTOL` the bound at ``upper`` is first only estimated
+        (:meth:`search_estimate`; tighter, the parabola of the final probes needs its exact value): over ``delta`` there
+        and checked so, the answer is ``inf``; else the search steps down, 1 % first, then along the secant
+        (:func:`_next_below`), and ``upper`` is checked within ``delta`` only if no lower point is. ``slope``, when
+        given, is the slope in ``ε`` of ``log δ`` of a profile this one is expected to follow near ``upper`` (``best``'s
+        cheaper components): with the Newton step from ``upper`` within :data:`NEWTON_MAX_STEP` (random laws), the first
+        two probes are placed around it (:func:`_probe_around`), which finds the crossing within a fraction of the
+        tolerance; farther, up to :data:`FAR_NEWTON_MAX_STEP` (a fixed ``K`` on DP-SGD), the first step is
+        :data:`FAR_NEWTON_SHARE` of it (:func:`_far_step_below`). Once a point over ``delta`` brackets the crossing, up
+        to :data:`SEARCH_PROBES` probe pairs are placed around a parabola's crossing inside the bracket while it is at
+        most :data:`BRACKET_MODEL_MAX_WIDTH` wide (:func:`_bracket_estimate`) before Brent's method. Only the work
+        depends on ``slope`` and the estimates: the answer is a point checked within ``delta``, and a point checked over
+        it lies within the search's width below (:func:`_probe_around`, or Brent's method, :func:`last_feasible`)."""
         if not 0 < upper <= SKIP_TEST_MAX_EPSILON:
             return self.epsilon(delta) if upper > 0 else Profile.epsilon_below(self, delta, upper)
-        self.search_slope = slope if slope is not None and self.search_rtol >= NEWTON_MIN_RTOL else None
         try:
             return self._search(delta, upper, slope)
         finally:
@@ -576,8 +635,13 @@ class CellBoundProfile(Profile):
         d = self._check_delta(delta)
         if d <= 0:
             return math.inf
-        if upper is not None and self.search_value(upper, d) > d:
-            return math.inf
+        if upper is not None:  # estimated at a wide tolerance only: a tight one's final probes need upper's exact gap
+            wide = self.search_rtol >= NEWTON_MIN_RTOL
+            value, exact = self.search_estimate(upper, d) if wide else (self.search_value(upper, d), True)
+            if value > d:
+                value, exact = self.search_value(upper, d), True
+                if value > d:
+                    return math.inf
         if upper is None and self.delta_nonnegative(0.0) <= d:  # from above, 0 is asked only if the steps reach it
             return 0.0
         log_target = math.log(d)
@@ -592,11 +656,14 @@ class CellBoundProfile(Profile):
                 lo, hi = hi, 2.0 * hi
                 if hi > 1e4:
                     return math.inf
-        else:  # down from a point known to be within delta: steps, and once three points are known a model's guess
+        else:  # down from upper: steps, and once three points are known a model's guess
+            # upper is checked within delta only when the bracket's top is still upper (a lower point found within
+            # delta makes it moot); until then its gap is the estimate's, which only steers the steps and models
             hi = upper
-            g_hi = gap(hi)
+            g_hi = math.log(value) - log_target if value > 0 else -math.inf
             feasible, probes, outcome = [(hi, g_hi)], SEARCH_PROBES, "none"
             newton = _newton_below(hi, g_hi, slope, self.search_rtol)
+            self.search_slope = None if newton is None else slope
             if newton is not None:  # a first guess from the slope of a profile this one follows
                 outcome, x, y = _probe_around(gap, hi, newton, feasible, self._width(newton))
             while True:
@@ -610,9 +677,13 @@ class CellBoundProfile(Profile):
                 if outcome == "done":
                     return x
                 if outcome == "over":
-                    lo = x
+                    lo, g_lo = x, y
                     break
-                lo = 0.99 * hi if len(feasible) < 2 else _next_below(hi, g_hi, *feasible[-2], upper)
+                if len(feasible) >= 2:
+                    lo = _next_below(hi, g_hi, *feasible[-2], upper)
+                else:
+                    far = _far_step_below(hi, g_hi, slope)
+                    lo = 0.99 * hi if far is None else far
                 g_lo = gap(lo)
                 if g_lo > 0:
                     break
@@ -620,6 +691,25 @@ class CellBoundProfile(Profile):
                     return 0.0
                 feasible.append((lo, g_lo))
                 outcome, x, y = "within", lo, g_lo
+            if hi == upper and not exact:  # the bracket's top: checked now
+                g_hi = gap(hi)
+                if g_hi > 0:
+                    return math.inf
+                feasible[0] = (hi, g_hi)
+            over = [(lo, g_lo)]
+            while probes > 0 and hi - lo <= BRACKET_MODEL_MAX_WIDTH * hi:  # a narrow bracket: a model's guesses
+                estimate = _bracket_estimate(over, feasible)
+                if estimate is None:
+                    break
+                probes -= 1
+                outcome, x, y = _probe_around(gap, hi, estimate, feasible, self._width(estimate), lo)
+                if outcome == "done":
+                    return x
+                if outcome == "over":
+                    lo = x
+                    over.append((x, y))
+                else:
+                    hi = x
         return last_feasible(gap, lo, hi, xtol=SEARCH_XTOL, rtol=self.search_rtol)
 
 

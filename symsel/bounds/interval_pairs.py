@@ -185,7 +185,7 @@ class PairIntervalProfile(CellBoundProfile):
         self._pieces = [_Pieces(pair, self.piece_mass) for pair in self.pairs]
         self._cache: dict[float, float] = {}
         self._pair_cache: dict[tuple[int, float], float] = {}
-        self._lead = 0  # the pair whose value was over the target last: asked first (delta_or_more_than)
+        self._lead = 0  # the pair over the target last, or the largest where all were within: asked first
 
     @property
     def spec(self) -> str:
@@ -215,9 +215,10 @@ class PairIntervalProfile(CellBoundProfile):
         return self._cache[eps]
 
     def delta_or_more_than(self, eps: float, target: float) -> float:
-        """The pairs one at a time, the one that was largest last first: the first over ``target`` answers (the
-        bound, their maximum, is at least its value); below :data:`DEEP_DELTA` the smaller of it and the deeper
-        pairs' value when that is over ``target`` too; else the bound itself."""
+        """The pairs one at a time, the one that was largest last first (over ``target``, or the largest of all
+        where every pair is within it): the first over ``target`` answers (the bound, their maximum, is at least its
+        value); below :data:`DEEP_DELTA` the smaller of it and the deeper pairs' value when that is over ``target``
+        too; else the bound itself."""
         eps = float(eps)
         if eps in self._cache:
             return self._cache[eps]
@@ -232,6 +233,7 @@ class PairIntervalProfile(CellBoundProfile):
                 # both over the target: the bound (the main maximum, or its minimum with the deeper value) is at
                 # least the smaller; else the bound itself decides
                 return min(value, deeper) if deeper > target else self.delta_nonnegative(eps)
+        self._lead = max(range(len(self.pairs)), key=lambda j: self._pair_value(j, eps))
         return self.delta_nonnegative(eps)
 
     def search_value(self, eps: float, target: float) -> float:
@@ -249,7 +251,18 @@ class PairIntervalProfile(CellBoundProfile):
             if values[-1] > target:
                 self._lead = i
                 return values[-1]
+        order = sorted(range(len(self.pairs)), key=lambda j: j != self._lead)
+        self._lead = order[int(np.argmax(values))]
         return max(values)
+
+    def search_estimate(self, eps: float, target: float) -> tuple[float, bool]:
+        """The bound at ``eps`` when known, else the value of the pair asked first (the largest at the last point
+        within the target), one evaluation instead of two: an estimate that steers the search from above
+        (:meth:`~symsel.bounds.interval.CellBoundProfile.search_estimate`)."""
+        eps = float(eps)
+        if eps in self._cache:
+            return self._cache[eps], True
+        return self._pair_value(self._lead, eps), False
 
     def _far_pair_value(self, index: int, eps: float, target: float, lead: float) -> float:
         """A certified bound on pair ``index``'s exact value at ``eps`` for the search (:meth:`search_value`), from

@@ -8,7 +8,9 @@
   of its components' ε, and its "does it fit?" answer (:meth:`log_delta_within`) against the full minimum;
 * the interval bound's search from above (:meth:`epsilon_below`) against its search from 1, and, started from the
   Newton step that ``best`` hints and at a wider ``rtol``, against the crossing of the same profile's δ (its
-  value on both sides of the allowed window);
+  value on both sides of the allowed window); with a hint whose Newton step is beyond NEWTON_MAX_STEP (a fixed
+  ``K``), against the plain steps (the same ε within the tolerance, fewer evaluations); on synthetic curves, its
+  answer a point it read within the target; with ``upper`` only estimated, ``inf`` where ``upper`` is over it;
 * ``best`` on spread laws of a finite pair within 0.2 % of the certified lower bound (it takes ``interval``).
 """
 
@@ -22,7 +24,7 @@ import numpy as np
 import pytest
 
 import symsel
-from symsel.bounds.interval import branch_and_bound
+from symsel.bounds.interval import CellBoundProfile, branch_and_bound
 from symsel.bounds.interval_pairs import pair_interval_profile
 
 RANDOM_PAIR = "pair(p=[0.5384092330932617, 0.4615907669067383], q=[0.14445972442626953, 0.8555402755737305])"
@@ -636,6 +638,143 @@ def test_a_wider_search_tolerance_stays_above_the_crossing_and_within_it(rtol: f
     assert alone.certificate["search_rtol"] == rtol
     assert symsel.bound(law, base, "best", rtol=rtol).certificate["interval.search_rtol"] == rtol
     assert pickle.loads(pickle.dumps(alone)).certificate["search_rtol"] == rtol  # pickled as its question, rtol too
+
+
+def test_the_bracket_estimate_is_exact_on_a_parabola_and_stays_inside_the_bracket() -> None:
+    """The crossing inside ``(lo, hi)`` of the parabola through the bracket's ends and the next nearest point: exact
+    on a parabola (the third point the feasible one, nearer than the other point over the target); the line's when
+    the parabola's root leaves the bracket; ``None`` when the gaps say nothing."""
+    from symsel.bounds.interval import _bracket_estimate
+
+    def g(x: float) -> float:
+        return (2.0 - x) * (x + 3.0)  # over the target (> 0) below 2, within it above
+
+    over, feasible = [(x, g(x)) for x in (1.5, 1.9)], [(x, g(x)) for x in (2.5, 2.2)]
+    assert _bracket_estimate(over, feasible) == pytest.approx(2.0, rel=1e-12)
+    def h(x: float) -> float:
+        return (x - 1.85) * (2.1 - x)  # its root nearest the bracket's bottom, 1.85, is below it
+
+    assert _bracket_estimate([(1.9, h(1.9))], [(2.3, h(2.3)), (2.2, h(2.2))]) == pytest.approx(1.9 + 0.2 / 3)
+    assert _bracket_estimate([(1.9, 1.0)], [(2.2, -math.inf)]) is None
+
+
+def test_a_probe_pair_inside_a_bracket_does_not_evaluate_at_or_below_its_bottom() -> None:
+    """:func:`_probe_around` with ``lo`` (a point checked over the target): the upper probe within the target and the
+    lower at or below ``lo`` make the upper the answer after one evaluation; otherwise the lower is evaluated."""
+    from symsel.bounds.interval import _probe_around
+
+    asked: list[float] = []
+
+    def gap(x: float) -> float:
+        asked.append(x)
+        return 1.0 - x  # the crossing at 1
+
+    assert _probe_around(gap, 1.5, 1.0, [], 0.1, lo=0.96) == ("done", 1.05, pytest.approx(-0.05))
+    assert asked == [1.05]
+    outcome, x, _ = _probe_around(gap, 1.5, 1.0, [], 0.1, lo=0.9)
+    assert (outcome, x) == ("done", 1.05) and asked[1:] == [1.05, pytest.approx(0.95)]
+
+
+class _Curve(CellBoundProfile):
+    """A profile for the search alone: ``δ(ε) = 1e-6 · exp(−a (ε − c) − b (ε − c)²)``, non-increasing on
+    ``[0, 1.3 c]`` (``|b| ≤ 0.3 a / c``), crossing 1e-6 at ``c``; every value the search reads is recorded. Its
+    estimate at ``upper`` is ``share`` times the value (not exact) unless ``share`` is 1."""
+
+    spec = "curve"
+
+    def __init__(self, crossing: float, a: float, b: float, share: float):
+        self.crossing, self.a, self.b, self.share = crossing, a, b, share
+        self.asked: list[tuple[float, float]] = []
+
+    def delta_nonnegative(self, eps: float) -> float:
+        d = eps - self.crossing
+        return min(1.0, 1e-6 * math.exp(-self.a * d - self.b * d * d))
+
+    def search_value(self, eps: float, target: float) -> float:
+        value = self.delta_nonnegative(eps)
+        self.asked.append((eps, value))
+        return value
+
+    def search_estimate(self, eps: float, target: float) -> tuple[float, bool]:
+        if self.share == 1.0:
+            return self.search_value(eps, target), True
+        return self.share * self.delta_nonnegative(eps), False
+
+
+def test_the_search_from_above_answers_a_point_it_checked_within_its_tolerance_on_synthetic_curves() -> None:
+    """Four hundred searches from above on :class:`_Curve` (convex and concave ``log δ``, ``upper`` 0.05-30 % above
+    the crossing, hints 10 % off the true slope or none, ``upper`` estimated exactly, 10 % or 50 % low, tolerances
+    1e-6 to 1e-2): every answer is a point whose value the search read within the target, in ``[c, c + SEARCH_XTOL
+    + rtol ε]``; at most seven points read per search."""
+    from symsel.bounds.interval import SEARCH_XTOL
+
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        crossing, a = rng.uniform(1.0, 8.0), rng.uniform(2.0, 10.0)
+        b = rng.uniform(-0.3, 0.3) * a / crossing
+        curve = _Curve(crossing, a, b, float(rng.choice([1.0, 0.9, 0.5])))
+        curve.search_rtol = float(rng.choice([1e-6, 1e-4, 1e-3, 1e-2]))
+        upper = crossing * rng.uniform(1.0005, 1.3)
+        own = -(a + 2 * b * (upper - crossing))  # the slope of log δ at upper
+        slope = own * rng.uniform(0.9, 1.1) if rng.random() < 0.8 else None
+        found = curve.epsilon_below(1e-6, upper, slope)
+        assert found in {eps for eps, value in curve.asked if value <= 1e-6}
+        assert crossing - 1e-12 <= found <= crossing + SEARCH_XTOL + curve.search_rtol * found + 1e-12
+        assert len({eps for eps, _ in curve.asked}) <= 7
+
+
+#: a fixed ``K`` on a small DP-SGD run: the first pair is the larger 15-25 % above the crossing, the second (twice
+#: the first) at it.
+FAR_HINT_CASE = ("point(k=40)", "dpsgd(q=0.1, sigma=1.0, steps=10)", 1e-6)
+
+
+def _fresh_far_hint_profile(rtol: float) -> Any:
+    law, base, _ = FAR_HINT_CASE
+    profile = pair_interval_profile(symsel.parse_distribution(law), symsel.parse_profile(base))
+    profile.search_rtol = rtol
+    return profile
+
+
+@pytest.mark.parametrize(("rtol", "budget"), [(1e-3, 7), (1e-6, 9)])
+def test_a_far_newton_hint_is_the_first_step_and_saves_evaluations(rtol: float, budget: int) -> None:
+    """From ``upper`` 18 % above the crossing, with a hint 2 % steeper than the profile's own slope of ``log δ``
+    there (as the envelope's is on a fixed ``K`` on DP-SGD), the Newton step is 17 % of ``upper``, beyond
+    :data:`~symsel.bounds.interval.NEWTON_MAX_STEP`: the search's first step is
+    :data:`~symsel.bounds.interval.FAR_NEWTON_SHARE` of it. Its answer is a point where a separate profile's ``δ`` is
+    within the target, at most the tolerance above the crossing (never below it), the plain search's (1 % then secant
+    steps) within that tolerance, and found in at most ``budget`` pair evaluations, fewer than the plain search's
+    (7 against 8 at rtol 1e-3, 9 against 11 at 1e-6; the search before the far step took 9 and 11)."""
+    from symsel.bounds.interval import FAR_NEWTON_SHARE, NEWTON_MAX_STEP, SEARCH_XTOL
+
+    delta = FAR_HINT_CASE[2]
+    probe = _fresh_far_hint_profile(rtol)
+    upper = 1.18 * probe.epsilon(delta)
+    own = (math.log(probe.delta_nonnegative(upper)) - math.log(probe.delta_nonnegative(0.99 * upper))) / (0.01 * upper)
+    hinted, plain = _fresh_far_hint_profile(rtol), _fresh_far_hint_profile(rtol)
+    found, reference = hinted.epsilon_below(delta, upper, 1.02 * own), plain.epsilon_below(delta, upper)
+    _within_tolerance_above_the_crossing(_fresh_far_hint_profile(rtol), delta, found, SEARCH_XTOL, rtol)
+    assert found == pytest.approx(reference, abs=SEARCH_XTOL + rtol * found)
+    asked = list(dict.fromkeys(eps for _, eps in hinted._pair_cache))
+    newton = math.log(probe.delta_nonnegative(upper) / delta) / (1.02 * own)
+    assert newton > NEWTON_MAX_STEP * upper and asked[1] < (1 - NEWTON_MAX_STEP) * upper
+    if rtol >= 1e-4:  # upper is only estimated (one pair): its gap is the first pair's, the larger there
+        assert asked[1] == pytest.approx(upper - FAR_NEWTON_SHARE * newton, rel=1e-12)
+    assert len(hinted._pair_cache) <= budget < len(plain._pair_cache)
+
+
+@pytest.mark.parametrize("slope", [None, -2.3])
+def test_an_upper_whose_first_pair_is_within_and_second_over_is_checked_and_refused(slope: float | None) -> None:
+    """At a wide tolerance the search reads at ``upper`` only the pair asked first (the first, on a fresh profile):
+    just below the crossing of :data:`FAR_HINT_CASE`, where that pair is within the target and the second (the
+    bound) over it, every lower point is over it too, and the search checks ``upper`` and answers ``inf``."""
+    from symsel.bounds.interval import SEARCH_XTOL
+
+    rtol, delta = 1e-3, FAR_HINT_CASE[2]
+    found = _fresh_far_hint_profile(rtol).epsilon(delta)
+    upper = (found - SEARCH_XTOL) / (1 + rtol) - 1e-10  # below the crossing (checked by the tolerance test above)
+    checker = _fresh_far_hint_profile(rtol)
+    assert checker._pair_value(0, upper) <= delta < checker._pair_value(1, upper)
+    assert _fresh_far_hint_profile(rtol).epsilon_below(delta, upper, slope) == math.inf
 
 
 @pytest.mark.parametrize("method", ["best", "envelope"])

@@ -614,10 +614,11 @@ def test_a_far_pair_is_first_evaluated_below_the_newton_guess() -> None:
 
 @pytest.mark.parametrize("delta", [1e-3, 1e-6])
 def test_the_search_bounds_a_far_pair_from_one_evaluation_and_finds_the_same_epsilon(delta: float) -> None:
-    """The search from above as ``best`` runs it (:meth:`epsilon_below` with a slope hint: here the profile's own,
-    from a fresh profile) with the smaller pair bounded from a smaller ``ε`` against the same search with every pair
-    evaluated at every point: the same ``ε`` within the search's bracket, the profile's full certified value there
-    within ``delta``, and the smaller pair evaluated once instead of once per feasible point."""
+    """The search from above as ``best`` runs it (:meth:`epsilon_below` with a slope hint: here 1.5 times the
+    profile's own, from a fresh profile, so that the Newton guess lands above the crossing and the search checks
+    several points within ``delta``) with the smaller pair bounded from a smaller ``ε`` against the same search with
+    every pair evaluated at every point: the same ``ε`` within the search's bracket, the profile's full certified
+    value there within ``delta``, and the smaller pair evaluated once instead of once per feasible point."""
     law, base = symsel.poisson(mean=10), symsel.parse_profile(FAR_BASE)
 
     class EveryPair(PairIntervalProfile):
@@ -632,7 +633,7 @@ def test_the_search_bounds_a_far_pair_from_one_evaluation_and_finds_the_same_eps
     plain = pair_interval_profile(law, base).epsilon(delta)
     upper = plain * 1.02
     fresh = pair_interval_profile(law, base)
-    slope = (math.log(fresh.delta_nonnegative(upper)) - math.log(fresh.delta_nonnegative(0.99 * upper))) / (
+    slope = 1.5 * (math.log(fresh.delta_nonnegative(upper)) - math.log(fresh.delta_nonnegative(0.99 * upper))) / (
         0.01 * upper)
     slow = slow_profile.epsilon_below(delta, upper, slope)
     fast = fast_profile.epsilon_below(delta, upper, slope)
