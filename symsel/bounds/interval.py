@@ -80,9 +80,12 @@ L_BOTTOM = 12.0
 #: outward allowances for rounding (masses, and the final sum).
 MASS_ALLOWANCE = 1e-12
 SUM_ALLOWANCE = 1e-9
-#: ``h``-cells evaluated at once (:meth:`IntervalProfile._row_bounds`; memory: about this times the number of
-#: ``l``-cells floats) ...
-CHUNK = 64
+#: ``h``-cells evaluated at once (:meth:`IntervalProfile._row_bounds`; memory: about this times the number of coarse
+#: ``l``-cells floats). Fewer, the branch and bound's per-level work in Python dominates (an evaluation of
+#: point(k=40) on ``gaussian(sigma=1)`` takes about half the time with 256 as with 64); more, its index arrays
+#: outgrow glibc's default mmap threshold and a warm evaluation faults its pages in again
+#: (``tests/bounds/test_interval_memory.py``) ...
+CHUNK = 256
 #: ... and cells of one level of the branch and bound bounded at once (:meth:`IntervalProfile._cell_bounds`, and the
 #: same on pairs, :mod:`symsel.bounds.interval_pairs`), in arrays of :data:`SCRATCH`: each block's working arrays are
 #: the same memory from block to block and call to call, not arrays allocated and freed (glibc's default settings
