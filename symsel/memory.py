@@ -91,15 +91,21 @@ def held_bytes(*roots: object, seen: set[int] | None = None, stops: set[int] | N
     its data includes the data; a view leads to the array it views), each container counted once, also across calls
     given the same ``seen`` (numbers and strings are counted wherever they are referred to: an overestimate). The walk
     follows ``gc.get_referents`` and stops at modules, classes and the globals of modules (what a function refers to
-    through them is not held by the cache that holds the function); ``stops``: the ids of those globals
-    (:func:`_module_globals`, computed once for many calls)."""
+    through them is not held by the cache that holds the function), and at the objects of :data:`_OPAQUE` and
+    :data:`_OPAQUE_PACKAGES`; ``stops``: the ids of those globals (:func:`_module_globals`, computed once for many
+    calls)."""
     seen = set() if seen is None else seen
     shared = _module_globals() if stops is None else stops
     size, referents, atoms, ndarray = sys.getsizeof, gc.get_referents, _ATOMS, np.ndarray
+    opaque = _OPAQUE_TYPES
     total, stack = 0, list(roots)
     while stack:
         obj = stack.pop()
-        if id(obj) in seen or id(obj) in shared or type(obj) in _OPAQUE or isinstance(obj, type | ModuleType):
+        kind = type(obj)
+        stop = opaque.get(kind)
+        if stop is None:
+            stop = opaque[kind] = _is_opaque(kind)
+        if stop or id(obj) in seen or id(obj) in shared:
             continue
         seen.add(id(obj))
         total += size(obj, 0)
@@ -126,6 +132,19 @@ _FLOATS, _FLOAT_SIZE = {float}, sys.getsizeof(0.0)
 #: where the walk of :func:`held_bytes` stops (not counted): code, functions and methods (a law's compiled
 #: callables; symsel's caches keep data in objects and containers, not in closures) and numpy's functions.
 _OPAQUE = frozenset({CodeType, BuiltinFunctionType, FunctionType, MethodType, np.ufunc, type(np.sum)})
+#: ... and at the objects of these packages: a SymPy expression (a law's PGF) refers into SymPy's assumption tables and
+#: caches, shared by every expression of the process and held by SymPy itself, not by a symsel cache (walking them
+#: made the accounting half of a warm ``best`` call on a Gaussian base); a law's own expression is a few KB.
+_OPAQUE_PACKAGES = frozenset({"sympy"})
+#: the verdict of :func:`_is_opaque` for each type met (a type's verdict never changes).
+_OPAQUE_TYPES: dict[type, bool] = {}
+
+
+def _is_opaque(kind: type) -> bool:
+    """Whether :func:`held_bytes` stops at objects of type ``kind``: modules, classes, :data:`_OPAQUE` and the types
+    of :data:`_OPAQUE_PACKAGES`."""
+    package = str(getattr(kind, "__module__", "") or "").partition(".")[0]
+    return kind in _OPAQUE or issubclass(kind, type | ModuleType) or package in _OPAQUE_PACKAGES
 
 
 def _module_globals() -> set[int]:

@@ -226,6 +226,22 @@ def test_a_bounded_cache_keeps_at_most_its_bytes_counting_what_entries_filled_si
     assert MIB <= held_bytes([array, array[10:], array[::2]]) < MIB + 4096  # views lead to the array, counted once
 
 
+def test_the_walk_stops_at_sympy_objects_and_still_counts_the_arrays_beside_them():
+    """A law's PGF refers into SymPy's assumption tables, shared by the whole process: the walk does not enter it (a
+    list holding an expression costs the list alone), and an array held next to it is still counted in full."""
+    import numpy as np
+    import sympy
+
+    from symsel.memory import MIB, held_bytes
+
+    z = sympy.Symbol("z")
+    expression = sympy.exp(10 * (z - 1)) * (1 + z) ** 3
+    assert expression.is_positive is None  # asked: its assumptions are filled (the tables the walk must not enter)
+    assert held_bytes([expression]) == sys.getsizeof([expression], 0)
+    array = np.ones(MIB // 8)
+    assert MIB <= held_bytes({"pgf": expression, "table": array}) < MIB + 4096
+
+
 def _symsel_module_bytes() -> int:
     """The bytes reachable from the globals of symsel's modules (caches included: an ``lru_cache``'s entries, a
     :func:`~symsel.memory.bounded_cache`'s), each object counted once."""
